@@ -1,0 +1,120 @@
+"""Shared pieces of the compiled algorithms: input validation at the public boundary, batching.
+
+Validation is split in two: the Python wrapper checks shapes (cheap), and the compiled kernel
+checks values (finite numbers, unit quaternions of spherical/free joints) in its first loop and
+returns a status code, so a single call costs one dispatch.  :func:`raise_status` turns the code
+into a :mod:`dqdyn.errors` exception that names the argument.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..algebra._core import jit
+from ..errors import NonFiniteError, NotUnitError, ShapeError
+from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
+from ..multibody.model import MI_IQ, MI_JTYPE, MI_NQ, Model
+
+#: tolerance on |r| - 1 and on P·D for the unit (dual) quaternions of spherical and free joints
+UNIT_TOL = 1e-6
+
+OK = 0
+BAD_Q_FINITE = 1
+BAD_V_FINITE = 2
+BAD_A_FINITE = 3
+BAD_TAU_FINITE = 4
+BAD_FEXT_FINITE = 5
+BAD_UNIT = 1000  # + body index
+
+
+@jit
+def check_q(mi, q):
+    """Status of a configuration: finite entries, unit quaternions for spherical/free joints."""
+    for k in range(q.shape[0]):
+        if not math.isfinite(q[k]):
+            return BAD_Q_FINITE
+    for i in range(1, mi.shape[0]):
+        jt = mi[i, MI_JTYPE]
+        if mi[i, MI_NQ] == 0:
+            continue
+        if jt == SPHERICAL or jt == FREE:
+            s = mi[i, MI_IQ]
+            n2 = q[s] * q[s] + q[s + 1] * q[s + 1] + q[s + 2] * q[s + 2] + q[s + 3] * q[s + 3]
+            if abs(n2 - 1.0) > 2.0 * UNIT_TOL:
+                return BAD_UNIT + i
+            if jt == FREE:
+                pd = q[s] * q[s + 4] + q[s + 1] * q[s + 5] + q[s + 2] * q[s + 6] + q[s + 3] * q[s + 7]
+                if abs(pd) > UNIT_TOL * (1.0 + abs(q[s + 4]) + abs(q[s + 5]) + abs(q[s + 6]) + abs(q[s + 7])):
+                    return BAD_UNIT + i
+    return OK
+
+
+@jit
+def check_finite(x, code):
+    for k in range(x.shape[0]):
+        if not math.isfinite(x[k]):
+            return code
+    return OK
+
+
+def raise_status(model: Model, status: int, row: int | None = None) -> None:
+    """Raise the exception that corresponds to a kernel status code."""
+    if status == OK:
+        return
+    where = "" if row is None else f" (batch element {row})"
+    if status >= BAD_UNIT:
+        i = status - BAD_UNIT
+        jt = JOINT_TYPE_NAMES[int(model.mi[i, MI_JTYPE])]
+        s = model.q_slice(model.joint_names_all[i])
+        what = "unit quaternion [w,x,y,z]" if jt == "spherical" else (
+            "unit dual quaternion (|P|=1, P·D=0)"
+        )
+        raise NotUnitError(
+            f"q{where}: entries q[{s.start}:{s.stop}] of {jt} joint "
+            f"{model.joint_names_all[i]!r} must be a {what} within {UNIT_TOL:g}; "
+            "use dqdyn.normalize_configuration(model, q) or dqdyn.integrate to stay on the manifold"
+        )
+    names = {BAD_Q_FINITE: "q", BAD_V_FINITE: "v", BAD_A_FINITE: "a", BAD_TAU_FINITE: "tau",
+             BAD_FEXT_FINITE: "fext"}
+    raise NonFiniteError(f"{names.get(status, 'input')}{where} contains NaN or infinity")
+
+
+def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]:
+    """``x`` as a C-contiguous float64 array (..., n); returns it reshaped 2-D and the batch shape."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != n:
+        raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
+    batch = a.shape[:-1]
+    a = np.ascontiguousarray(a.reshape(-1, n))
+    return a, batch
+
+
+def as_vector(x, n: int, name: str, what: str) -> np.ndarray:
+    """Fast path for one state: a contiguous float64 (n,) array, else ShapeError."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape != (n,):
+        raise ShapeError(f"{name} must have shape ({n},) or (..., {n}) ({what}), got {a.shape}")
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def first_bad(status: np.ndarray) -> tuple[int, int]:
+    bad = np.flatnonzero(status)
+    if bad.size == 0:
+        return OK, -1
+    return int(status[bad[0]]), int(bad[0])
+
+
+def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple]:
+    """Broadcast 2-D (N_k, n_k) arrays with batch shapes ``batches`` to one common batch."""
+    shape = np.broadcast_shapes(*batches)
+    out = []
+    for a, b in zip(arrays, batches):
+        if b != shape:
+            a = np.broadcast_to(a.reshape(b + a.shape[-1:]), shape + a.shape[-1:])
+            a = np.ascontiguousarray(a.reshape(-1, a.shape[-1]))
+        out.append(a)
+    return out, shape

@@ -1,0 +1,65 @@
+"""Exceptions raised by dqdyn.
+
+Every error names the offending argument and says what was expected.  All derive from
+:class:`DqdynError`, so ``except dqdyn.errors.DqdynError`` catches anything the library raises
+on bad input.
+"""
+
+from __future__ import annotations
+
+
+class DqdynError(Exception):
+    """Base class of every dqdyn error."""
+
+
+class ShapeError(DqdynError, ValueError):
+    """An array argument has the wrong shape."""
+
+
+class NonFiniteError(DqdynError, ValueError):
+    """An array argument contains NaN or infinity."""
+
+
+class NotUnitError(DqdynError, ValueError):
+    """A (dual) quaternion that must be unit is not (within tolerance)."""
+
+
+class ModelError(DqdynError, ValueError):
+    """A model is inconsistent (bad topology, negative mass, non-positive inertia, ...)."""
+
+
+class URDFError(DqdynError, ValueError):
+    """A URDF document is malformed or uses something dqdyn cannot represent."""
+
+
+class UnknownNameError(DqdynError, KeyError):
+    """A body, joint or frame name does not exist in the model."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class SingularError(DqdynError, ArithmeticError):
+    """A matrix that must be invertible is (numerically) singular."""
+
+
+class InfeasibleError(DqdynError, ValueError):
+    """A request cannot be satisfied (inconsistent constraints, unreachable target, ...)."""
+
+
+class ConvergenceError(DqdynError, RuntimeError):
+    """An iterative method did not converge."""
+
+
+__all__ = [
+    "DqdynError",
+    "ShapeError",
+    "NonFiniteError",
+    "NotUnitError",
+    "ModelError",
+    "URDFError",
+    "UnknownNameError",
+    "SingularError",
+    "InfeasibleError",
+    "ConvergenceError",
+]

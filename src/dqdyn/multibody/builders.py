@@ -1,0 +1,399 @@
+"""Building models in code: :class:`ModelBuilder`, an n-link chain and random trees.
+
+>>> b = ModelBuilder("arm")
+>>> b.add_body("link1", joint="revolute", axis=(0, 0, 1), mass=1.0, com=(0.1, 0, 0),
+...            inertia=np.diag([0.01, 0.02, 0.02]))
+'link1'
+>>> b.add_body("link2", parent="link1", joint="prismatic", axis=(1, 0, 0), xyz=(0.2, 0, 0),
+...            mass=0.5, inertia=np.eye(3) * 1e-3)
+'link2'
+>>> model = b.build()
+>>> model.nq, model.nv
+(2, 2)
+
+A body added with ``joint="fixed"`` is merged into its parent (masses, CoMs and inertias combine
+by the parallel-axis theorem) and stays available as a named frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..algebra.rotations import (
+    pose_from_matrix,
+    pose_from_rt,
+    quat_from_axis_angle,
+    quat_from_rpy,
+    quat_multiply,
+    matrix_from_quat,
+    translation_of,
+)
+from ..errors import ModelError, UnknownNameError
+from .joints import FIXED, FREE, JOINT_TYPES, PLANAR, SPHERICAL
+from .model import DifferentialDrive, Model, pack_model
+
+_IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+
+
+def _pose_mul(a, b):
+    r = quat_multiply(a[:4], b[:4])
+    d = quat_multiply(a[:4], b[4:]) + quat_multiply(a[4:], b[:4])
+    return np.concatenate([r, d])
+
+
+def _as_placement(placement, xyz, rpy, what: str) -> np.ndarray:
+    if placement is not None:
+        p = np.asarray(placement, dtype=float)
+        if p.shape == (4, 4):
+            if not np.all(np.isfinite(p)):
+                raise ModelError(f"{what}: placement contains NaN/inf")
+            R = p[:3, :3]
+            if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
+                raise ModelError(f"{what}: placement's 3×3 block is not a rotation matrix")
+            return pose_from_matrix(p)
+        if p.shape != (8,):
+            raise ModelError(
+                f"{what}: placement must be a unit dual quaternion (8,) or a 4×4 homogeneous "
+                f"matrix, got shape {p.shape}"
+            )
+        if not np.all(np.isfinite(p)):
+            raise ModelError(f"{what}: placement contains NaN/inf")
+        if abs(np.linalg.norm(p[:4]) - 1.0) > 1e-6 or abs(p[:4] @ p[4:]) > 1e-6:
+            raise ModelError(f"{what}: placement {p} is not a unit dual quaternion")
+        return p / np.linalg.norm(p[:4])
+    xyz = np.zeros(3) if xyz is None else np.asarray(xyz, dtype=float).reshape(3)
+    rpy = np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float).reshape(3)
+    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
+        raise ModelError(f"{what}: xyz/rpy contain NaN/inf")
+    return pose_from_rt(quat_from_rpy(rpy), xyz)
+
+
+def _check_inertia(name, mass, com, inertia):
+    if not np.isfinite(mass) or mass < 0:
+        raise ModelError(f"body {name!r}: mass must be a finite number >= 0, got {mass}")
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise ModelError(f"body {name!r}: com must be a finite 3-vector, got {com}")
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise ModelError(f"body {name!r}: inertia must be a finite 3×3 matrix, got shape {inertia.shape}")
+    if not np.allclose(inertia, inertia.T, atol=1e-10 * max(1.0, np.abs(inertia).max())):
+        raise ModelError(f"body {name!r}: inertia must be symmetric")
+    ev = np.linalg.eigvalsh(inertia)
+    tol = 1e-9 * max(1.0, ev.max())
+    if ev.min() < -tol:
+        raise ModelError(f"body {name!r}: inertia must be positive semi-definite (eigenvalues {ev})")
+    a, b, c = np.sort(ev)
+    if a + b < c - 1e-6 * max(1.0, c):
+        raise ModelError(
+            f"body {name!r}: inertia violates the triangle inequality (principal moments {ev}); "
+            "no rigid body has it"
+        )
+
+
+def combine_inertia(m1, c1, I1, m2, c2, I2):
+    """Mass, CoM and CoM inertia of two bodies expressed in the same frame (parallel axis)."""
+    m = m1 + m2
+    if m <= 0:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    c = (m1 * c1 + m2 * c2) / m
+    out = np.zeros((3, 3))
+    for mk, ck, Ik in ((m1, c1, I1), (m2, c2, I2)):
+        d = ck - c
+        out += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))
+    return m, c, 0.5 * (out + out.T)
+
+
+class ModelBuilder:
+    """Accumulates bodies, joints and frames, then :meth:`build` s an immutable :class:`Model`."""
+
+    def __init__(self, name: str = "robot", gravity: Sequence[float] = (0.0, 0.0, -9.81)):
+        self.name = name
+        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        self._bodies: list[dict] = [dict(name="world", joint_name="universe")]
+        # link/frame name -> (body index, pose of the link frame in the body frame)
+        self._links: dict[str, tuple[int, np.ndarray]] = {"world": (0, _IDENT8.copy())}
+        self._frames: list[tuple[str, int, np.ndarray]] = []
+        self._constraints: list = []
+        self._joint_names: set[str] = set()
+
+    # -------------------------------------------------------------------------------- bodies
+    def add_body(
+        self,
+        name: str,
+        parent: str = "world",
+        joint: str = "revolute",
+        *,
+        joint_name: str | None = None,
+        axis: Sequence[float] = (0.0, 0.0, 1.0),
+        pitch: float = 0.0,
+        placement=None,
+        xyz=None,
+        rpy=None,
+        mass: float = 0.0,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        inertia=None,
+        lower: float = -np.inf,
+        upper: float = np.inf,
+        velocity: float = np.inf,
+        effort: float = np.inf,
+        mimic: tuple[str, float, float] | None = None,
+    ) -> str:
+        """Add body ``name`` moved relative to link ``parent`` by a joint.
+
+        ``placement`` (unit dual quaternion or 4×4 matrix) — or ``xyz``/``rpy`` — places the joint
+        frame in the parent link frame.  ``axis`` is in the joint frame.  ``com`` and ``inertia``
+        (about the CoM, body axes) are in the new body's frame.  ``mimic=(master, scale, offset)``
+        makes a 1-DoF joint follow ``scale·q_master + offset``.
+        """
+        if name in self._links:
+            raise ModelError(f"a body or link named {name!r} already exists")
+        if parent not in self._links:
+            raise UnknownNameError(f"parent {parent!r} of body {name!r} does not exist")
+        jt_name = joint.lower()
+        if jt_name not in JOINT_TYPES:
+            raise ModelError(
+                f"body {name!r}: unknown joint type {joint!r}; expected one of "
+                f"{sorted(set(JOINT_TYPES))}"
+            )
+        jt = JOINT_TYPES[jt_name]
+        jname = joint_name or f"{name}_joint"
+        if jname in self._joint_names:
+            raise ModelError(f"a joint named {jname!r} already exists")
+        X = _as_placement(placement, xyz, rpy, f"joint {jname!r}")
+        ax = np.asarray(axis, dtype=float).reshape(3)
+        nrm = np.linalg.norm(ax)
+        if jt not in (PLANAR, SPHERICAL, FREE, FIXED) and (not np.isfinite(nrm) or nrm < 1e-12):
+            raise ModelError(f"joint {jname!r}: axis must be a non-zero finite 3-vector, got {axis}")
+        ax = ax / nrm if nrm > 0 else np.array([0.0, 0.0, 1.0])
+        com = np.asarray(com, dtype=float).reshape(3)
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        if inertia.shape == (3,):
+            inertia = np.diag(inertia)
+        if inertia.shape == (6,):  # ixx, ixy, ixz, iyy, iyz, izz
+            ixx, ixy, ixz, iyy, iyz, izz = inertia
+            inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        mass = float(mass)
+        _check_inertia(name, mass, com, inertia)
+        if not np.isfinite(pitch):
+            raise ModelError(f"joint {jname!r}: pitch must be finite")
+        pbody, ppose = self._links[parent]
+        X = _pose_mul(ppose, X)  # joint frame in the parent *body* frame
+        self._joint_names.add(jname)
+        if jt == FIXED:
+            b = self._bodies[pbody]
+            if pbody > 0:
+                R = matrix_from_quat(X[:4])
+                c2 = translation_of(X) + R @ com
+                I2 = R @ inertia @ R.T
+                m, c, Ii = combine_inertia(b["mass"], b["com"], b["inertia"], mass, c2, I2)
+                b["mass"], b["com"], b["inertia"] = m, c, Ii
+            self._links[name] = (pbody, X)
+            self._frames.append((name, pbody, X))
+            return name
+        mm = (-1, 1.0, 0.0)
+        if mimic is not None:
+            master, scale, offset = mimic
+            if jt not in (JOINT_TYPES["revolute"], JOINT_TYPES["prismatic"], JOINT_TYPES["helical"]):
+                raise ModelError(f"joint {jname!r}: only 1-DoF joints can mimic another joint")
+            idx = next(
+                (k for k, bb in enumerate(self._bodies) if bb["joint_name"] == master), None
+            )
+            if idx is None:
+                raise UnknownNameError(
+                    f"joint {jname!r} mimics {master!r}, which is not an earlier joint of the model"
+                )
+            if self._bodies[idx]["jtype"] not in (1, 2, 3) or self._bodies[idx]["mimic"][0] >= 0:
+                raise ModelError(
+                    f"joint {jname!r} mimics {master!r}, which must be an independent 1-DoF joint"
+                )
+            mm = (idx, float(scale), float(offset))
+        self._bodies.append(
+            dict(
+                name=name,
+                joint_name=jname,
+                parent=pbody,
+                jtype=jt,
+                placement=X,
+                axis=ax,
+                pitch=float(pitch),
+                mass=mass,
+                com=com,
+                inertia=inertia,
+                limits=(float(lower), float(upper), float(velocity), float(effort)),
+                mimic=mm,
+            )
+        )
+        idx = len(self._bodies) - 1
+        self._links[name] = (idx, _IDENT8.copy())
+        self._frames.append((name, idx, _IDENT8.copy()))
+        return name
+
+    def add_frame(self, name: str, parent: str, placement=None, *, xyz=None, rpy=None) -> str:
+        """Add a named frame rigidly attached to link/frame ``parent``."""
+        if name in self._links:
+            raise ModelError(f"a frame named {name!r} already exists")
+        if parent not in self._links:
+            raise UnknownNameError(f"parent {parent!r} of frame {name!r} does not exist")
+        X = _as_placement(placement, xyz, rpy, f"frame {name!r}")
+        b, p = self._links[parent]
+        X = _pose_mul(p, X)
+        self._links[name] = (b, X)
+        self._frames.append((name, b, X))
+        return name
+
+    def add_constraint(self, constraint) -> None:
+        """Declare a constraint on the model (e.g. :class:`DifferentialDrive`)."""
+        if isinstance(constraint, DifferentialDrive):
+            k = next(
+                (i for i, b in enumerate(self._bodies) if b["joint_name"] == constraint.joint), None
+            )
+            if k is None or self._bodies[k]["jtype"] != PLANAR:
+                raise ModelError(
+                    f"differential-drive constraint: joint {constraint.joint!r} must be a planar joint"
+                )
+        self._constraints.append(constraint)
+
+    def build(self) -> Model:
+        bodies = self._bodies
+        get = lambda key, default: [b.get(key, default) for b in bodies]  # noqa: E731
+        return pack_model(
+            name=self.name,
+            body_names=[b["name"] for b in bodies],
+            joint_names=[b["joint_name"] for b in bodies],
+            parent=[-1] + [b["parent"] for b in bodies[1:]],
+            jtype=[0] + [b["jtype"] for b in bodies[1:]],
+            placement=[_IDENT8] + [b["placement"] for b in bodies[1:]],
+            axis=get("axis", np.zeros(3)),
+            pitch=get("pitch", 0.0),
+            mass=get("mass", 0.0),
+            com=get("com", np.zeros(3)),
+            inertia=get("inertia", np.zeros((3, 3))),
+            mimic_master=[-1] + [b["mimic"][0] for b in bodies[1:]],
+            mimic_scale=[1.0] + [b["mimic"][1] for b in bodies[1:]],
+            mimic_offset=[0.0] + [b["mimic"][2] for b in bodies[1:]],
+            frame_names=[f[0] for f in self._frames],
+            frame_body=[f[1] for f in self._frames],
+            frame_placement=np.array([f[2] for f in self._frames]).reshape(-1, 8),
+            gravity=self.gravity,
+            limits=[None] + [b["limits"] for b in bodies[1:]],
+            constraints=self._constraints,
+        )
+
+
+# ------------------------------------------------------------------------------------ generators
+def _random_inertia(rng, scale=1.0):
+    """A random physically valid (triangle inequality) CoM inertia tensor."""
+    d = rng.uniform(0.2, 1.0, 3) * scale  # half-extents of a box-like body
+    m = 1.0
+    moments = m / 3.0 * np.array([d[1] ** 2 + d[2] ** 2, d[0] ** 2 + d[2] ** 2, d[0] ** 2 + d[1] ** 2])
+    r = quat_from_axis_angle(rng.normal(size=3), rng.uniform(0, np.pi))
+    R = matrix_from_quat(r)
+    return R @ np.diag(moments) @ R.T
+
+
+def serial_chain(
+    n: int,
+    joint: str = "revolute",
+    *,
+    link_length: float = 0.3,
+    link_mass: float = 1.0,
+    seed: int | None = 0,
+    gravity=(0.0, 0.0, -9.81),
+) -> Model:
+    """An ``n``-link serial chain; joint axes alternate z, y, x (a generic spatial chain).
+
+    With ``seed`` set, link offsets and inertias are randomly perturbed (reproducibly).
+    """
+    if n < 1:
+        raise ModelError(f"serial_chain: n must be >= 1, got {n}")
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(f"chain{n}", gravity=gravity)
+    parent = "world"
+    axes = [(0, 0, 1), (0, 1, 0), (1, 0, 0)]
+    for i in range(n):
+        name = f"link{i + 1}"
+        jitter = rng.uniform(-0.05, 0.05, 3) if seed is not None else np.zeros(3)
+        b.add_body(
+            name,
+            parent,
+            joint,
+            joint_name=f"joint{i + 1}",
+            axis=axes[i % 3],
+            xyz=(np.array([0.0, 0.0, link_length]) if i else np.zeros(3)) + (jitter if i else 0),
+            mass=link_mass,
+            com=np.array([0.0, 0.0, link_length / 2]) + 0.3 * jitter,
+            inertia=_random_inertia(rng, 0.1) * link_mass if seed is not None else
+            np.diag([1e-2, 1e-2, 1e-3]) * link_mass,
+            lower=-np.pi,
+            upper=np.pi,
+        )
+        parent = name
+    b.add_frame("tool", parent, xyz=(0, 0, link_length))
+    return b.build()
+
+
+ALL_JOINT_TYPES = ("revolute", "prismatic", "helical", "cylindrical", "planar", "spherical", "free")
+
+
+def random_tree(
+    n: int,
+    joint_types: Sequence[str] = ALL_JOINT_TYPES,
+    *,
+    seed: int = 0,
+    branching: float = 0.5,
+    gravity=(0.0, 0.0, -9.81),
+    fixed_every: int = 0,
+) -> Model:
+    """A random kinematic tree of ``n`` bodies with joint types drawn from ``joint_types``.
+
+    Every listed type appears at least once when ``n >= len(joint_types)``.  ``branching`` is the
+    probability that a body attaches to a random earlier body rather than to the previous one.
+    ``fixed_every=k`` adds a fixed (merged) link after every k-th body, to exercise merging.
+    """
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(f"random_tree{n}_s{seed}", gravity=gravity)
+    types = list(joint_types)
+    order = types + [types[k] for k in rng.integers(0, len(types), max(0, n - len(types)))]
+    order = order[:n]
+    rng.shuffle(order)
+    names = ["world"]
+    for i, jt in enumerate(order):
+        parent = names[-1] if rng.random() > branching else names[rng.integers(0, len(names))]
+        name = f"b{i + 1}"
+        r = quat_from_axis_angle(rng.normal(size=3), rng.uniform(-np.pi, np.pi))
+        X = pose_from_rt(r, rng.uniform(-0.3, 0.3, 3))
+        b.add_body(
+            name,
+            parent,
+            jt,
+            joint_name=f"j{i + 1}",
+            axis=rng.normal(size=3),
+            pitch=rng.uniform(-0.2, 0.2),
+            placement=X,
+            mass=rng.uniform(0.5, 2.0),
+            com=rng.uniform(-0.2, 0.2, 3),
+            inertia=_random_inertia(rng, 0.3),
+            lower=-2.0,
+            upper=2.0,
+        )
+        names.append(name)
+        if fixed_every and (i + 1) % fixed_every == 0:
+            fx = f"{name}_fixed"
+            b.add_body(
+                fx,
+                name,
+                "fixed",
+                joint_name=f"{fx}_joint",
+                placement=pose_from_rt(
+                    quat_from_axis_angle(rng.normal(size=3), rng.uniform(0, 1)),
+                    rng.uniform(-0.2, 0.2, 3),
+                ),
+                mass=rng.uniform(0.1, 1.0),
+                com=rng.uniform(-0.1, 0.1, 3),
+                inertia=_random_inertia(rng, 0.2),
+            )
+    return b.build()
+
+
+__all__ = ["ModelBuilder", "serial_chain", "random_tree", "combine_inertia", "ALL_JOINT_TYPES"]

@@ -1,0 +1,340 @@
+"""The immutable kinematic-tree :class:`Model` (struct of arrays).
+
+Bodies are numbered ``0 … nbodies`` in topological order (``parent[i] < i``); body 0 is the
+fixed world (ground).  Body ``i ≥ 1`` is moved by joint ``i`` relative to its parent.  Per body the
+model stores:
+
+* the joint: type, axis (unit, in the joint frame), pitch (helical), placement ``x_J^λ`` (unit DQ:
+  pose of the joint frame in the parent body frame), and the slices of ``q`` and ``v`` it owns;
+* the inertia: mass ``m``, CoM position ``c`` in the body frame, and the rotational inertia
+  ``Ī_c`` about the CoM in body axes (the quaternionic inertia tensor of seed 000 eq. 11 has the
+  rows of ``Ī_c`` as its three pure quaternions).
+
+Named frames (tool, wheel axle, every URDF link, …) are ``(body, placement)`` pairs.
+
+The compiled kernels read the model through two packed tables, ``model.mi`` (integers) and
+``model.mf`` (floats), one row per body, whose columns are the constants below; they exist so
+that a kernel call passes two arrays instead of twenty (numba's dispatch cost grows with the
+argument count).  The named attributes are read-only views of the same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError, UnknownNameError
+from .joints import FREE, JOINT_DIMS, JOINT_TYPE_NAMES, PLANAR, SPHERICAL
+
+# integer table columns
+MI_PARENT, MI_JTYPE, MI_IQ, MI_NQ, MI_IV, MI_NV = 0, 1, 2, 3, 4, 5
+MI_COLS = 6
+# float table columns
+MF_PLACEMENT = 0  # 8 entries
+MF_AXIS = 8  # 3
+MF_PITCH = 11
+MF_MASS = 12
+MF_COM = 13  # 3
+MF_INERTIA = 16  # 9 (row-major Ī_c)
+MF_SCALE = 25  # mimic multiplier (1 for ordinary joints)
+MF_OFFSET = 26  # mimic offset (0)
+MF_COLS = 27
+
+
+@dataclass(frozen=True)
+class DifferentialDrive:
+    """Rolling without slipping of a differential-drive base (declared on a planar joint).
+
+    The base moves by a planar joint ``(x, y, φ)``; the wheels' axle midpoint sits at
+    ``axle_offset`` (x, y in the base body frame).  The velocity of that point along the axle
+    direction is zero (seed 000 §4.2 / seed 003 App. A).  Its dynamics come with the
+    constrained-dynamics functions; the model only declares it.
+    """
+
+    joint: str
+    axle_offset: tuple[float, float] = (0.0, 0.0)
+    wheel_radius: float = 0.0
+    track_width: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A kinematic tree with inertias, joints and named frames.  Build with
+    :class:`~dqdyn.multibody.builders.ModelBuilder`, :func:`dqdyn.load_urdf` or
+    :func:`dqdyn.parsers.dh.serial_from_dh`; never mutated afterwards."""
+
+    name: str
+    body_names: tuple[str, ...]
+    joint_names_all: tuple[str, ...]  # per body (index 0: "universe")
+    mi: np.ndarray
+    mf: np.ndarray
+    frame_names: tuple[str, ...]
+    frame_body: np.ndarray
+    frame_placement: np.ndarray
+    gravity: np.ndarray
+    q_lower: np.ndarray
+    q_upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    nq: int
+    nv: int
+    constraints: tuple = ()
+    _index: dict = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ construction helpers
+    def __post_init__(self):
+        for a in (
+            self.mi,
+            self.mf,
+            self.frame_body,
+            self.frame_placement,
+            self.gravity,
+            self.q_lower,
+            self.q_upper,
+            self.velocity_limit,
+            self.effort_limit,
+        ):
+            a.setflags(write=False)
+        idx = self._index
+        idx["body"] = {n: i for i, n in enumerate(self.body_names)}
+        idx["joint"] = {n: i for i, n in enumerate(self.joint_names_all) if i > 0}
+        idx["frame"] = {n: i for i, n in enumerate(self.frame_names)}
+
+    # ------------------------------------------------------------------ sizes and views
+    @property
+    def nbodies(self) -> int:
+        """Number of moving bodies (body 0, the world, excluded)."""
+        return self.mi.shape[0] - 1
+
+    @property
+    def parent(self) -> np.ndarray:
+        return self.mi[:, MI_PARENT]
+
+    @property
+    def joint_type(self) -> np.ndarray:
+        return self.mi[:, MI_JTYPE]
+
+    @property
+    def idx_q(self) -> np.ndarray:
+        return self.mi[:, MI_IQ]
+
+    @property
+    def idx_v(self) -> np.ndarray:
+        return self.mi[:, MI_IV]
+
+    @property
+    def joint_nq(self) -> np.ndarray:
+        return self.mi[:, MI_NQ]
+
+    @property
+    def joint_nv(self) -> np.ndarray:
+        return self.mi[:, MI_NV]
+
+    @property
+    def joint_placement(self) -> np.ndarray:
+        return self.mf[:, MF_PLACEMENT : MF_PLACEMENT + 8]
+
+    @property
+    def joint_axis(self) -> np.ndarray:
+        return self.mf[:, MF_AXIS : MF_AXIS + 3]
+
+    @property
+    def joint_pitch(self) -> np.ndarray:
+        return self.mf[:, MF_PITCH]
+
+    @property
+    def mass(self) -> np.ndarray:
+        return self.mf[:, MF_MASS]
+
+    @property
+    def com(self) -> np.ndarray:
+        return self.mf[:, MF_COM : MF_COM + 3]
+
+    @property
+    def inertia(self) -> np.ndarray:
+        """Rotational inertia about the CoM in body axes, shape (nbodies+1, 3, 3)."""
+        return self.mf[:, MF_INERTIA : MF_INERTIA + 9].reshape(-1, 3, 3)
+
+    @property
+    def mimic_scale(self) -> np.ndarray:
+        return self.mf[:, MF_SCALE]
+
+    @property
+    def mimic_offset(self) -> np.ndarray:
+        return self.mf[:, MF_OFFSET]
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass[1:].sum())
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the joints that own entries of q (in the order of q)."""
+        return tuple(
+            self.joint_names_all[i] for i in range(1, self.nbodies + 1) if self.mi[i, MI_NV] > 0
+        )
+
+    @property
+    def mimic_joints(self) -> tuple[str, ...]:
+        return tuple(
+            self.joint_names_all[i]
+            for i in range(1, self.nbodies + 1)
+            if self.mi[i, MI_NV] == 0 and self.mi[i, MI_JTYPE] != 0
+        )
+
+    def joint_type_name(self, joint: str | int) -> str:
+        i = self.joint_index(joint) if isinstance(joint, str) else int(joint)
+        return JOINT_TYPE_NAMES[int(self.mi[i, MI_JTYPE])]
+
+    @property
+    def has_quaternion_joints(self) -> bool:
+        t = self.mi[1:, MI_JTYPE]
+        return bool(np.any((t == SPHERICAL) | (t == FREE)))
+
+    # ------------------------------------------------------------------ names
+    def body_index(self, name: str) -> int:
+        try:
+            return self._index["body"][name]
+        except KeyError:
+            raise UnknownNameError(
+                f"body {name!r} is not in model {self.name!r}; bodies are {list(self.body_names)}"
+            ) from None
+
+    def joint_index(self, name: str) -> int:
+        """Index of the body moved by joint ``name``."""
+        try:
+            return self._index["joint"][name]
+        except KeyError:
+            raise UnknownNameError(
+                f"joint {name!r} is not in model {self.name!r}; joints are "
+                f"{list(self.joint_names_all[1:])}"
+            ) from None
+
+    def frame_index(self, name: str) -> int:
+        try:
+            return self._index["frame"][name]
+        except KeyError:
+            raise UnknownNameError(
+                f"frame {name!r} is not in model {self.name!r}; frames are {list(self.frame_names)}"
+            ) from None
+
+    def q_slice(self, joint: str) -> slice:
+        """Python slice of ``q`` owned by ``joint`` (empty for a mimic joint)."""
+        i = self.joint_index(joint)
+        return slice(int(self.mi[i, MI_IQ]), int(self.mi[i, MI_IQ] + self.mi[i, MI_NQ]))
+
+    def v_slice(self, joint: str) -> slice:
+        """Python slice of ``v`` (and of τ, of Jacobian columns) owned by ``joint``."""
+        i = self.joint_index(joint)
+        return slice(int(self.mi[i, MI_IV]), int(self.mi[i, MI_IV] + self.mi[i, MI_NV]))
+
+    def support(self, body: int) -> list[int]:
+        """Bodies from ``body`` up to (excluding) the world."""
+        out = []
+        while body > 0:
+            out.append(body)
+            body = int(self.mi[body, MI_PARENT])
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
+            f"frames={len(self.frame_names)}, mass={self.total_mass:.4g} kg)"
+        )
+
+
+def pack_model(
+    *,
+    name,
+    body_names,
+    joint_names,
+    parent,
+    jtype,
+    placement,
+    axis,
+    pitch,
+    mass,
+    com,
+    inertia,
+    mimic_master,
+    mimic_scale,
+    mimic_offset,
+    frame_names,
+    frame_body,
+    frame_placement,
+    gravity,
+    limits,
+    constraints=(),
+) -> Model:
+    """Assemble the packed tables of a :class:`Model` from per-body lists (used by builders)."""
+    nb1 = len(body_names)
+    mi = np.zeros((nb1, MI_COLS), dtype=np.int64)
+    mf = np.zeros((nb1, MF_COLS))
+    mi[0, MI_PARENT] = -1
+    mf[0, MF_PLACEMENT] = 1.0
+    mf[:, MF_SCALE] = 1.0
+    iq = iv = 0
+    q_lower, q_upper, vlim, elim = [], [], [], []
+    for i in range(1, nb1):
+        t = int(jtype[i])
+        if not 0 <= parent[i] < i:
+            raise ModelError(f"body {body_names[i]!r}: parent index {parent[i]} is not an earlier body")
+        nqj, nvj = JOINT_DIMS[t]
+        mi[i, MI_PARENT] = parent[i]
+        mi[i, MI_JTYPE] = t
+        mf[i, MF_PLACEMENT : MF_PLACEMENT + 8] = placement[i]
+        mf[i, MF_AXIS : MF_AXIS + 3] = axis[i]
+        mf[i, MF_PITCH] = pitch[i]
+        mf[i, MF_MASS] = mass[i]
+        mf[i, MF_COM : MF_COM + 3] = com[i]
+        mf[i, MF_INERTIA : MF_INERTIA + 9] = np.asarray(inertia[i]).reshape(9)
+        if mimic_master[i] >= 0:
+            m = mimic_master[i]
+            if m >= i:
+                raise ModelError(
+                    f"joint {joint_names[i]!r} mimics {joint_names[m]!r}, which is not an earlier joint"
+                )
+            mi[i, MI_IQ] = mi[m, MI_IQ]
+            mi[i, MI_IV] = mi[m, MI_IV]
+            mi[i, MI_NQ] = 0
+            mi[i, MI_NV] = 0
+            mf[i, MF_SCALE] = mimic_scale[i]
+            mf[i, MF_OFFSET] = mimic_offset[i]
+            continue
+        mi[i, MI_IQ] = iq
+        mi[i, MI_IV] = iv
+        mi[i, MI_NQ] = nqj
+        mi[i, MI_NV] = nvj
+        lo, hi, vl, el = limits[i]
+        if t in (SPHERICAL, FREE):
+            q_lower += [-np.inf] * nqj
+            q_upper += [np.inf] * nqj
+        else:
+            q_lower += list(np.broadcast_to(lo, (nqj,)))
+            q_upper += list(np.broadcast_to(hi, (nqj,)))
+        vlim += list(np.broadcast_to(vl, (nvj,)))
+        elim += list(np.broadcast_to(el, (nvj,)))
+        iq += nqj
+        iv += nvj
+    return Model(
+        name=name,
+        body_names=tuple(body_names),
+        joint_names_all=tuple(joint_names),
+        mi=mi,
+        mf=mf,
+        frame_names=tuple(frame_names),
+        frame_body=np.asarray(frame_body, dtype=np.int64).reshape(-1),
+        frame_placement=np.asarray(frame_placement, dtype=float).reshape(-1, 8),
+        gravity=np.asarray(gravity, dtype=float).reshape(3).copy(),
+        q_lower=np.asarray(q_lower, dtype=float),
+        q_upper=np.asarray(q_upper, dtype=float),
+        velocity_limit=np.asarray(vlim, dtype=float),
+        effort_limit=np.asarray(elim, dtype=float),
+        nq=iq,
+        nv=iv,
+        constraints=tuple(constraints),
+    )
+
+
+__all__ = ["Model", "DifferentialDrive", "pack_model", "PLANAR"]

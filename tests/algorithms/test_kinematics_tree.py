@@ -1,0 +1,173 @@
+"""Kinematics on random trees with every joint type: against Pinocchio (same tree built
+joint by joint) and against finite differences."""
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn import errors
+from dqdyn.algorithms import kinematics as K
+from dqdyn.algebra.rotations import matrix_from_pose
+
+from pinconv import pin, pin_from_model, pin_jac_to_ours, q_to_pin, tdot_v, v_transform
+
+SEEDS = [0, 1, 2, 3]
+PIN_FRAMES = {"body": pin.LOCAL, "spatial": pin.WORLD, "world_aligned": pin.LOCAL_WORLD_ALIGNED}
+
+
+@pytest.fixture(scope="module", params=SEEDS)
+def tree(request):
+    m = dqdyn.random_tree(14, seed=request.param)
+    pm, ids = pin_from_model(m)
+    return m, pm, ids
+
+
+def test_every_joint_type_present(tree):
+    m = tree[0]
+    assert set(int(t) for t in m.joint_type[1:]) == set(range(1, 8))
+
+
+def test_forward_kinematics_matches_pinocchio(tree):
+    m, pm, ids = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        q = K.random_configuration(m, seed=rng)
+        X = K.forward_kinematics(m, q)
+        pin.forwardKinematics(pm, pd, q_to_pin(m, pm, q))
+        for i in range(1, m.nbodies + 1):
+            T = matrix_from_pose(X[i])
+            np.testing.assert_allclose(T, pd.oMi[ids[i]].homogeneous, atol=1e-12)
+            r = np.linalg.norm(X[i, :4])
+            assert abs(r - 1) < 1e-13 and abs(X[i, :4] @ X[i, 4:]) < 1e-13
+
+
+@pytest.mark.parametrize("frame", ["body", "spatial", "world_aligned"])
+def test_jacobians_and_derivative_match_pinocchio(tree, frame):
+    m, pm, ids = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q = K.random_configuration(m, seed=rng)
+        v = rng.normal(size=m.nv)
+        qp = q_to_pin(m, pm, q)
+        T = v_transform(m, pm, q)
+        vp = T @ v
+        pin.computeJointJacobians(pm, pd, qp)
+        pin.computeJointJacobiansTimeVariation(pm, pd, qp, vp)
+        for body in (m.nbodies, m.nbodies // 2, 3):
+            J = K.twist_jacobian(m, q, body, frame)
+            Jp = pin_jac_to_ours(pin.getJointJacobian(pm, pd, ids[body], PIN_FRAMES[frame])) @ T
+            np.testing.assert_allclose(J, Jp, atol=1e-11)
+            J2, Jd = K.jacobian_time_derivative(m, q, v, body, frame)
+            np.testing.assert_allclose(J2, J, atol=1e-14)
+            # pin: d/dt (J_pin) ; ours J = J_pin T  ->  J̇ = J̇_pin T + J_pin Ṫ
+            Jdp = pin.getJointJacobianTimeVariation(pm, pd, ids[body], PIN_FRAMES[frame])
+            # Ṫ column action: compare J̇ v instead of the matrices (Ṫ v is available)
+            lhs = Jd @ v
+            rhs = pin_jac_to_ours(Jdp) @ vp + pin_jac_to_ours(
+                pin.getJointJacobian(pm, pd, ids[body], PIN_FRAMES[frame])) @ tdot_v(m, pm, q, v)
+            np.testing.assert_allclose(lhs, rhs, atol=1e-10)
+
+
+def test_twists_equal_finite_differences_of_poses(tree):
+    m = tree[0]
+    rng = np.random.default_rng(2)
+    q = K.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    h = 1e-6
+    X1 = K.forward_kinematics(m, K.integrate(m, q, v, h))
+    X0 = K.forward_kinematics(m, K.integrate(m, q, v, -h))
+    X = K.forward_kinematics(m, q)
+    Tb = K.body_twists(m, q, v, "body")
+    Ts = K.body_twists(m, q, v, "spatial")
+    from dqdyn.algebra.rotations import quat_multiply, quat_conj
+
+    for i in range(1, m.nbodies + 1):
+        xd = (X1[i] - X0[i]) / (2 * h)
+        xc = np.r_[quat_conj(X[i, :4]), quat_conj(X[i, 4:])]
+        # body twist ξ^b = 2 x* ẋ  (seed 000 eq. 4)
+        P = quat_multiply(xc[:4], xd[:4])
+        D = quat_multiply(xc[:4], xd[4:]) + quat_multiply(xc[4:], xd[:4])
+        np.testing.assert_allclose(Tb[i], 2 * np.r_[P[1:], D[1:]], atol=1e-7)
+        # spatial twist ξ^0 = 2 ẋ x*
+        P = quat_multiply(xd[:4], xc[:4])
+        D = quat_multiply(xd[:4], xc[4:]) + quat_multiply(xd[4:], xc[:4])
+        np.testing.assert_allclose(Ts[i], 2 * np.r_[P[1:], D[1:]], atol=1e-7)
+
+
+def test_pose_jacobian_matches_finite_difference(tree):
+    m = tree[0]
+    rng = np.random.default_rng(3)
+    q = K.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    h = 1e-6
+    Jx = K.pose_jacobian(m, q, m.nbodies)
+    xd = (K.frame_pose(m, K.integrate(m, q, v, h), m.nbodies)
+          - K.frame_pose(m, K.integrate(m, q, v, -h), m.nbodies)) / (2 * h)
+    np.testing.assert_allclose(Jx @ v, xd, atol=1e-7)
+
+
+def test_integrate_difference_roundtrip_and_unit(tree):
+    m = tree[0]
+    rng = np.random.default_rng(4)
+    q = K.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    q1 = K.integrate(m, q, v, 0.7)
+    np.testing.assert_allclose(K.difference(m, q, q1), 0.7 * v, atol=1e-11)
+    # integrating with pin gives the same configuration (pin's integrate is the exact exp too)
+    pm = tree[1]
+    qp1 = pin.integrate(pm, q_to_pin(m, pm, q), v_transform(m, pm, q) @ v * 0.7)
+    # planar joints differ: pin integrates the body-frame twist, dqdyn integrates q̇ = v
+    if not np.any(m.joint_type == dqdyn.multibody.joints.PLANAR):
+        np.testing.assert_allclose(q_to_pin(m, pm, q1), qp1, atol=1e-10)
+
+
+def test_batch_equals_single_calls(tree):
+    m = tree[0]
+    Q = K.random_configuration(m, size=(3, 4), seed=5)
+    V = np.random.default_rng(5).normal(size=(3, 4, m.nv))
+    X = K.forward_kinematics(m, Q)
+    J = K.twist_jacobian(m, Q, m.nbodies, "world_aligned")
+    Jd = K.jacobian_time_derivative(m, Q, V, m.nbodies, "body")[1]
+    assert X.shape == (3, 4, m.nbodies + 1, 8) and J.shape == (3, 4, 6, m.nv)
+    for a in range(3):
+        for b in range(4):
+            np.testing.assert_array_equal(X[a, b], K.forward_kinematics(m, Q[a, b]))
+            np.testing.assert_array_equal(J[a, b], K.twist_jacobian(m, Q[a, b], m.nbodies, "world_aligned"))
+            np.testing.assert_allclose(Jd[a, b], K.jacobian_time_derivative(m, Q[a, b], V[a, b], m.nbodies, "body")[1], atol=0)
+
+
+def test_bad_input_errors():
+    m = dqdyn.random_tree(8, seed=0)
+    q = K.random_configuration(m, seed=0)
+    with pytest.raises(errors.ShapeError, match=r"q must have shape"):
+        K.forward_kinematics(m, q[:-1])
+    bad = q.copy()
+    bad[0] = np.nan
+    with pytest.raises(errors.NonFiniteError, match="q contains NaN"):
+        K.forward_kinematics(m, bad)
+    # break a quaternion
+    i = int(np.flatnonzero(m.joint_type == dqdyn.multibody.joints.SPHERICAL)[0])
+    bad = q.copy()
+    bad[m.idx_q[i]] *= 1.1
+    with pytest.raises(errors.NotUnitError, match=m.joint_names_all[i]):
+        K.forward_kinematics(m, bad)
+    with pytest.raises(errors.NotUnitError, match="batch element 1"):
+        K.forward_kinematics(m, np.stack([q, bad]))
+    with pytest.raises(errors.UnknownNameError, match="nope"):
+        K.twist_jacobian(m, q, "nope")
+    with pytest.raises(errors.ShapeError, match="frame must be one of"):
+        K.twist_jacobian(m, q, 1, "local")
+    with pytest.raises(errors.NonFiniteError, match="v contains"):
+        K.body_twists(m, q, np.full(m.nv, np.inf))
+    np.testing.assert_allclose(K.forward_kinematics(m, K.normalize_configuration(m, bad)),
+                               K.forward_kinematics(m, K.normalize_configuration(m, bad)))
+    assert K.normalize_configuration(m, bad).shape == (m.nq,)
+
+
+def test_neutral_is_identity_poses_for_chain():
+    m = dqdyn.serial_chain(5, seed=None)
+    X = K.forward_kinematics(m, K.neutral(m))
+    z = np.array([matrix_from_pose(x)[2, 3] for x in X])
+    np.testing.assert_allclose(z, [0, 0, 0.3, 0.6, 0.9, 1.2], atol=1e-14)
