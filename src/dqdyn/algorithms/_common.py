@@ -91,8 +91,13 @@ def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]
     return a, batch
 
 
+F64 = np.dtype(np.float64)
+
+
 def as_vector(x, n: int, name: str, what: str) -> np.ndarray:
     """Fast path for one state: a contiguous float64 (n,) array, else ShapeError."""
+    if type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous:
+        return x
     a = np.asarray(x, dtype=np.float64)
     if a.shape != (n,):
         raise ShapeError(f"{name} must have shape ({n},) or (..., {n}) ({what}), got {a.shape}")

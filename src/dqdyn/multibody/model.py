@@ -84,9 +84,9 @@ class Model:
 
     # ------------------------------------------------------------------ construction helpers
     def __post_init__(self):
+        # mi / mf stay writable *only* because numba's dispatch of read-only arrays is slower;
+        # treat them as private: the named views below are read-only.
         for a in (
-            self.mi,
-            self.mf,
             self.frame_body,
             self.frame_placement,
             self.gravity,
@@ -107,62 +107,67 @@ class Model:
         """Number of moving bodies (body 0, the world, excluded)."""
         return self.mi.shape[0] - 1
 
+    def _ro(self, a: np.ndarray) -> np.ndarray:
+        a = a.view()
+        a.flags.writeable = False
+        return a
+
     @property
     def parent(self) -> np.ndarray:
-        return self.mi[:, MI_PARENT]
+        return self._ro(self.mi[:, MI_PARENT])
 
     @property
     def joint_type(self) -> np.ndarray:
-        return self.mi[:, MI_JTYPE]
+        return self._ro(self.mi[:, MI_JTYPE])
 
     @property
     def idx_q(self) -> np.ndarray:
-        return self.mi[:, MI_IQ]
+        return self._ro(self.mi[:, MI_IQ])
 
     @property
     def idx_v(self) -> np.ndarray:
-        return self.mi[:, MI_IV]
+        return self._ro(self.mi[:, MI_IV])
 
     @property
     def joint_nq(self) -> np.ndarray:
-        return self.mi[:, MI_NQ]
+        return self._ro(self.mi[:, MI_NQ])
 
     @property
     def joint_nv(self) -> np.ndarray:
-        return self.mi[:, MI_NV]
+        return self._ro(self.mi[:, MI_NV])
 
     @property
     def joint_placement(self) -> np.ndarray:
-        return self.mf[:, MF_PLACEMENT : MF_PLACEMENT + 8]
+        return self._ro(self.mf[:, MF_PLACEMENT : MF_PLACEMENT + 8])
 
     @property
     def joint_axis(self) -> np.ndarray:
-        return self.mf[:, MF_AXIS : MF_AXIS + 3]
+        return self._ro(self.mf[:, MF_AXIS : MF_AXIS + 3])
 
     @property
     def joint_pitch(self) -> np.ndarray:
-        return self.mf[:, MF_PITCH]
+        return self._ro(self.mf[:, MF_PITCH])
 
     @property
     def mass(self) -> np.ndarray:
-        return self.mf[:, MF_MASS]
+        return self._ro(self.mf[:, MF_MASS])
 
     @property
     def com(self) -> np.ndarray:
-        return self.mf[:, MF_COM : MF_COM + 3]
+        return self._ro(self.mf[:, MF_COM : MF_COM + 3])
 
     @property
     def inertia(self) -> np.ndarray:
         """Rotational inertia about the CoM in body axes, shape (nbodies+1, 3, 3)."""
-        return self.mf[:, MF_INERTIA : MF_INERTIA + 9].reshape(-1, 3, 3)
+        return self._ro(self.mf[:, MF_INERTIA : MF_INERTIA + 9].reshape(-1, 3, 3))
 
     @property
     def mimic_scale(self) -> np.ndarray:
-        return self.mf[:, MF_SCALE]
+        return self._ro(self.mf[:, MF_SCALE])
 
     @property
     def mimic_offset(self) -> np.ndarray:
-        return self.mf[:, MF_OFFSET]
+        return self._ro(self.mf[:, MF_OFFSET])
 
     @property
     def total_mass(self) -> float:
