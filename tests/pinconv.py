@@ -77,7 +77,17 @@ def pin_from_model(model):
     pm = pin.Model()
     pm.gravity = pin.Motion(np.r_[model.gravity, 0, 0, 0])
     ids = {0: 0}
+    # Pinocchio's algorithms assume depth-first order (each subtree contiguous in v); dqdyn only
+    # needs parents before children, so add the joints to pin in depth-first order.
+    children = {i: [] for i in range(model.nbodies + 1)}
     for i in range(1, model.nbodies + 1):
+        children[int(model.parent[i])].append(i)
+    order, stack = [], list(reversed(children[0]))
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(reversed(children[i]))
+    for i in order:
         jt = int(model.joint_type[i])
         ax = np.array(model.joint_axis[i])
         if jt == REVOLUTE:

@@ -115,7 +115,10 @@ def first_bad(status: np.ndarray) -> tuple[int, int]:
 
 def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple]:
     """Broadcast 2-D (N_k, n_k) arrays with batch shapes ``batches`` to one common batch."""
-    shape = np.broadcast_shapes(*batches)
+    try:
+        shape = np.broadcast_shapes(*batches)
+    except ValueError:
+        raise ShapeError(f"batch shapes {batches} of the inputs do not broadcast together") from None
     out = []
     for a, b in zip(arrays, batches):
         if b != shape:

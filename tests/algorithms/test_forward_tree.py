@@ -1,0 +1,131 @@
+"""ABA, hybrid dynamics and M⁻¹ on random trees with every joint type, against Pinocchio."""
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn import errors
+from dqdyn.algorithms.forward import aba, hybrid_dynamics, mass_matrix_inverse
+
+from pinconv import pin, pin_from_model, q_to_pin, tdot_v, v_transform
+
+
+@pytest.fixture(scope="module", params=[0, 1, 2, 3])
+def tree(request):
+    m = dqdyn.random_tree(12, seed=request.param)
+    pm, ids = pin_from_model(m)
+    return m, pm
+
+
+def _state(m, pm, rng):
+    q = dqdyn.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    T = v_transform(m, pm, q)
+    return q, v, q_to_pin(m, pm, q), T, T @ v, tdot_v(m, pm, q, v)
+
+
+def _pin_dyn(m, pm, pd, qp, vp):
+    M = pin.crba(pm, pd, qp)
+    M = np.triu(M) + np.triu(M, 1).T
+    b = pin.nonLinearEffects(pm, pd, qp, vp)
+    return M, b
+
+
+def test_aba_matches_pinocchio(tree):
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        q, v, qp, T, vp, Tdv = _state(m, pm, rng)
+        tau = rng.normal(size=m.nv) * 5
+        a = aba(m, q, v, tau)
+        ap = pin.aba(pm, pd, qp, vp, np.linalg.solve(T.T, tau))
+        np.testing.assert_allclose(T @ a + Tdv, ap, rtol=1e-10, atol=1e-10 * np.abs(ap).max())
+
+
+def test_aba_with_external_wrenches_matches_pinocchio(tree):
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(1)
+    q, v, qp, T, vp, Tdv = _state(m, pm, rng)
+    tau = rng.normal(size=m.nv)
+    fext = rng.normal(size=(m.nbodies + 1, 6))
+    fext[0] = 0
+    a = aba(m, q, v, tau, fext=fext)
+    # pin: per joint, a Force in the joint frame, [linear; angular] = our [f; τ]
+    fp = [pin.Force.Zero() for _ in range(pm.njoints)]
+    for i in range(1, m.nbodies + 1):
+        fp[pm.getJointId(m.joint_names_all[i])] = pin.Force(fext[i, :3], fext[i, 3:])
+    ap = pin.aba(pm, pd, qp, vp, np.linalg.solve(T.T, tau), fp)
+    np.testing.assert_allclose(T @ a + Tdv, ap, rtol=1e-10, atol=1e-10 * np.abs(ap).max())
+
+
+def test_hybrid_dynamics_equals_dense_formula(tree):
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(2)
+    q, v, qp, T, vp, Tdv = _state(m, pm, rng)
+    Mp, bp = _pin_dyn(m, pm, pd, qp, vp)
+    # our-coordinate M and bias:  M = Tᵀ Mp T,  b = Tᵀ (bp + Mp Ṫ v)
+    M = T.T @ Mp @ T
+    b = T.T @ (bp + Mp @ Tdv)
+    for presc in (np.zeros(m.nv, bool), np.ones(m.nv, bool), rng.random(m.nv) < 0.5):
+        a_in = rng.normal(size=m.nv)
+        tau_in = rng.normal(size=m.nv)
+        qdd, tau = hybrid_dynamics(m, q, v, a_in, tau_in, presc)
+        u, f = presc, ~presc
+        np.testing.assert_allclose(qdd[u], a_in[u])
+        np.testing.assert_allclose(tau[f], tau_in[f])
+        # q̈_v = M_vv⁻¹(τ_v − b_v − M_vu q̈_u)  (seed 002 eq. 34, corrected F1)
+        if f.any():
+            ref = np.linalg.solve(M[np.ix_(f, f)], tau_in[f] - b[f] - M[np.ix_(f, u)] @ a_in[u])
+            np.testing.assert_allclose(qdd[f], ref, rtol=1e-9, atol=1e-9 * (1 + np.abs(ref).max()))
+        # τ = M q̈ + b on every DoF
+        np.testing.assert_allclose(tau[u], (M @ qdd + b)[u], rtol=1e-9, atol=1e-9 * (1 + np.abs(tau).max()))
+
+
+def test_mass_matrix_inverse(tree):
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(3)
+    q, v, qp, T, vp, Tdv = _state(m, pm, rng)
+    Mp, _ = _pin_dyn(m, pm, pd, qp, vp)
+    M = T.T @ Mp @ T
+    Mi = mass_matrix_inverse(m, q)
+    np.testing.assert_allclose(Mi @ M, np.eye(m.nv), atol=1e-9)
+    np.testing.assert_allclose(Mi, Mi.T, atol=1e-10 * np.abs(Mi).max())
+
+
+def test_batch_equals_single(tree):
+    m, pm = tree
+    rng = np.random.default_rng(4)
+    Q = dqdyn.random_configuration(m, size=(2, 3), seed=rng)
+    V = rng.normal(size=(2, 3, m.nv))
+    TAU = rng.normal(size=(3, m.nv))  # broadcasts over the first axis
+    A = aba(m, Q, V, TAU)
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_array_equal(A[i, j], aba(m, Q[i, j], V[i, j], TAU[j]))
+    Mi = mass_matrix_inverse(m, Q[0])
+    np.testing.assert_allclose(Mi[1], mass_matrix_inverse(m, Q[0, 1]), atol=0)
+
+
+def test_errors():
+    b = dqdyn.ModelBuilder("massless_leaf")
+    b.add_body("l1", joint="revolute", axis=(0, 0, 1), mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3) * 0.01)
+    b.add_body("l2", "l1", "revolute", axis=(0, 1, 0), xyz=(0.2, 0, 0))  # no mass at all
+    m = b.build()
+    with pytest.raises(errors.SingularError, match="l2"):
+        aba(m, np.zeros(2), np.zeros(2), np.zeros(2))
+    with pytest.raises(errors.SingularError, match="l2"):
+        mass_matrix_inverse(m, np.zeros(2))
+    m = dqdyn.random_tree(6, seed=0)
+    q = dqdyn.random_configuration(m, seed=0)
+    with pytest.raises(errors.ShapeError, match="tau"):
+        aba(m, q, np.zeros(m.nv), np.zeros(m.nv + 1))
+    with pytest.raises(errors.NonFiniteError, match="tau"):
+        aba(m, q, np.zeros(m.nv), np.full(m.nv, np.nan))
+    with pytest.raises(errors.ShapeError, match="fext"):
+        aba(m, q, np.zeros(m.nv), np.zeros(m.nv), fext=np.zeros((2, 6)))
+    with pytest.raises(errors.ShapeError, match="prescribed"):
+        hybrid_dynamics(m, q, np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv), [True])
