@@ -108,3 +108,31 @@ def test_mimic_refused():
     m = b.build()
     with pytest.raises(errors.ModelError, match="mimic"):
         rnea_derivatives(m, np.zeros(1), np.zeros(1), np.zeros(1))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_regressor_is_the_inertial_parameter_derivative(seed):
+    from dqdyn.algorithms.derivatives import inertial_parameters, joint_torque_regressor
+
+    m = dqdyn.random_tree(8, seed=seed)  # all joint types, mimic-free
+    rng = np.random.default_rng(seed)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    Y = joint_torque_regressor(m, q, v, a)
+    pi = inertial_parameters(m)
+    np.testing.assert_allclose(Y @ pi.ravel(), rnea_ref(m, q, v, a), atol=1e-10 * (1 + np.abs(Y).max()))
+    # against Pinocchio's regressor on a planar-free tree
+    m2 = dqdyn.random_tree(8, joint_types=NO_PLANAR, seed=seed)
+    pm, _ = pin_from_model(m2)
+    pd = pm.createData()
+    q2 = dqdyn.random_configuration(m2, seed=rng)
+    v2, a2 = rng.normal(size=(2, m2.nv))
+    T = v_transform(m2, pm, q2)
+    Yp = pin.computeJointTorqueRegressor(pm, pd, q_to_pin(m2, pm, q2), T @ v2, T @ a2)
+    # pin's parameter blocks follow its (depth-first) joint order
+    Y2 = joint_torque_regressor(m2, q2, v2, a2)
+    for i in range(1, m2.nbodies + 1):
+        jid = pm.getJointId(m2.joint_names_all[i])
+        np.testing.assert_allclose(Y2[:, 10 * (i - 1): 10 * i], T.T @ Yp[:, 10 * (jid - 1): 10 * jid],
+                                   atol=1e-9 * (1 + np.abs(Yp).max()))
+    np.testing.assert_allclose(inertial_parameters(m2)[0], pm.inertias[pm.getJointId(m2.joint_names_all[1])].toDynamicParameters(), atol=1e-12)
