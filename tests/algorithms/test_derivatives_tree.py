@@ -136,3 +136,28 @@ def test_regressor_is_the_inertial_parameter_derivative(seed):
         np.testing.assert_allclose(Y2[:, 10 * (i - 1): 10 * i], T.T @ Yp[:, 10 * (jid - 1): 10 * jid],
                                    atol=1e-9 * (1 + np.abs(Yp).max()))
     np.testing.assert_allclose(inertial_parameters(m2)[0], pm.inertias[pm.getJointId(m2.joint_names_all[1])].toDynamicParameters(), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hybrid_dynamics_derivatives_finite_differences(seed):
+    from dqdyn.algorithms.derivatives import hybrid_dynamics_derivatives
+
+    m = dqdyn.random_tree(8, seed=seed)
+    rng = np.random.default_rng(seed + 20)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a, tau = rng.normal(size=(3, m.nv))
+    P = rng.random(m.nv) < 0.4
+    P[0] = True
+    P[-1] = False
+
+    def y(q, v, u):
+        qdd, t = hybrid_dynamics(m, q, v, u, u, P)
+        return np.where(P, t, qdd)
+
+    u = np.where(P, a, tau)
+    dq, dv, du = hybrid_dynamics_derivatives(m, q, v, u, u, P)
+    Dq, Dv = fd_columns(m, y, q, v, u)
+    h = 1e-6
+    Du = np.column_stack([(y(q, v, u + e) - y(q, v, u - e)) / (2 * h) for e in np.eye(m.nv) * h])
+    for A, B in ((dq, Dq), (dv, Dv), (du, Du)):
+        np.testing.assert_allclose(A, B, atol=1e-5 * (1 + np.abs(B).max()))

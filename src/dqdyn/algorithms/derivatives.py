@@ -528,3 +528,58 @@ def joint_torque_regressor(model: Model, q, v, a) -> np.ndarray:
 
 
 __all__ += ["joint_torque_regressor", "inertial_parameters", "INERTIAL_PARAMETERS"]
+
+
+def hybrid_dynamics_derivatives(model: Model, q, v, a, tau, prescribed, fext=None):
+    """Derivatives of hybrid dynamics (seed 002 Table 7, rebuilt per the digest's errata §5.2).
+
+    Hybrid dynamics maps the inputs ``u`` (``u[k] = a[k]`` for prescribed DoFs, ``tau[k]`` for
+    the others) to the outputs ``y`` (``y[k] = τ[k]`` for prescribed DoFs, ``q̈[k]`` for the
+    others).  Returns ``(∂y/∂q, ∂y/∂v, ∂y/∂u)``, each (..., nv, nv), from the inverse-dynamics
+    derivatives at the hybrid solution: with ``P`` prescribed and ``F`` free DoFs,
+    ``∂q̈_F/∂x = −M_FF⁻¹ ∂τ_F/∂x``, ``∂τ_P/∂x = ∂τ_P/∂x|_{q̈} + M_PF ∂q̈_F/∂x`` (x = q, v),
+    ``∂q̈_F/∂a_P = −M_FF⁻¹ M_FP``, ``∂q̈_F/∂τ_F = M_FF⁻¹``, ``∂τ_P/∂a_P = M_PP + M_PF ∂q̈_F/∂a_P``,
+    ``∂τ_P/∂τ_F = M_PF M_FF⁻¹``.
+    """
+    from .forward import hybrid_dynamics
+
+    _no_mimic(model, "hybrid_dynamics_derivatives")
+    P = np.asarray(prescribed, dtype=bool)
+    qdd, _ = hybrid_dynamics(model, q, v, a, tau, P, fext=fext)
+    dq, dv, M = rnea_derivatives(model, q, v, qdd, fext=fext)
+    Fr = ~P
+    nv = model.nv
+    MFF = M[..., Fr, :][..., :, Fr]
+    MPF = M[..., P, :][..., :, Fr]
+    MFP = M[..., Fr, :][..., :, P]
+    MPP = M[..., P, :][..., :, P]
+    try:
+        L = np.linalg.cholesky(MFF)
+    except np.linalg.LinAlgError:
+        raise SingularError("hybrid_dynamics_derivatives: the free-DoF block of M is singular") from None
+
+    def solve(B):
+        y = np.linalg.solve(L, B)
+        return np.linalg.solve(np.swapaxes(L, -1, -2), y)
+
+    out = []
+    for D in (dq, dv):
+        Y = np.zeros(D.shape)
+        dF = -solve(D[..., Fr, :])
+        Y[..., Fr, :] = dF
+        Y[..., P, :] = D[..., P, :] + MPF @ dF
+        out.append(Y)
+    Yu = np.zeros(M.shape)
+    eye = np.eye(int(Fr.sum()))
+    MFFinv = solve(np.broadcast_to(eye, MFF.shape))
+    dF_daP = -MFFinv @ MFP
+    idxF, idxP = np.flatnonzero(Fr), np.flatnonzero(P)
+    Yu[..., idxF[:, None], idxP[None, :]] = dF_daP
+    Yu[..., idxF[:, None], idxF[None, :]] = MFFinv
+    Yu[..., idxP[:, None], idxP[None, :]] = MPP + MPF @ dF_daP
+    Yu[..., idxP[:, None], idxF[None, :]] = MPF @ MFFinv
+    _ = nv
+    return out[0], out[1], Yu
+
+
+__all__ += ["hybrid_dynamics_derivatives"]
