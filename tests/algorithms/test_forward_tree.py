@@ -129,3 +129,20 @@ def test_errors():
         aba(m, q, np.zeros(m.nv), np.zeros(m.nv), fext=np.zeros((2, 6)))
     with pytest.raises(errors.ShapeError, match="prescribed"):
         hybrid_dynamics(m, q, np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv), [True])
+
+
+def test_structured_inertia_transform_equals_dense_product():
+    from dqdyn.algorithms.forward import (body_inertia6, transform_inertia_to_parent,
+                                          transform_inertia_to_parent_dense)
+    from dqdyn.algebra.rotations import pose_from_rt, quat_from_axis_angle
+
+    m = dqdyn.random_tree(5, seed=7)
+    rng = np.random.default_rng(0)
+    for i in range(1, 6):
+        P = np.zeros((6, 6))
+        body_inertia6(m.mf, i, P)
+        x = pose_from_rt(quat_from_axis_angle(rng.normal(size=3), rng.uniform(-3, 3)), rng.normal(size=3))
+        a, b = np.zeros((6, 6)), np.zeros((6, 6))
+        transform_inertia_to_parent(x, P, a, np.empty((4, 3, 3)))
+        transform_inertia_to_parent_dense(x, P, b, np.empty(6), np.empty(6))
+        np.testing.assert_allclose(a, b, atol=1e-12)

@@ -15,7 +15,9 @@ import numpy as np
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
 from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
-from ..multibody.model import MI_IQ, MI_JTYPE, MI_NQ, Model
+from ..multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
+
+F64 = np.dtype(np.float64)
 
 #: tolerance on |r| - 1 and on P·D for the unit (dual) quaternions of spherical and free joints
 UNIT_TOL = 1e-6
@@ -26,6 +28,7 @@ BAD_V_FINITE = 2
 BAD_A_FINITE = 3
 BAD_TAU_FINITE = 4
 BAD_FEXT_FINITE = 5
+BAD_SHAPE = 6  # an input has the wrong length (only reachable through the fast paths)
 BAD_UNIT = 1000  # + body index
 
 
@@ -49,6 +52,20 @@ def check_q(mi, q):
                 if abs(pd) > UNIT_TOL * (1.0 + abs(q[s + 4]) + abs(q[s + 5]) + abs(q[s + 6]) + abs(q[s + 7])):
                     return BAD_UNIT + i
     return OK
+
+
+@jit
+def check_lengths(mi, q, v, nv_arrays):
+    """True if ``q`` has nq entries and ``v`` nv (nv read from the world row of ``mi``)."""
+    return q.shape[0] == mi[0, MI_IQ] and v.shape[0] == mi[0, MI_IV] and nv_arrays == mi[0, MI_IV]
+
+
+def is_fast(*arrays) -> bool:
+    """True when every argument is a 1-D float64 ndarray (the single-state fast path)."""
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype is not F64 or a.ndim != 1:
+            return False
+    return True
 
 
 @jit
@@ -76,6 +93,11 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
             f"{model.joint_names_all[i]!r} must be a {what} within {UNIT_TOL:g}; "
             "use dqdyn.normalize_configuration(model, q) or dqdyn.integrate to stay on the manifold"
         )
+    if status == BAD_SHAPE:
+        raise ShapeError(
+            f"inputs have the wrong length: q must have {model.nq} entries and v, a, tau "
+            f"{model.nv}"
+        )
     names = {BAD_Q_FINITE: "q", BAD_V_FINITE: "v", BAD_A_FINITE: "a", BAD_TAU_FINITE: "tau",
              BAD_FEXT_FINITE: "fext"}
     raise NonFiniteError(f"{names.get(status, 'input')}{where} contains NaN or infinity")
@@ -89,9 +111,6 @@ def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]
     batch = a.shape[:-1]
     a = np.ascontiguousarray(a.reshape(-1, n))
     return a, batch
-
-
-F64 = np.dtype(np.float64)
 
 
 def as_vector(x, n: int, name: str, what: str) -> np.ndarray:

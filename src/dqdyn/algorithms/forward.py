@@ -54,6 +54,7 @@ from ..multibody.model import (
     MF_PITCH,
     MF_PLACEMENT,
     MF_SCALE,
+    MF_GRAVITY,
     MI_IQ,
     MI_IV,
     MI_JTYPE,
@@ -61,6 +62,9 @@ from ..multibody.model import (
     Model,
 )
 from ._common import (
+    BAD_SHAPE,
+    check_lengths,
+    is_fast,
     BAD_FEXT_FINITE,
     BAD_TAU_FINITE,
     BAD_V_FINITE,
@@ -74,8 +78,8 @@ from ._common import (
     raise_status,
 )
 
-njit = nb.njit(cache=True)
-pjit = nb.njit(cache=True, parallel=True)
+njit = nb.njit(cache=True, error_model="numpy", fastmath={"contract"})
+pjit = nb.njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
 
 SINGULAR = 2000  # + body index: the articulated inertia seen by a joint is singular
 
@@ -121,19 +125,97 @@ def matvec6(A, x, out):
 
 
 @njit
-def transform_inertia_to_parent(x, P, out, tmp, col, col2):
+def transform_inertia_to_parent(x, P, out, scratch):
     """``out += Ad(x) P Ad(x*)``: move an inertia (twist → wrench map) from child to parent.
 
-    Columns of ``P Ad(x*)`` are ``P`` applied to ``Ad(x*) e_k``; then ``Ad(x)`` maps each column.
-    Written as ``Ad(x) P Ad(x*) e_k`` for the six unit twists ``e_k`` of the parent frame.
+    An inertia in the vec6 layouts has the block form ``[[A, B], [C, Aᵀ]]`` (``B``, ``C``
+    symmetric: ``f = A ω + B v``, ``τ = C ω + Aᵀ v``).  With ``x = r + ε ½ p r`` (rotation ``R``,
+    translation ``p``), rotating gives ``A' = R A Rᵀ`` (same for ``B``, ``C``), and moving the
+    reference point by ``p`` gives ``A'' = A' − B' p̂``, ``B'' = B'``,
+    ``C'' = C' + p̂ A' − A'ᵀ p̂ − p̂ B' p̂`` — the blocks of ``Ad(x) P Ad(x*)`` (verified against the
+    dense product in the tests).
     """
+    w, a, b, c = x[0], x[1], x[2], x[3]
+    # rotation matrix of r
+    R00 = 1 - 2 * (b * b + c * c)
+    R01 = 2 * (a * b - w * c)
+    R02 = 2 * (a * c + w * b)
+    R10 = 2 * (a * b + w * c)
+    R11 = 1 - 2 * (a * a + c * c)
+    R12 = 2 * (b * c - w * a)
+    R20 = 2 * (a * c - w * b)
+    R21 = 2 * (b * c + w * a)
+    R22 = 1 - 2 * (a * a + b * b)
+    R = ((R00, R01, R02), (R10, R11, R12), (R20, R21, R22))
+    # translation p = 2 D r*
+    d0, d1, d2, d3 = x[4], x[5], x[6], x[7]
+    px = 2.0 * (-d0 * a + d1 * w - d2 * c + d3 * b)
+    py = 2.0 * (-d0 * b + d1 * c + d2 * w - d3 * a)
+    pz = 2.0 * (-d0 * c - d1 * b + d2 * a + d3 * w)
+    Ar = scratch[0]
+    Br = scratch[1]
+    Cr = scratch[2]
+    T = scratch[3]
+    for blk in range(3):
+        # X = block of P: A = P[0:3, 0:3], B = P[0:3, 3:6], C = P[3:6, 0:3]
+        r0 = 0 if blk != 2 else 3
+        c0 = 0 if blk != 1 else 3
+        # T = X Rᵀ
+        for i in range(3):
+            for j in range(3):
+                T[i, j] = P[r0 + i, c0] * R[j][0] + P[r0 + i, c0 + 1] * R[j][1] + P[r0 + i, c0 + 2] * R[j][2]
+        dst = Ar if blk == 0 else (Br if blk == 1 else Cr)
+        for i in range(3):
+            for j in range(3):
+                dst[i, j] = R[i][0] * T[0, j] + R[i][1] * T[1, j] + R[i][2] * T[2, j]
+    # Bp = B' p̂  (column form: (B' p̂)[:, j] = B' (p × e_j))  ; pA = p̂ A' ; pB = p̂ B'
+    # p̂ = [[0, −pz, py], [pz, 0, −px], [−py, px, 0]]
+    for i in range(3):
+        b0, b1, b2 = Br[i, 0], Br[i, 1], Br[i, 2]
+        # row i of B' p̂
+        T[i, 0] = b1 * pz - b2 * py
+        T[i, 1] = -b0 * pz + b2 * px
+        T[i, 2] = b0 * py - b1 * px
+    # A'' = A' − B' p̂ ; B'' = B'
+    for i in range(3):
+        for j in range(3):
+            out[i, j] += Ar[i, j] - T[i, j]
+            out[i, 3 + j] += Br[i, j]
+    # C'' = C' + p̂ A' − A'ᵀ p̂ − p̂ B' p̂   (p̂ B' p̂ = p̂ T)
+    for j in range(3):
+        # p̂ applied to column j of A' and of T
+        a0, a1, a2 = Ar[0, j], Ar[1, j], Ar[2, j]
+        t0, t1, t2 = T[0, j], T[1, j], T[2, j]
+        pa0, pa1, pa2 = py * a2 - pz * a1, pz * a0 - px * a2, px * a1 - py * a0
+        pt0, pt1, pt2 = py * t2 - pz * t1, pz * t0 - px * t2, px * t1 - py * t0
+        pa = (pa0, pa1, pa2)
+        pt = (pt0, pt1, pt2)
+        for i in range(3):
+            # (A'ᵀ p̂)[i, j] = Σ_k A'[k, i] p̂[k, j]
+            if j == 0:
+                atp = Ar[1, i] * pz - Ar[2, i] * py
+            elif j == 1:
+                atp = -Ar[0, i] * pz + Ar[2, i] * px
+            else:
+                atp = Ar[0, i] * py - Ar[1, i] * px
+            cij = Cr[i, j] + pa[i] - atp - pt[i]
+            out[3 + i, j] += cij
+    # lower-right block is (A'')ᵀ
+    for i in range(3):
+        for j in range(3):
+            out[3 + i, 3 + j] += Ar[j, i] - T[j, i]
+
+
+@njit
+def transform_inertia_to_parent_dense(x, P, out, col, col2):
+    """Reference (dense) form of :func:`transform_inertia_to_parent`: ``Ad(x) P Ad(x*) e_k``."""
     for k in range(6):
         for r in range(6):
             col[r] = 0.0
         col[k] = 1.0
-        ad6_inv(x, col, col2)  # Ad(x*) e_k  (a twist in the child frame)
-        matvec6(P, col2, col)  # P Ad(x*) e_k (a wrench in the child frame)
-        ad6(x, col, col2)  # back in the parent frame
+        ad6_inv(x, col, col2)
+        matvec6(P, col2, col)
+        ad6(x, col, col2)
         for r in range(6):
             out[r, k] += col2[r]
 
@@ -172,12 +254,23 @@ def chol_solve(L, n, b, x):
 
 # =============================================================================== the kernel
 @njit
-def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out, ws6, wsm):
+def workspace_size_nb(nb1, nv):
+    """Length of the flat scratch array the kernels below carve their buffers from."""
+    return nb1 * (4 * 6 + 3 * 36 + 8) + 50 + 72 + 36 + 4 * nv + nb1 * 6
+
+
+def workspace_size(nb1: int, nv: int) -> int:
+    return int(workspace_size_nb(nb1, nv))
+
+
+@njit
+def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out, ws):
     """Hybrid dynamics (seed 002 Table 4); with no prescribed DoF it is the ABA (Table 3).
 
-    ``presc[k]`` marks DoF ``k`` as acceleration-prescribed (``qdd_in[k]`` given, ``tau_out[k]``
-    computed); the others take ``tau[k]`` and get ``qdd[k]``.  ``ws6`` (nb+1, 4, 6) and ``wsm``
-    (nb+1, 3, 6, 6) are scratch.  Returns a status code.
+    ``presc[k] != 0`` marks DoF ``k`` as acceleration-prescribed (``qdd_in[k]`` given,
+    ``tau_out[k]`` computed); the others take ``tau[k]`` and get ``qdd[k]``.  Gravity is read
+    from the world row of ``mf``.  ``ws`` is flat scratch of :func:`workspace_size` floats.
+    Returns a status code.
     """
     st = check_q(mi, q)
     if st != OK:
@@ -194,6 +287,27 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
             if st != OK:
                 return st
     nb1 = mi.shape[0]
+    o = 0
+    ws6 = ws[o : o + nb1 * 24].reshape((nb1, 4, 6))
+    o += nb1 * 24
+    wsm = ws[o : o + nb1 * 108].reshape((nb1, 3, 6, 6))
+    o += nb1 * 108
+    xl = ws[o : o + nb1 * 8].reshape((nb1, 8))
+    o += nb1 * 8
+    xj = ws[o : o + 8]
+    s = ws[o + 8 : o + 14]
+    t6 = ws[o + 14 : o + 20]
+    t6b = ws[o + 20 : o + 26]
+    col = ws[o + 26 : o + 32]
+    col2 = ws[o + 32 : o + 38]
+    uu = ws[o + 38 : o + 44]
+    sol = ws[o + 44 : o + 50]
+    o += 50
+    Dm = ws[o : o + 36].reshape((6, 6))
+    Isc = ws[o + 36 : o + 72].reshape((6, 6))
+    o += 72
+    scr = ws[o : o + 36].reshape((4, 3, 3))
+    free = np.empty(6, dtype=np.int64)
     V = ws6[:, 0]
     eta = ws6[:, 1]
     Bh = ws6[:, 2]
@@ -201,23 +315,13 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
     Ih = wsm[:, 0]  # articulated inertia Î_i (twist → wrench)
     U = wsm[:, 1]  # columns Î S_k (wrenches), stored as U[i, :, k]
     Lc = wsm[:, 2]  # Cholesky factor of D = ⟨S_k, Î S_l⟩ (so Ψ = D⁻¹ is never formed)
-    xl = np.empty((nb1, 8))
-    xj = np.empty(8)
-    s = np.empty(6)
-    t6 = np.empty(6)
-    t6b = np.empty(6)
-    col = np.empty(6)
-    col2 = np.empty(6)
-    uu = np.empty(6)
-    sol = np.empty(6)
-    Dm = np.empty((6, 6))
-    Isc = np.empty((6, 6))
-    free = np.empty(6, dtype=np.int64)
     for k in range(6):
         V[0, k] = 0.0
         A[0, k] = 0.0
-    # base acceleration: V̇_0 = −g  (Kim, footnote 6)
-    A[0, 3], A[0, 4], A[0, 5] = -g[0], -g[1], -g[2]
+    # base acceleration: V̇_0 = −g  (Kim, footnote 6); g sits in the world row of mf
+    A[0, 3] = -mf[0, MF_GRAVITY]
+    A[0, 4] = -mf[0, MF_GRAVITY + 1]
+    A[0, 5] = -mf[0, MF_GRAVITY + 2]
 
     # ---------------------------------------------------------------- forward: V_i, η_i
     for i in range(1, nb1):
@@ -252,7 +356,7 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
         nf = 0
         for k in range(nvj):
             joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
-            if presc[iv + k]:
+            if presc[iv + k] != 0.0:
                 w = qdd_in[iv + k]
                 for r in range(6):
                     eta[i, r] += s[r] * w
@@ -290,7 +394,15 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
             for r in range(6):
                 for c in range(6):
                     Isc[r, c] = Ih[i, r, c]
-            for c in range(6):
+            if nf == 1:
+                # Π = Î − u (P u)ᵀ / D for a single free axis (u = Î S)
+                dinv = 1.0 / (Lc[i, 0, 0] * Lc[i, 0, 0])
+                for r in range(6):
+                    ur = U[i, r, 0] * dinv
+                    for c in range(6):
+                        cc = c + 3 if c < 3 else c - 3
+                        Isc[r, c] -= ur * U[i, cc, 0]
+            for c in range(6 if nf > 1 else 0):
                 # row c of (P U)ᵀ, i.e. column c of the projection ⟨S_a, Î e_c⟩ = (P U[:, a])[c]
                 cc = c + 3 if c < 3 else c - 3
                 for a in range(nf):
@@ -302,7 +414,7 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
                     for a in range(nf):
                         acc += U[i, r, a] * sol[a]
                     Isc[r, c] -= acc
-            transform_inertia_to_parent(xl[i], Isc, Ih[p], col, col2, t6b)
+            transform_inertia_to_parent(xl[i], Isc, Ih[p], scr)
             ad6(xl[i], beta, col)
             for r in range(6):
                 Bh[p, r] += col[r]
@@ -324,7 +436,7 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
             t6[r] += Bh[i, r]
         nf = 0
         for k in range(nvj):
-            if not presc[iv + k]:
+            if presc[iv + k] == 0.0:
                 free[nf] = k
                 nf += 1
         for a in range(nf):
@@ -345,22 +457,54 @@ def hybrid_kernel(mi, mf, g, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_
             for r in range(6):
                 t6[r] += Bh[i, r]
             for k in range(nvj):
-                if presc[iv + k]:
+                if presc[iv + k] != 0.0:
                     joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
                     tau_out[iv + k] = power6(s, t6)
                     qdd[iv + k] = qdd_in[iv + k]
     return OK
 
 
-@pjit
-def hybrid_batch(mi, mf, g, Q, V, TAU, FEXT, use_fext, presc, QDD_IN, QDD, TAU_OUT, status):
+@njit
+def aba_kernel(mi, mf, q, v, tau, qdd, ws):
+    """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
+    prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
+    nv = v.shape[0]
     nb1 = mi.shape[0]
+    o = ws.shape[0] - 4 * nv - nb1 * 6
+    zeros = ws[o : o + nv]
+    for k in range(nv):
+        zeros[k] = 0.0
+    tau_out = ws[o + nv : o + 2 * nv]
+    fext = ws[o + 4 * nv : o + 4 * nv + nb1 * 6].reshape((nb1, 6))
+    return hybrid_kernel(mi, mf, q, v, tau, fext, False, zeros, zeros, qdd, tau_out, ws)
+
+
+@njit
+def aba_kernel_alloc(mi, mf, q, v, tau, qdd):
+    """:func:`aba_kernel` with its own scratch and input-length checks (single-call fast path)."""
+    if not (check_lengths(mi, q, v, tau.shape[0]) and qdd.shape[0] == tau.shape[0]):
+        return BAD_SHAPE
+    return aba_kernel(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], v.shape[0])))
+
+
+@pjit
+def hybrid_batch(mi, mf, Q, V, TAU, FEXT, use_fext, presc, QDD_IN, QDD, TAU_OUT, status):
+    nb1 = mi.shape[0]
+    nv = V.shape[1]
     for n in nb.prange(Q.shape[0]):
-        ws6 = np.empty((nb1, 4, 6))
-        wsm = np.empty((nb1, 3, 6, 6))
+        ws = np.empty(workspace_size_nb(nb1, nv))
         fe = FEXT[n] if use_fext else FEXT[0]
-        status[n] = hybrid_kernel(mi, mf, g, Q[n], V[n], TAU[n], fe, use_fext, presc, QDD_IN[n],
-                                  QDD[n], TAU_OUT[n], ws6, wsm)
+        status[n] = hybrid_kernel(mi, mf, Q[n], V[n], TAU[n], fe, use_fext, presc, QDD_IN[n],
+                                  QDD[n], TAU_OUT[n], ws)
+
+
+@pjit
+def aba_batch(mi, mf, Q, V, TAU, QDD, status):
+    nb1 = mi.shape[0]
+    nv = V.shape[1]
+    for n in nb.prange(Q.shape[0]):
+        ws = np.empty(workspace_size_nb(nb1, nv))
+        status[n] = aba_kernel(mi, mf, Q[n], V[n], TAU[n], QDD[n], ws)
 
 
 # =============================================================================== public API
@@ -407,9 +551,8 @@ def _run_hybrid(model, q, v, tau, presc, qdd_in, fext):
     QDD = np.empty((N, model.nv))
     TAU = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    g = np.ascontiguousarray(model.gravity)
-    presc = np.ascontiguousarray(presc, dtype=np.bool_)
-    hybrid_batch(model.mi, model.mf, g, Q, Vv, T, F, use_fext, presc, A, QDD, TAU, status)
+    presc = np.ascontiguousarray(presc, dtype=np.float64)
+    hybrid_batch(model.mi, model.mf, Q, Vv, T, F, use_fext, presc, A, QDD, TAU, status)
     st, row = first_bad(status)
     if st:
         _raise(model, st, row if N > 1 else None)
@@ -422,22 +565,32 @@ def aba(model: Model, q, v, tau, fext=None) -> np.ndarray:
     Solves ``M(q) q̈ + C(q, v) v + g(q) = τ + Σ J_iᵀ F_i^ext`` in O(n).  ``fext`` (..., nbodies+1,
     6): one wrench ``[f, τ]`` per body, in the body frame at the body origin (row 0 ignored).
     """
-    _reject_mimic(model, "aba")
-    if fext is None and np.ndim(q) == 1 and np.ndim(v) == 1 and np.ndim(tau) == 1:
-        # single-state fast path
-        qq = as_vector(q, model.nq, "q", "the configuration, model.nq entries")
-        vv = as_vector(v, model.nv, "v", "the velocity, model.nv entries")
-        tt = as_vector(tau, model.nv, "tau", "generalized forces, model.nv entries")
-        nb1 = model.nbodies + 1
-        qdd = np.empty(model.nv)
-        tout = np.empty(model.nv)
-        st = hybrid_kernel(model.mi, model.mf, model.gravity, qq, vv, tt, _NO_FEXT, False,
-                           _no_presc(model), _zeros_nv(model), qdd, tout,
-                           np.empty((nb1, 4, 6)), np.empty((nb1, 3, 6, 6)))
+    if model._index["mimic"]:
+        _reject_mimic(model, "aba")
+    if fext is None:
+        if is_fast(q, v, tau):  # one state, float64 arrays: lengths are checked in the kernel
+            qdd = np.empty(model.nv)
+            st = aba_kernel_alloc(model.mi, model.mf, q, v, tau, qdd)
+            if st:
+                if st == BAD_SHAPE:
+                    as_vector(q, model.nq, "q", "the configuration, model.nq entries")
+                    as_vector(v, model.nv, "v", "the velocity, model.nv entries")
+                    as_vector(tau, model.nv, "tau", "generalized forces, model.nv entries")
+                _raise(model, st)
+            return qdd
+        Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
+        V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
+        T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+        (Q, V, T), batch = broadcast_batch([Q, V, T], [bq, bv, bt])
+        N = Q.shape[0]
+        QDD = np.empty((N, model.nv))
+        status = np.zeros(N, dtype=np.int64)
+        aba_batch(model.mi, model.mf, Q, V, T, QDD, status)
+        st, row = first_bad(status)
         if st:
-            _raise(model, st)
-        return qdd
-    presc = np.zeros(model.nv, dtype=np.bool_)
+            _raise(model, st, row)
+        return QDD.reshape(batch + (model.nv,))
+    presc = np.zeros(model.nv)
     return _run_hybrid(model, q, v, tau, presc, np.zeros(model.nv), fext)[0]
 
 
@@ -453,27 +606,6 @@ def _raise(model, st, row=None):
     raise_status(model, st, row)
 
 
-_cache: dict = {}
-
-
-def _no_presc(model):
-    k = ("np", id(model))
-    a = _cache.get(k)
-    if a is None or a.shape[0] != model.nv:
-        a = np.zeros(model.nv, dtype=np.bool_)
-        _cache[k] = a
-    return a
-
-
-def _zeros_nv(model):
-    k = ("z", id(model))
-    a = _cache.get(k)
-    if a is None or a.shape[0] != model.nv:
-        a = np.zeros(model.nv)
-        _cache[k] = a
-    return a
-
-
 def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
     """Hybrid dynamics (seed 002 Table 4): returns ``(q̈, τ)``, each (..., nv).
 
@@ -486,7 +618,7 @@ def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
     presc = np.asarray(prescribed, dtype=bool)
     if presc.shape != (model.nv,):
         raise ShapeError(f"prescribed must be {model.nv} booleans (one per DoF), got shape {presc.shape}")
-    return _run_hybrid(model, q, v, tau, presc, a, fext)
+    return _run_hybrid(model, q, v, tau, presc.astype(np.float64), a, fext)
 
 
 def mass_matrix_inverse(model: Model, q) -> np.ndarray:
@@ -506,8 +638,9 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     T = np.ascontiguousarray(np.tile(np.eye(nv), (N, 1)))
     QDD = np.empty((N * nv, nv))
     TAU = np.empty((N * nv, nv))
-    hybrid_batch(model.mi, model.mf, np.zeros(3), Qr, V0, T, _NO_FEXT.reshape(1, 1, 6), False,
-                 np.zeros(nv, dtype=np.bool_), V0, QDD, TAU, status)
+    mf0 = model.mf.copy()
+    mf0[0, MF_GRAVITY : MF_GRAVITY + 3] = 0.0  # M⁻¹ columns: no gravity
+    aba_batch(model.mi, mf0, Qr, V0, T, QDD, status)
     st, row = first_bad(status)
     if st:
         _raise(model, st, (row // nv) if N > 1 else None)

@@ -40,6 +40,11 @@ MF_INERTIA = 16  # 9 (row-major Ī_c)
 MF_SCALE = 25  # mimic multiplier (1 for ordinary joints)
 MF_OFFSET = 26  # mimic offset (0)
 MF_COLS = 27
+#: row 0 (the world) has no joint: its axis slot holds the gravity vector, so that kernels get
+#: gravity without one more argument (numba's dispatch cost grows with the argument count)
+MF_GRAVITY = MF_AXIS
+# row 0 of mi: its (empty) q and v slices start at nq and nv, so kernels can check input lengths
+# without extra arguments: mi[0, MI_IQ] == nq, mi[0, MI_IV] == nv
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,16 @@ class Model:
         idx["body"] = {n: i for i, n in enumerate(self.body_names)}
         idx["joint"] = {n: i for i, n in enumerate(self.joint_names_all) if i > 0}
         idx["frame"] = {n: i for i, n in enumerate(self.frame_names)}
+        self.mf[0, MF_GRAVITY : MF_GRAVITY + 3] = self.gravity
+        nb1 = self.mi.shape[0]
+        idx["mimic"] = tuple(
+            self.joint_names_all[i]
+            for i in range(1, nb1)
+            if self.mi[i, MI_NV] == 0 and self.mi[i, MI_JTYPE] != 0
+        )
+        idx["joint_names"] = tuple(
+            self.joint_names_all[i] for i in range(1, nb1) if self.mi[i, MI_NV] > 0
+        )
 
     # ------------------------------------------------------------------ sizes and views
     @property
@@ -176,17 +191,22 @@ class Model:
     @property
     def joint_names(self) -> tuple[str, ...]:
         """Names of the joints that own entries of q (in the order of q)."""
-        return tuple(
-            self.joint_names_all[i] for i in range(1, self.nbodies + 1) if self.mi[i, MI_NV] > 0
-        )
+        return self._index["joint_names"]
 
     @property
     def mimic_joints(self) -> tuple[str, ...]:
-        return tuple(
-            self.joint_names_all[i]
-            for i in range(1, self.nbodies + 1)
-            if self.mi[i, MI_NV] == 0 and self.mi[i, MI_JTYPE] != 0
-        )
+        """Joints that follow another joint (URDF ``<mimic>``) and own no entry of q."""
+        return self._index["mimic"]
+
+    def workspace(self, key: str, shape, dtype=np.float64) -> np.ndarray:
+        """A per-model cached constant array (zeros) used by the fast single-call paths."""
+        k = ("ws", key)
+        a = self._index.get(k)
+        if a is None:
+            a = np.zeros(shape, dtype=dtype)
+            a.flags.writeable = True
+            self._index[k] = a
+        return a
 
     def joint_type_name(self, joint: str | int) -> str:
         i = self.joint_index(joint) if isinstance(joint, str) else int(joint)
@@ -322,6 +342,8 @@ def pack_model(
         elim += list(np.broadcast_to(el, (nvj,)))
         iq += nqj
         iv += nvj
+    mi[0, MI_IQ] = iq
+    mi[0, MI_IV] = iv
     return Model(
         name=name,
         body_names=tuple(body_names),
