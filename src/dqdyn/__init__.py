@@ -20,6 +20,7 @@ from .algorithms.kinematics import (
     normalize_configuration,
     pose_jacobian,
     random_configuration,
+    tangent_bracket,
     twist_jacobian,
 )
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
@@ -49,4 +50,5 @@ __all__ = [
     "neutral",
     "normalize_configuration",
     "random_configuration",
+    "tangent_bracket",
 ]

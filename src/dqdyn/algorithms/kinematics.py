@@ -599,6 +599,29 @@ def difference(model: Model, q0, q1) -> np.ndarray:
     return out.reshape(batch + (model.nv,))
 
 
+def tangent_bracket(model: Model, a, b) -> np.ndarray:
+    """Lie bracket ``[a, b]`` of two velocity-space (tangent) vectors, joint by joint (..., nv).
+
+    Zero on vector-space joints; ``ω_a × ω_b`` on spherical joints; the twist cross product
+    ``ξ_a × ξ_b`` (seed 000 eq. 8) on free joints.  Needed by Lie-group integrators (RKMK) to
+    stay 4th-order accurate on the configuration manifold.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    out = np.zeros(np.broadcast_shapes(a.shape, b.shape))
+    for i in range(1, model.nbodies + 1):
+        jt = model.mi[i, MI_JTYPE]
+        if model.mi[i, MI_NQ] == 0 or jt not in (SPHERICAL, FREE):
+            continue
+        s = model.mi[i, MI_IV]
+        wa, wb = a[..., s : s + 3], b[..., s : s + 3]
+        out[..., s : s + 3] = np.cross(wa, wb)
+        if jt == FREE:
+            va, vb = a[..., s + 3 : s + 6], b[..., s + 3 : s + 6]
+            out[..., s + 3 : s + 6] = np.cross(wa, vb) + np.cross(va, wb)
+    return out
+
+
 def neutral(model: Model) -> np.ndarray:
     """The neutral configuration: zeros, identity quaternions and identity poses."""
     q = np.zeros(model.nq)
@@ -656,6 +679,7 @@ __all__ = [
     "integrate",
     "difference",
     "neutral",
+    "tangent_bracket",
     "normalize_configuration",
     "random_configuration",
     "FRAMES",

@@ -17,6 +17,7 @@ by the parallel-axis theorem) and stays available as a named frame.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -70,7 +71,7 @@ def _as_placement(placement, xyz, rpy, what: str) -> np.ndarray:
     return pose_from_rt(quat_from_rpy(rpy), xyz)
 
 
-def _check_inertia(name, mass, com, inertia):
+def _check_inertia(name, mass, com, inertia, mode="error"):
     if not np.isfinite(mass) or mass < 0:
         raise ModelError(f"body {name!r}: mass must be a finite number >= 0, got {mass}")
     if com.shape != (3,) or not np.all(np.isfinite(com)):
@@ -79,23 +80,32 @@ def _check_inertia(name, mass, com, inertia):
         raise ModelError(f"body {name!r}: inertia must be a finite 3×3 matrix, got shape {inertia.shape}")
     if not np.allclose(inertia, inertia.T, atol=1e-10 * max(1.0, np.abs(inertia).max())):
         raise ModelError(f"body {name!r}: inertia must be symmetric")
+    if mode == "off":
+        return
     ev = np.linalg.eigvalsh(inertia)
     tol = 1e-9 * max(1.0, ev.max())
+    problem = None
     if ev.min() < -tol:
-        raise ModelError(f"body {name!r}: inertia must be positive semi-definite (eigenvalues {ev})")
-    a, b, c = np.sort(ev)
-    if a + b < c - 1e-6 * max(1.0, c):
-        raise ModelError(
-            f"body {name!r}: inertia violates the triangle inequality (principal moments {ev}); "
-            "no rigid body has it"
-        )
+        problem = f"body {name!r}: inertia must be positive semi-definite (eigenvalues {ev})"
+    else:
+        a, b, c = np.sort(ev)
+        if a + b < c - 1e-6 * max(1.0, c):
+            problem = (
+                f"body {name!r}: inertia violates the triangle inequality (principal moments "
+                f"{ev}); no rigid body has it"
+            )
+    if problem is not None:
+        if mode == "warn":
+            warnings.warn(problem + " (accepted: inertia_check='warn')", UserWarning, stacklevel=4)
+        else:
+            raise ModelError(problem + "; pass inertia_check='warn' to accept it")
 
 
 def combine_inertia(m1, c1, I1, m2, c2, I2):
     """Mass, CoM and CoM inertia of two bodies expressed in the same frame (parallel axis)."""
     m = m1 + m2
-    if m <= 0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
+    if m <= 0:  # massless parts: rotational inertias still add (about the same point)
+        return 0.0, np.asarray(c1, dtype=float), np.asarray(I1) + np.asarray(I2)
     c = (m1 * c1 + m2 * c2) / m
     out = np.zeros((3, 3))
     for mk, ck, Ik in ((m1, c1, I1), (m2, c2, I2)):
@@ -107,7 +117,19 @@ def combine_inertia(m1, c1, I1, m2, c2, I2):
 class ModelBuilder:
     """Accumulates bodies, joints and frames, then :meth:`build` s an immutable :class:`Model`."""
 
-    def __init__(self, name: str = "robot", gravity: Sequence[float] = (0.0, 0.0, -9.81)):
+    def __init__(
+        self,
+        name: str = "robot",
+        gravity: Sequence[float] = (0.0, 0.0, -9.81),
+        *,
+        inertia_check: str = "error",
+    ):
+        """``inertia_check``: ``"error"`` (default) rejects an inertia that is not positive
+        semi-definite or breaks the triangle inequality; ``"warn"`` accepts it with a warning;
+        ``"off"`` skips the physical-validity checks (shapes and finiteness are always checked)."""
+        if inertia_check not in ("error", "warn", "off"):
+            raise ModelError(f"inertia_check must be 'error', 'warn' or 'off', got {inertia_check!r}")
+        self.inertia_check = inertia_check
         self.name = name
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
         self._bodies: list[dict] = [dict(name="world", joint_name="universe")]
@@ -174,7 +196,7 @@ class ModelBuilder:
             ixx, ixy, ixz, iyy, iyz, izz = inertia
             inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         mass = float(mass)
-        _check_inertia(name, mass, com, inertia)
+        _check_inertia(name, mass, com, inertia, self.inertia_check)
         if not np.isfinite(pitch):
             raise ModelError(f"joint {jname!r}: pitch must be finite")
         pbody, ppose = self._links[parent]
@@ -256,6 +278,9 @@ class ModelBuilder:
 
     def build(self) -> Model:
         bodies = self._bodies
+        frames = list(self._frames)
+        if not any(f[0] == "world" for f in frames):
+            frames.insert(0, ("world", 0, _IDENT8.copy()))
         get = lambda key, default: [b.get(key, default) for b in bodies]  # noqa: E731
         return pack_model(
             name=self.name,
@@ -272,9 +297,9 @@ class ModelBuilder:
             mimic_master=[-1] + [b["mimic"][0] for b in bodies[1:]],
             mimic_scale=[1.0] + [b["mimic"][1] for b in bodies[1:]],
             mimic_offset=[0.0] + [b["mimic"][2] for b in bodies[1:]],
-            frame_names=[f[0] for f in self._frames],
-            frame_body=[f[1] for f in self._frames],
-            frame_placement=np.array([f[2] for f in self._frames]).reshape(-1, 8),
+            frame_names=[f[0] for f in frames],
+            frame_body=[f[1] for f in frames],
+            frame_placement=np.array([f[2] for f in frames]).reshape(-1, 8),
             gravity=self.gravity,
             limits=[None] + [b["limits"] for b in bodies[1:]],
             constraints=self._constraints,

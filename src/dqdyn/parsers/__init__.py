@@ -1,0 +1,7 @@
+"""Model loaders: URDF files (:func:`load_urdf`, bundled models) and DH tables
+(:func:`serial_from_dh`)."""
+
+from .dh import dh_matrix, serial_from_dh
+from .urdf import bundled, bundled_models, load_bundled, load_urdf
+
+__all__ = ["load_urdf", "serial_from_dh", "dh_matrix", "bundled", "bundled_models", "load_bundled"]
