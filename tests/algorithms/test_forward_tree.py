@@ -146,3 +146,52 @@ def test_structured_inertia_transform_equals_dense_product():
         transform_inertia_to_parent(x, P, a, np.empty((4, 3, 3)))
         transform_inertia_to_parent_dense(x, P, b, np.empty(6), np.empty(6))
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def _dense(m, pm, pd, q, v):
+    qp, T = q_to_pin(m, pm, q), v_transform(m, pm, q)
+    Mp, bp = _pin_dyn(m, pm, pd, qp, T @ v)
+    return T.T @ Mp @ T, T.T @ (bp + Mp @ tdot_v(m, pm, q, v))
+
+
+def test_constrained_aba_equals_kkt(tree):
+    from dqdyn.algorithms.forward import constrained_aba
+
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(5)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, tau = rng.normal(size=(2, m.nv))
+    M, bias = _dense(m, pm, pd, q, v)
+    A = rng.normal(size=(3, m.nv))
+    b = rng.normal(size=3)
+    qdd, lam = constrained_aba(m, q, v, tau, A, b)
+    K = np.block([[M, -A.T], [A, np.zeros((3, 3))]])
+    sol = np.linalg.solve(K, np.r_[tau - bias, b])
+    np.testing.assert_allclose(qdd, sol[:m.nv], rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(lam, sol[m.nv:], rtol=1e-8, atol=1e-8)
+    # a duplicated (redundant) row changes nothing; an inconsistent pair is refused
+    q2, _ = constrained_aba(m, q, v, tau, np.vstack([A, A[:1]]), np.r_[b, b[:1]])
+    np.testing.assert_allclose(q2, qdd, atol=1e-8)
+    with pytest.raises(errors.InfeasibleError, match="inconsistent"):
+        constrained_aba(m, q, v, tau, np.vstack([A, A[:1]]), np.r_[b, b[0] + 1.0])
+
+
+def test_constrained_hybrid_equals_dense(tree):
+    from dqdyn.algorithms.forward import constrained_hybrid_dynamics
+
+    m, pm = tree
+    pd = pm.createData()
+    rng = np.random.default_rng(6)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a, tau = rng.normal(size=(3, m.nv))
+    M, bias = _dense(m, pm, pd, q, v)
+    P = np.zeros(m.nv, bool)
+    P[:4] = True
+    A = rng.normal(size=(2, m.nv))
+    b = rng.normal(size=2)
+    qdd, tout, lam = constrained_hybrid_dynamics(m, q, v, a, tau, P, A, b)
+    np.testing.assert_allclose(qdd[P], a[P])
+    np.testing.assert_allclose(A @ qdd, b, atol=1e-9)
+    # every DoF: M q̈ + b = τ + Aᵀ λ
+    np.testing.assert_allclose(M @ qdd + bias, np.where(P, tout, tau) + A.T @ lam, atol=1e-8 * (1 + np.abs(tout).max()))
