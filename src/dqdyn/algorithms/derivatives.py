@@ -68,7 +68,7 @@ from ._common import (
     first_bad,
     raise_status,
 )
-from .forward import aba, body_inertia6, mass_matrix_inverse, matvec6
+from .forward import aba, body_inertia6, matvec6
 
 njit = nb.njit(cache=True)
 pjit = nb.njit(cache=True, parallel=True)
@@ -364,16 +364,19 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
 def aba_derivatives(model: Model, q, v, tau, fext=None):
     """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)`` of forward dynamics, each (..., nv, nv).
 
-    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = aba(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (the inverse is
-    computed by articulated-body solves, never by inverting ``M``).
+    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = aba(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M = ∂τ/∂q̈`` comes
+    out of the same derivative sweep; its Cholesky factor gives ``M⁻¹``).
     """
     _no_mimic(model, "aba_derivatives")
     qdd = aba(model, q, v, tau, fext=fext)
     dq, dv, M = rnea_derivatives(model, q, v, qdd, fext=fext)
     try:
-        Minv = mass_matrix_inverse(model, np.broadcast_to(np.asarray(q, float), qdd.shape[:-1] + (model.nq,)))
-    except SingularError:
-        raise
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise SingularError("aba_derivatives: the mass matrix is singular at this configuration") from None
+    eye = np.broadcast_to(np.eye(model.nv), M.shape)
+    Linv = np.linalg.solve(L, eye)
+    Minv = np.swapaxes(Linv, -1, -2) @ Linv
     return -Minv @ dq, -Minv @ dv, Minv
 
 

@@ -641,29 +641,150 @@ def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
     return out.T
 
 
-def mass_matrix_inverse(model: Model, q) -> np.ndarray:
-    """``M(q)⁻¹`` (..., nv, nv) from ``nv`` articulated-body solves, without forming ``M``.
+@njit
+def minv_kernel(mi, mf, q, Minv):
+    """``M(q)⁻¹`` without forming ``M``: one articulated-inertia sweep (q only), then per column
+    ``e_c`` a backward sweep along the path of DoF ``c`` and a forward sweep (seed 002 §3.2's
+    "simplified ABA" with the articulated quantities shared by all columns)."""
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    nb1 = mi.shape[0]
+    nv = Minv.shape[0]
+    xl = np.empty((nb1, 8))
+    Ih = np.zeros((nb1, 6, 6))
+    U = np.zeros((nb1, 6, 6))
+    Lc = np.zeros((nb1, 6, 6))
+    Bh = np.zeros((nb1, 6))
+    A = np.zeros((nb1, 6))
+    uu = np.zeros((nb1, 6))
+    xj = np.empty(8)
+    s = np.empty(6)
+    t = np.empty(6)
+    col = np.empty(6)
+    sol = np.empty(6)
+    Dm = np.empty((6, 6))
+    Isc = np.empty((6, 6))
+    scr = np.empty((4, 3, 3))
+    # ---------------------------------------------------------------- articulated inertias
+    for i in range(1, nb1):
+        jt = mi[i, MI_JTYPE]
+        joint_transform(jt, mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ],
+                        mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl[i])
+        body_inertia6(mf, i, Ih[i])
+    for i in range(nb1 - 1, 0, -1):
+        jt = mi[i, MI_JTYPE]
+        nvj = joint_nv(jt)
+        ax = mf[i, MF_AXIS : MF_AXIS + 3]
+        for a in range(nvj):
+            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
+            matvec6(Ih[i], s, col)
+            for r in range(6):
+                U[i, r, a] = col[r]
+        for a in range(nvj):
+            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
+            for b in range(nvj):
+                Dm[a, b] = power6(s, U[i, :, b])
+        if not chol_factor(Dm, nvj, Lc[i]):
+            return SINGULAR + i
+        p = mi[i, MI_PARENT]
+        if p > 0:
+            for r in range(6):
+                for c in range(6):
+                    Isc[r, c] = Ih[i, r, c]
+            for c in range(6):
+                cc = c + 3 if c < 3 else c - 3
+                for a in range(nvj):
+                    t[a] = U[i, cc, a]
+                chol_solve(Lc[i], nvj, t, sol)
+                for r in range(6):
+                    acc = 0.0
+                    for a in range(nvj):
+                        acc += U[i, r, a] * sol[a]
+                    Isc[r, c] -= acc
+            transform_inertia_to_parent(xl[i], Isc, Ih[p], scr)
+    # ---------------------------------------------------------------- one column per DoF
+    for j in range(1, nb1):
+        jt = mi[j, MI_JTYPE]
+        for k in range(joint_nv(jt)):
+            c = mi[j, MI_IV] + k
+            # backward along the path j → root: u = τ − ⟨S, B̂⟩, β = B̂ + U Ψ u
+            for i in range(nb1):
+                for r in range(6):
+                    Bh[i, r] = 0.0
+                    uu[i, r] = 0.0
+            i = j
+            while i > 0:
+                ti = mi[i, MI_JTYPE]
+                nvi = joint_nv(ti)
+                axi = mf[i, MF_AXIS : MF_AXIS + 3]
+                for a in range(nvi):
+                    joint_column(ti, axi, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
+                    uu[i, a] = (1.0 if (i == j and a == k) else 0.0) - power6(s, Bh[i])
+                chol_solve(Lc[i], nvi, uu[i], sol)
+                for r in range(6):
+                    acc = Bh[i, r]
+                    for a in range(nvi):
+                        acc += U[i, r, a] * sol[a]
+                    t[r] = acc
+                p = mi[i, MI_PARENT]
+                if p > 0:
+                    ad6(xl[i], t, col)
+                    for r in range(6):
+                        Bh[p, r] += col[r]
+                i = p
+            # forward over every body: q̈ = Ψ (u − ⟨S, Î a'⟩),  a = a' + S q̈
+            for i in range(1, nb1):
+                ti = mi[i, MI_JTYPE]
+                nvi = joint_nv(ti)
+                axi = mf[i, MF_AXIS : MF_AXIS + 3]
+                ad6_inv(xl[i], A[mi[i, MI_PARENT]], A[i])
+                for a in range(nvi):
+                    # ⟨S_a, Î a'⟩ = (P U_a)ᵀ a'  (U = Î S)
+                    pu = (U[i, 3, a] * A[i, 0] + U[i, 4, a] * A[i, 1] + U[i, 5, a] * A[i, 2]
+                          + U[i, 0, a] * A[i, 3] + U[i, 1, a] * A[i, 4] + U[i, 2, a] * A[i, 5])
+                    t[a] = uu[i, a] - pu
+                chol_solve(Lc[i], nvi, t, sol)
+                for a in range(nvi):
+                    joint_column(ti, axi, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
+                    for r in range(6):
+                        A[i, r] += s[r] * sol[a]
+                    Minv[mi[i, MI_IV] + a, c] = sol[a]
+    return OK
 
-    Column ``k`` is ``q̈`` for ``τ = e_k`` with gravity, velocity and external forces removed
-    (seed 002 §3.2, "simplified ABA calls").
+
+@pjit
+def minv_batch(mi, mf, Q, MINV, status):
+    for n in nb.prange(Q.shape[0]):
+        status[n] = minv_kernel(mi, mf, Q[n], MINV[n])
+
+
+def mass_matrix_inverse(model: Model, q) -> np.ndarray:
+    """``M(q)⁻¹`` (..., nv, nv) by articulated-body sweeps, without forming or inverting ``M``.
+
+    The articulated inertias are computed once; column ``c`` is then the ABA response to
+    ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified passes).
     """
     _reject_mimic(model, "mass_matrix_inverse")
-    Q, batch = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     nv = model.nv
+    if is_fast(q):
+        if q.shape[0] != model.nq:
+            as_vector(q, model.nq, "q", "the configuration, model.nq entries")
+        out = np.empty((nv, nv))
+        st = minv_kernel(model.mi, model.mf, q, out)
+        if st:
+            _raise(model, st)
+        return out
+    Q, batch = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     N = Q.shape[0]
-    Qr = np.ascontiguousarray(np.repeat(Q, nv, axis=0))
-    V0 = np.zeros((N * nv, nv))
-    T = np.ascontiguousarray(np.tile(np.eye(nv), (N, 1)))
-    QDD = np.empty((N * nv, nv))
-    status = np.zeros(N * nv, dtype=np.int64)
-    mf0 = model.mf.copy()
-    mf0[0, MF_GRAVITY : MF_GRAVITY + 3] = 0.0  # M⁻¹ columns: no gravity
-    aba_batch(model.mi, mf0, Qr, V0, T, QDD, status)
+    out = np.empty((N, nv, nv))
+    status = np.zeros(N, dtype=np.int64)
+    minv_batch(model.mi, model.mf, Q, out, status)
     st, row = first_bad(status)
     if st:
-        _raise(model, st, (row // nv) if N > 1 else None)
-    out = np.swapaxes(QDD.reshape(N, nv, nv), -1, -2)
-    return np.ascontiguousarray(out).reshape(batch + (nv, nv))
+        _raise(model, st, row if N > 1 else None)
+    return out.reshape(batch + (nv, nv))
 
 
 def constrained_aba(model: Model, q, v, tau, A, b, fext=None, *, rcond: float = 1e-10):
