@@ -23,7 +23,31 @@ from .algorithms.kinematics import (
     tangent_bracket,
     twist_jacobian,
 )
+from .algorithms.derivatives import (
+    aba_derivatives,
+    hybrid_dynamics_derivatives,
+    inertial_parameters,
+    joint_torque_regressor,
+    rnea_derivatives,
+)
+from .algorithms.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
+from .algorithms.forward import (
+    aba,
+    constrained_aba,
+    constrained_hybrid_dynamics,
+    hybrid_dynamics,
+    mass_matrix_inverse,
+)
+from .algorithms.lagrange import (
+    coriolis_matrix,
+    gravity,
+    mass_matrix,
+    nonlinear_effects,
+    solve_mass_matrix,
+)
+from .algorithms.newton_euler import NewtonEulerResult, newton_euler, rnea
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
+from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 
 __version__ = "0.1.0"
 
@@ -51,4 +75,31 @@ __all__ = [
     "normalize_configuration",
     "random_configuration",
     "tangent_bracket",
+    "load_urdf",
+    "load_bundled",
+    "bundled",
+    "bundled_models",
+    "serial_from_dh",
+    "rnea",
+    "newton_euler",
+    "NewtonEulerResult",
+    "gravity",
+    "nonlinear_effects",
+    "mass_matrix",
+    "coriolis_matrix",
+    "solve_mass_matrix",
+    "mass_matrix_inverse",
+    "aba",
+    "hybrid_dynamics",
+    "constrained_aba",
+    "constrained_hybrid_dynamics",
+    "rnea_derivatives",
+    "aba_derivatives",
+    "hybrid_dynamics_derivatives",
+    "joint_torque_regressor",
+    "inertial_parameters",
+    "kinetic_energy",
+    "potential_energy",
+    "mechanical_energy",
+    "center_of_mass",
 ]

@@ -1,0 +1,679 @@
+"""Inverse dynamics: the dual quaternion Newton–Euler algorithm (dqNE), compiled.
+
+The recursion is the one of seed 000 (Silva, Quiroz-Omaña, Adorno 2022) §3, eqs. (16)–(30),
+and of seed 003 (Silva's thesis) §4.2, Algorithms 4.1–4.4, extended to trees by thesis
+eqs. (4.38)–(4.39) and to every joint type by the power pairing of the joint wrench with the
+joint's motion axes (digest §1.4.6, "general rule").  Each body ``i`` carries a CoM frame
+``F_{c_i}`` (body axes, origin at the CoM); ``λ = λ(i)`` is its parent, ``F_{J_i}`` the frame
+of joint ``i`` (fixed in the parent: the papers' ``F_{j_{i−1}}``, in which the joint axis is
+constant).
+
+Forward recursion, ``i = 1 … n`` (``ξ_{0,c_0} = ξ̇_{0,c_0} = 0``, ``g^{c_0} = g``)::
+
+    x_{c_i}^{c_λ} = x_{c_λ}^{λ*} · x_{J_i}^{λ} · x_J(q_i) · x_{c_i}^{i}                 (P:L223)
+    ξ_J          = Ad(x_i^{c_i}) (S_i v_i)                 joint twist at the CoM (Table 1)
+    ξ_i          = Ad(x_{c_λ}^{c_i}) ξ_λ + ξ_J                                          (19)
+    ξ̇_i          = Ad(x_{c_λ}^{c_i}) ξ̇_λ + Ad(x_i^{c_i}) (S_i a_i + Ṡ_i v_i)
+                   + ξ_{c_i,c_λ}^{c_i} × Ad(x_{c_λ}^{c_i}) ξ_λ,                       (20)
+                   with ξ_{c_i,c_λ}^{c_i} = −ξ_J                                        (21)
+    g^{c_i}      = Ad(r_{c_λ}^{c_i}) g^{c_λ}                gravity in F_{c_i}
+
+Backward recursion, ``i = n … 1`` (``ζ_i`` starts at zero; children add into their parent)::
+
+    f_i  = m_i (D(ξ̇_i) + P(ξ_i) × D(ξ_i))                                             (25)
+    τ_i  = L3(𝕀_i) P(ξ̇_i) + P(ξ_i) × L3(𝕀_i) P(ξ_i)                                   (26)
+    ζ_i += f_i + ε τ_i − m_i g^{c_i} − Ad(x_i^{c_i}) ζ_i^ext                            (24)
+    Q_k  = ⟨Ad(x_i^{c_i}) S_{i,k}, ζ_i⟩   (power pairing ⟨ω,τ⟩ + ⟨v,f⟩)                 (30)
+    ζ_λ += Ad(x_{c_i}^{c_λ}) ζ_i                                              (29), (4.39)
+
+``ζ_i`` is the wrench that joint ``i`` transmits to body ``i`` (the subtree's total), at the CoM
+of body ``i`` in its axes; the papers' joint wrench is ``Γ_i = ζ_{0,i}^{i−1} = Ad(x_{c_i}^{J_i})
+ζ_i`` (eq. 29 written from joint frame to joint frame), which :func:`newton_euler` returns.
+The projection (30) is the same in either frame because the power pairing is invariant under
+``Ad``.  ``Ṡ v`` is non-zero only for the planar joint (whose body-frame axes turn with φ).
+
+Conventions (README "Conventions"): twists vec6 ``[ω, v]``, wrenches vec6 ``[f, τ]``; ``v`` and
+``a`` follow the joint layouts of :mod:`dqdyn.multibody.joints` (free joint: body twist and its
+time derivative; planar: ``(ẋ, ẏ, φ̇)``).  External wrenches ``fext`` (..., nbodies+1, 6) are
+applied **to** body ``i`` by the environment, as ``[f, τ]`` expressed in the body frame ``F_i``
+at its origin (Pinocchio's ``fext`` convention; row 0, the world, is ignored); they enter
+``τ = … − Jᵀ fext``.
+
+Mimic joints (``nv = 0``) read their master's velocity and acceleration scaled, and their
+projections are added (scaled) into the master's entry of ``τ``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+import math
+
+from ..algebra._core import ad6, dq_mul, jit, pose_translation, power6
+from ..errors import ShapeError
+from ..multibody.joints import (
+    HELICAL,
+    PLANAR,
+    PRISMATIC,
+    REVOLUTE,
+    joint_column,
+    joint_nv,
+    joint_transform,
+    joint_velocity,
+    joint_velocity_bias,
+)
+from ..multibody.model import (
+    MF_AXIS,
+    MF_COM,
+    MF_INERTIA,
+    MF_MASS,
+    MF_OFFSET,
+    MF_PITCH,
+    MF_PLACEMENT,
+    MF_SCALE,
+    MI_IQ,
+    MI_IV,
+    MI_JTYPE,
+    MI_PARENT,
+    Model,
+)
+from ._common import (
+    BAD_A_FINITE,
+    BAD_FEXT_FINITE,
+    BAD_V_FINITE,
+    F64,
+    OK,
+    as_vector_batch,
+    broadcast_batch,
+    check_finite,
+    check_q,
+    first_bad,
+    raise_status,
+)
+
+njit = nb.njit(cache=True)
+pjit = nb.njit(cache=True, parallel=True)
+
+# workspace columns, one row per body (plus NSCRATCH scratch rows at the end)
+W_R = 0  # matrix of Ad(r), r the rotation of x_{c_i}^{c_λ} (9, row-major: F_{c_i} → F_{c_λ})
+W_P = 9  # position of c_i in F_{c_λ}: the translation of x_{c_i}^{c_λ} (3)
+W_XI = 12  # ξ_{0,c_i}^{c_i}: CoM twist (6)
+W_XID = 18  # ξ̇_{0,c_i}^{c_i}: its time derivative (6)
+W_ZETA = 24  # ζ_i: wrench transmitted by joint i, at the CoM of body i, in F_{c_i} (6)
+W_G = 30  # g^{c_i}: gravity in F_{c_i} (3)
+W_COLS = 33
+NSCRATCH = 1
+
+_EMPTY1 = np.empty(0)
+_EMPTY2 = np.empty((0, 6))
+
+# The kernels below index the model tables and the workspace directly (``ws[i, W_XI + k]``)
+# instead of slicing rows: in numba every slice is a new array object with reference counting,
+# which costs more than the arithmetic of a body.  The generic joint helpers of
+# :mod:`dqdyn.multibody.joints` are used, on scratch arrays, for the joint types that have no
+# inline case here (cylindrical, planar, spherical, free).
+
+
+# =============================================================================== helpers
+@jit
+def com_pose(xl, ca, cb, out):
+    """``out = T(−ca) · xl · T(cb)``, ``T(c) = 1 + ε ½ c`` (a pure translation).
+
+    With ``xl = x_i^λ``, ``ca = c_λ`` and ``cb = c_i`` this is ``x_{c_i}^{c_λ}`` (P:L223):
+    only the dual part changes, ``D' = D − ½ ca r + ½ r cb``.
+    """
+    r0, r1, r2, r3 = xl[0], xl[1], xl[2], xl[3]
+    ax, ay, az = 0.5 * ca[0], 0.5 * ca[1], 0.5 * ca[2]
+    bx, by, bz = 0.5 * cb[0], 0.5 * cb[1], 0.5 * cb[2]
+    out[0], out[1], out[2], out[3] = r0, r1, r2, r3
+    # −(0, a) r  +  r (0, b)
+    out[4] = xl[4] + (ax * r1 + ay * r2 + az * r3) - (r1 * bx + r2 * by + r3 * bz)
+    out[5] = xl[5] - (r0 * ax + (ay * r3 - az * r2)) + (r0 * bx + (r2 * bz - r3 * by))
+    out[6] = xl[6] - (r0 * ay + (az * r1 - ax * r3)) + (r0 * by + (r3 * bx - r1 * bz))
+    out[7] = xl[7] - (r0 * az + (ax * r2 - ay * r1)) + (r0 * bz + (r1 * by - r2 * bx))
+
+
+@jit
+def rotation_matrix(r0, r1, r2, r3, R, i, o):
+    """``R[i, o:o+9]`` (row-major): the matrix of the map ``a ↦ r a r*`` (``Ad(r)``, unit ``r``)."""
+    x2, y2, z2 = 2.0 * r1, 2.0 * r2, 2.0 * r3
+    xx, yy, zz = r1 * x2, r2 * y2, r3 * z2
+    xy, xz, yz = r1 * y2, r1 * z2, r2 * z2
+    wx, wy, wz = r0 * x2, r0 * y2, r0 * z2
+    R[i, o] = 1.0 - (yy + zz)
+    R[i, o + 1] = xy - wz
+    R[i, o + 2] = xz + wy
+    R[i, o + 3] = xy + wz
+    R[i, o + 4] = 1.0 - (xx + zz)
+    R[i, o + 5] = yz - wx
+    R[i, o + 6] = xz - wy
+    R[i, o + 7] = yz + wx
+    R[i, o + 8] = 1.0 - (xx + yy)
+
+
+@jit
+def joint_pose(mi, mf, i, q, ax, xj, xl):
+    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19) as ``(r0, r1, r2, r3, t0, t1, t2)``:
+    its rotation quaternion and translation (in F_λ).  ``ax`` (3), ``xj``, ``xl`` (8): scratch.
+
+    Revolute, prismatic and helical joints are written out (``x_J`` is a rotation about and/or
+    a translation along an axis through the joint origin); the others use the generic
+    :func:`~dqdyn.multibody.joints.joint_transform` and a dual quaternion product.
+    """
+    jt = mi[i, MI_JTYPE]
+    P0, P1, P2, P3 = mf[i, 0], mf[i, 1], mf[i, 2], mf[i, 3]
+    D0, D1, D2, D3 = mf[i, 4], mf[i, 5], mf[i, 6], mf[i, 7]
+    # translation of the placement: t = 2 D P*
+    t0 = 2.0 * (-D0 * P1 + D1 * P0 - D2 * P3 + D3 * P2)
+    t1 = 2.0 * (-D0 * P2 + D1 * P3 + D2 * P0 - D3 * P1)
+    t2 = 2.0 * (-D0 * P3 - D1 * P2 + D2 * P1 + D3 * P0)
+    if jt == REVOLUTE or jt == PRISMATIC or jt == HELICAL:
+        th = mf[i, MF_SCALE] * q[mi[i, MI_IQ]] + mf[i, MF_OFFSET]
+        a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+        if jt == PRISMATIC:
+            d = th
+            r0, r1, r2, r3 = P0, P1, P2, P3
+        else:
+            d = mf[i, MF_PITCH] * th
+            h = 0.5 * th
+            sn = math.sin(h)
+            b0 = math.cos(h)
+            b1, b2, b3 = sn * a0, sn * a1, sn * a2
+            r0 = P0 * b0 - P1 * b1 - P2 * b2 - P3 * b3
+            r1 = P0 * b1 + P1 * b0 + P2 * b3 - P3 * b2
+            r2 = P0 * b2 - P1 * b3 + P2 * b0 + P3 * b1
+            r3 = P0 * b3 + P1 * b2 - P2 * b1 + P3 * b0
+        if jt != REVOLUTE:
+            # + Ad(P) (d axis): the joint's translation along its axis, in F_λ
+            vx, vy, vz = d * a0, d * a1, d * a2
+            tx = 2.0 * (P2 * vz - P3 * vy)
+            ty = 2.0 * (P3 * vx - P1 * vz)
+            tz = 2.0 * (P1 * vy - P2 * vx)
+            t0 += vx + P0 * tx + (P2 * tz - P3 * ty)
+            t1 += vy + P0 * ty + (P3 * tx - P1 * tz)
+            t2 += vz + P0 * tz + (P1 * ty - P2 * tx)
+        return r0, r1, r2, r3, t0, t1, t2
+    ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+    joint_transform(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], mf[i, MF_SCALE],
+                    mf[i, MF_OFFSET], xj)
+    for k in range(8):
+        xl[k] = mf[i, k]
+    dq_mul(xl, xj, xj)  # (dq_mul reads both inputs before writing)
+    r0, r1, r2, r3 = xj[0], xj[1], xj[2], xj[3]
+    D0, D1, D2, D3 = xj[4], xj[5], xj[6], xj[7]
+    t0 = 2.0 * (-D0 * r1 + D1 * r0 - D2 * r3 + D3 * r2)
+    t1 = 2.0 * (-D0 * r2 + D1 * r3 + D2 * r0 - D3 * r1)
+    t2 = 2.0 * (-D0 * r3 - D1 * r2 + D2 * r1 + D3 * r0)
+    return r0, r1, r2, r3, t0, t1, t2
+
+
+@jit
+def joint_twist(mi, mf, i, q, x, ax, out):
+    """``out = Ad(x_i^{c_i}) (S_i(q) x_i)``: the joint twist (``x = v``) or its ``S a`` part
+    (``x = a``) moved to the CoM of body ``i`` (seed 000 Table 1); mimic joints scale."""
+    jt = mi[i, MI_JTYPE]
+    if jt == REVOLUTE or jt == PRISMATIC or jt == HELICAL:
+        w = mf[i, MF_SCALE] * x[mi[i, MI_IV]]
+        a0, a1, a2 = w * mf[i, MF_AXIS], w * mf[i, MF_AXIS + 1], w * mf[i, MF_AXIS + 2]
+        if jt == PRISMATIC:
+            out[0] = out[1] = out[2] = 0.0
+            out[3], out[4], out[5] = a0, a1, a2
+            return
+        h = mf[i, MF_PITCH] if jt == HELICAL else 0.0
+        out[0], out[1], out[2] = a0, a1, a2
+        out[3], out[4], out[5] = h * a0, h * a1, h * a2
+    else:
+        ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+        joint_velocity(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], x, mi[i, MI_IV],
+                       mf[i, MF_SCALE], out)
+    # to the CoM: b += a × c
+    cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+    a0, a1, a2 = out[0], out[1], out[2]
+    out[3] += a1 * cz - a2 * cy
+    out[4] += a2 * cx - a0 * cz
+    out[5] += a0 * cy - a1 * cx
+
+
+@jit
+def ne_forward(mi, mf, g, q, v, a, ws, sc):
+    """Forward recursion (eqs. 19–21): CoM poses, twists, twist derivatives, gravity per body.
+
+    ``v`` / ``a`` of length 0 mean zero velocity / acceleration; ``sc``: scratch (≥ 31).
+    Zeroes the wrench column.
+    """
+    nb1 = mi.shape[0]
+    has_v = v.shape[0] > 0
+    has_a = a.shape[0] > 0
+    xj = sc[0:8]
+    xl = sc[8:16]
+    sj = sc[16:22]  # ξ_J
+    sd = sc[22:28]
+    ax = sc[28:31]
+    for k in range(W_COLS):
+        ws[0, k] = 0.0
+    ws[0, W_G] = g[0]
+    ws[0, W_G + 1] = g[1]
+    ws[0, W_G + 2] = g[2]
+    for i in range(1, nb1):
+        lam = mi[i, MI_PARENT]
+        # x_{c_i}^{c_λ} = x_{c_λ}^{λ*} x_J^λ x_J(q) x_{c_i}^i     (P:L223), as (R, p)
+        r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, ax, xj, xl)
+        rotation_matrix(r0, r1, r2, r3, ws, i, W_R)
+        R0, R1, R2 = ws[i, W_R], ws[i, W_R + 1], ws[i, W_R + 2]
+        R3, R4, R5 = ws[i, W_R + 3], ws[i, W_R + 4], ws[i, W_R + 5]
+        R6, R7, R8 = ws[i, W_R + 6], ws[i, W_R + 7], ws[i, W_R + 8]
+        cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+        p0 = t0 + R0 * cx + R1 * cy + R2 * cz - mf[lam, MF_COM]
+        p1 = t1 + R3 * cx + R4 * cy + R5 * cz - mf[lam, MF_COM + 1]
+        p2 = t2 + R6 * cx + R7 * cy + R8 * cz - mf[lam, MF_COM + 2]
+        ws[i, W_P], ws[i, W_P + 1], ws[i, W_P + 2] = p0, p1, p2
+        # g^{c_i} = Ad(r_{c_λ}^{c_i}) g^{c_λ} = Rᵀ g^{c_λ}
+        g0, g1, g2 = ws[lam, W_G], ws[lam, W_G + 1], ws[lam, W_G + 2]
+        ws[i, W_G] = R0 * g0 + R3 * g1 + R6 * g2
+        ws[i, W_G + 1] = R1 * g0 + R4 * g1 + R7 * g2
+        ws[i, W_G + 2] = R2 * g0 + R5 * g1 + R8 * g2
+        # eq. (20), first term: Ad(x_{c_λ}^{c_i}) ξ̇_λ = Rᵀ a + ε Rᵀ (b − p × a)   (eq. 3)
+        e0, e1, e2 = ws[lam, W_XID], ws[lam, W_XID + 1], ws[lam, W_XID + 2]
+        f0 = ws[lam, W_XID + 3] - (p1 * e2 - p2 * e1)
+        f1 = ws[lam, W_XID + 4] - (p2 * e0 - p0 * e2)
+        f2 = ws[lam, W_XID + 5] - (p0 * e1 - p1 * e0)
+        d0 = R0 * e0 + R3 * e1 + R6 * e2
+        d1 = R1 * e0 + R4 * e1 + R7 * e2
+        d2 = R2 * e0 + R5 * e1 + R8 * e2
+        d3 = R0 * f0 + R3 * f1 + R6 * f2
+        d4 = R1 * f0 + R4 * f1 + R7 * f2
+        d5 = R2 * f0 + R5 * f1 + R8 * f2
+        if has_a:
+            # + Ad(x_i^{c_i}) (S a): the joint's twist derivative (Table 1)
+            joint_twist(mi, mf, i, q, a, ax, sd)
+            d0 += sd[0]
+            d1 += sd[1]
+            d2 += sd[2]
+            d3 += sd[3]
+            d4 += sd[4]
+            d5 += sd[5]
+        if has_v:
+            # eq. (19): ξ_i = Ad(x_{c_λ}^{c_i}) ξ_λ + ξ_J,  ξ_J = Ad(x_i^{c_i}) S v
+            e0, e1, e2 = ws[lam, W_XI], ws[lam, W_XI + 1], ws[lam, W_XI + 2]
+            f0 = ws[lam, W_XI + 3] - (p1 * e2 - p2 * e1)
+            f1 = ws[lam, W_XI + 4] - (p2 * e0 - p0 * e2)
+            f2 = ws[lam, W_XI + 5] - (p0 * e1 - p1 * e0)
+            A0 = R0 * e0 + R3 * e1 + R6 * e2
+            A1 = R1 * e0 + R4 * e1 + R7 * e2
+            A2 = R2 * e0 + R5 * e1 + R8 * e2
+            A3 = R0 * f0 + R3 * f1 + R6 * f2
+            A4 = R1 * f0 + R4 * f1 + R7 * f2
+            A5 = R2 * f0 + R5 * f1 + R8 * f2
+            joint_twist(mi, mf, i, q, v, ax, sj)
+            s0, s1, s2, s3, s4, s5 = sj[0], sj[1], sj[2], sj[3], sj[4], sj[5]
+            ws[i, W_XI] = A0 + s0
+            ws[i, W_XI + 1] = A1 + s1
+            ws[i, W_XI + 2] = A2 + s2
+            ws[i, W_XI + 3] = A3 + s3
+            ws[i, W_XI + 4] = A4 + s4
+            ws[i, W_XI + 5] = A5 + s5
+            # eqs. (20)–(21): + ξ_{c_i,c_λ}^{c_i} × (Ad ξ_λ) = −ξ_J × A = A × ξ_J  (eq. 8)
+            d0 += A1 * s2 - A2 * s1
+            d1 += A2 * s0 - A0 * s2
+            d2 += A0 * s1 - A1 * s0
+            d3 += (A1 * s5 - A2 * s4) + (A4 * s2 - A5 * s1)
+            d4 += (A2 * s3 - A0 * s5) + (A5 * s0 - A3 * s2)
+            d5 += (A0 * s4 - A1 * s3) + (A3 * s1 - A4 * s0)
+            jt = mi[i, MI_JTYPE]
+            if jt == PLANAR:
+                # + Ad(x_i^{c_i}) (Ṡ v): the planar joint's body-frame axes turn with φ
+                joint_velocity_bias(jt, q, mi[i, MI_IQ], v, mi[i, MI_IV], sd)
+                d3 += sd[3] + (sd[1] * cz - sd[2] * cy)
+                d4 += sd[4] + (sd[2] * cx - sd[0] * cz)
+                d5 += sd[5] + (sd[0] * cy - sd[1] * cx)
+        else:
+            for k in range(6):
+                ws[i, W_XI + k] = 0.0
+        ws[i, W_XID] = d0
+        ws[i, W_XID + 1] = d1
+        ws[i, W_XID + 2] = d2
+        ws[i, W_XID + 3] = d3
+        ws[i, W_XID + 4] = d4
+        ws[i, W_XID + 5] = d5
+    for i in range(nb1):
+        for k in range(6):
+            ws[i, W_ZETA + k] = 0.0
+
+
+@jit
+def ne_backward(mi, mf, q, fext, ws, tau, sc):
+    """Backward recursion (eqs. 24–30, 4.39) and projection onto the joint axes into ``tau``
+    (which must be zeroed).  ``fext`` with 0 rows means no external wrenches."""
+    nb1 = mi.shape[0]
+    has_f = fext.shape[0] > 0
+    col = sc[0:6]
+    ax = sc[28:31]
+    for i in range(nb1 - 1, 0, -1):
+        m = mf[i, MF_MASS]
+        cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+        w0, w1, w2 = ws[i, W_XI], ws[i, W_XI + 1], ws[i, W_XI + 2]  # P(ξ) = ω
+        u0, u1, u2 = ws[i, W_XI + 3], ws[i, W_XI + 4], ws[i, W_XI + 5]  # D(ξ): CoM velocity
+        e0, e1, e2 = ws[i, W_XID], ws[i, W_XID + 1], ws[i, W_XID + 2]  # P(ξ̇)
+        # eq. (25) and the gravity term of eq. (24): f = m (D(ξ̇) + P(ξ) × D(ξ)) − m g^{c_i}
+        z0 = ws[i, W_ZETA] + m * (ws[i, W_XID + 3] + (w1 * u2 - w2 * u1) - ws[i, W_G])
+        z1 = ws[i, W_ZETA + 1] + m * (ws[i, W_XID + 4] + (w2 * u0 - w0 * u2) - ws[i, W_G + 1])
+        z2 = ws[i, W_ZETA + 2] + m * (ws[i, W_XID + 5] + (w0 * u1 - w1 * u0) - ws[i, W_G + 2])
+        # eq. (26): τ = L3(𝕀) P(ξ̇) + P(ξ) × L3(𝕀) P(ξ)    (rows of Ī, seed 000 eq. 12)
+        I0, I1, I2 = mf[i, MF_INERTIA], mf[i, MF_INERTIA + 1], mf[i, MF_INERTIA + 2]
+        I3, I4, I5 = mf[i, MF_INERTIA + 3], mf[i, MF_INERTIA + 4], mf[i, MF_INERTIA + 5]
+        I6, I7, I8 = mf[i, MF_INERTIA + 6], mf[i, MF_INERTIA + 7], mf[i, MF_INERTIA + 8]
+        l0 = I0 * w0 + I1 * w1 + I2 * w2
+        l1 = I3 * w0 + I4 * w1 + I5 * w2
+        l2 = I6 * w0 + I7 * w1 + I8 * w2
+        z3 = ws[i, W_ZETA + 3] + I0 * e0 + I1 * e1 + I2 * e2 + (w1 * l2 - w2 * l1)
+        z4 = ws[i, W_ZETA + 4] + I3 * e0 + I4 * e1 + I5 * e2 + (w2 * l0 - w0 * l2)
+        z5 = ws[i, W_ZETA + 5] + I6 * e0 + I7 * e1 + I8 * e2 + (w0 * l1 - w1 * l0)
+        if has_f:
+            # − Ad(x_i^{c_i}) ζ^ext = −(f + ε (τ − c × f))
+            f0, f1, f2 = fext[i, 0], fext[i, 1], fext[i, 2]
+            z0 -= f0
+            z1 -= f1
+            z2 -= f2
+            z3 -= fext[i, 3] - (cy * f2 - cz * f1)
+            z4 -= fext[i, 4] - (cz * f0 - cx * f2)
+            z5 -= fext[i, 5] - (cx * f1 - cy * f0)
+        ws[i, W_ZETA], ws[i, W_ZETA + 1], ws[i, W_ZETA + 2] = z0, z1, z2
+        ws[i, W_ZETA + 3], ws[i, W_ZETA + 4], ws[i, W_ZETA + 5] = z3, z4, z5
+        # eq. (30), every joint type: Q_k = ⟨Ad(x_i^{c_i}) S_k, ζ_i⟩ (power pairing)
+        jt = mi[i, MI_JTYPE]
+        iv = mi[i, MI_IV]
+        scale = mf[i, MF_SCALE]
+        if jt == REVOLUTE or jt == PRISMATIC or jt == HELICAL:
+            a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+            if jt == PRISMATIC:
+                tau[iv] += scale * (a0 * z0 + a1 * z1 + a2 * z2)
+            else:
+                # ⟨l, τ⟩ + ⟨l × c + h l, f⟩
+                b0 = a1 * cz - a2 * cy
+                b1 = a2 * cx - a0 * cz
+                b2 = a0 * cy - a1 * cx
+                if jt == HELICAL:
+                    h = mf[i, MF_PITCH]
+                    b0 += h * a0
+                    b1 += h * a1
+                    b2 += h * a2
+                tau[iv] += scale * (a0 * z3 + a1 * z4 + a2 * z5 + b0 * z0 + b1 * z1 + b2 * z2)
+        else:
+            ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+            for k in range(joint_nv(jt)):
+                joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, col)
+                c0, c1, c2 = col[0], col[1], col[2]
+                col[3] += c1 * cz - c2 * cy
+                col[4] += c2 * cx - c0 * cz
+                col[5] += c0 * cy - c1 * cx
+                tau[iv + k] += scale * (c0 * z3 + c1 * z4 + c2 * z5 + col[3] * z0
+                                        + col[4] * z1 + col[5] * z2)
+        # eq. (29) / (4.39): ζ_λ += Ad(x_{c_i}^{c_λ}) ζ_i = R f + ε (R τ + p × R f)
+        lam = mi[i, MI_PARENT]
+        R0, R1, R2 = ws[i, W_R], ws[i, W_R + 1], ws[i, W_R + 2]
+        R3, R4, R5 = ws[i, W_R + 3], ws[i, W_R + 4], ws[i, W_R + 5]
+        R6, R7, R8 = ws[i, W_R + 6], ws[i, W_R + 7], ws[i, W_R + 8]
+        p0, p1, p2 = ws[i, W_P], ws[i, W_P + 1], ws[i, W_P + 2]
+        f0 = R0 * z0 + R1 * z1 + R2 * z2
+        f1 = R3 * z0 + R4 * z1 + R5 * z2
+        f2 = R6 * z0 + R7 * z1 + R8 * z2
+        ws[lam, W_ZETA] += f0
+        ws[lam, W_ZETA + 1] += f1
+        ws[lam, W_ZETA + 2] += f2
+        ws[lam, W_ZETA + 3] += R0 * z3 + R1 * z4 + R2 * z5 + (p1 * f2 - p2 * f1)
+        ws[lam, W_ZETA + 4] += R3 * z3 + R4 * z4 + R5 * z5 + (p2 * f0 - p0 * f2)
+        ws[lam, W_ZETA + 5] += R6 * z3 + R7 * z4 + R8 * z5 + (p0 * f1 - p1 * f0)
+
+
+@jit
+def check_fext(fext):
+    for i in range(fext.shape[0]):
+        for k in range(6):
+            x = fext[i, k]
+            if not (x - x == 0.0):
+                return BAD_FEXT_FINITE
+    return OK
+
+
+@jit
+def ne_check(mi, q, v, a, fext):
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    st = check_finite(v, BAD_V_FINITE)
+    if st != OK:
+        return st
+    st = check_finite(a, BAD_A_FINITE)
+    if st != OK:
+        return st
+    return check_fext(fext)
+
+
+@jit
+def ne_core(mi, mf, g, q, v, a, fext, ws, tau):
+    """dqNE (Alg. 4.1) for one state: ``tau`` (zeroed here) and the workspace ``ws``."""
+    st = ne_check(mi, q, v, a, fext)
+    if st != OK:
+        return st
+    sc = ws[mi.shape[0]]
+    ne_forward(mi, mf, g, q, v, a, ws, sc)
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
+    ne_backward(mi, mf, q, fext, ws, tau, sc)
+    return OK
+
+
+@jit
+def joint_frame_wrenches(mi, mf, q, ws, G):
+    """``G[i] = Γ_i = ζ_{0,i}^{J_i} = Ad(x_{c_i}^{J_i}) ζ_i`` (the papers' joint wrenches, eq. 29),
+    ``x_{c_i}^{J_i} = x_J(q_i) T(c_i)``; ``G[0]`` = the wrench the world transmits to the roots,
+    at the world origin in F_0."""
+    nb1 = mi.shape[0]
+    s = ws[nb1]
+    xj = s[0:8]
+    xc = s[8:16]
+    zero = s[16:19]
+    zero[0] = zero[1] = zero[2] = 0.0
+    for k in range(6):
+        G[0, k] = ws[0, W_ZETA + k]
+    for i in range(1, nb1):
+        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q,
+                        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+        com_pose(xj, zero, mf[i, MF_COM : MF_COM + 3], xc)
+        ad6(xc, ws[i, W_ZETA : W_ZETA + 6], G[i])
+
+
+# ------------------------------------------------------------------------ single-state kernels
+@njit
+def rnea_kernel(mi, mf, g, q, v, a, tau):
+    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
+    return ne_core(mi, mf, g, q, v, a, _EMPTY2, ws, tau)
+
+
+@njit
+def rnea_fext_kernel(mi, mf, g, q, v, a, fext, tau):
+    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
+    return ne_core(mi, mf, g, q, v, a, fext, ws, tau)
+
+
+@njit
+def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
+    st = ne_core(mi, mf, g, q, v, a, fext, ws, tau)
+    if st != OK:
+        return st
+    joint_frame_wrenches(mi, mf, q, ws, G)
+    return OK
+
+
+# ------------------------------------------------------------------------ batch drivers
+@pjit
+def rnea_batch(mi, mf, g, Q, V, A, F, TAU, status):
+    nb2 = mi.shape[0] + NSCRATCH
+    for n in nb.prange(Q.shape[0]):
+        ws = np.empty((nb2, W_COLS))
+        status[n] = ne_core(mi, mf, g, Q[n], V[n if V.shape[0] > 1 else 0],
+                            A[n if A.shape[0] > 1 else 0], F[n if F.shape[0] > 1 else 0], ws,
+                            TAU[n])
+
+
+@pjit
+def newton_euler_batch(mi, mf, g, Q, V, A, F, WS, TAU, G, status):
+    for n in nb.prange(Q.shape[0]):
+        status[n] = newton_euler_kernel(mi, mf, g, Q[n], V[n if V.shape[0] > 1 else 0],
+                                        A[n if A.shape[0] > 1 else 0],
+                                        F[n if F.shape[0] > 1 else 0], WS[n], TAU[n], G[n])
+
+
+# =============================================================================== public API
+def _fast(x, n: int) -> bool:
+    """True when ``x`` can go to a single-state kernel as is (contiguous float64 (n,))."""
+    return type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous
+
+
+def _check_batch(model: Model, status: np.ndarray) -> None:
+    st, row = first_bad(status)
+    if st:
+        raise_status(model, st, row if status.shape[0] > 1 else None)
+
+
+def _vec_in(model: Model, x, n: int, name: str, what: str, allow_none: bool):
+    """(2-D array, batch shape); ``None`` → a (1, 0) array meaning zero."""
+    if x is None:
+        if not allow_none:
+            raise ShapeError(f"{name} is required ({what})")
+        return np.empty((1, 0)), ()
+    return as_vector_batch(x, n, name, what)
+
+
+def fext_in(model: Model, fext):
+    """``fext`` as a contiguous (N, nbodies+1, 6) array and its batch shape (N=1, () for None)."""
+    nb1 = model.nbodies + 1
+    if fext is None:
+        return np.empty((1, 0, 6)), ()
+    f = np.asarray(fext, dtype=np.float64)
+    if f.ndim < 2 or f.shape[-2:] != (nb1, 6):
+        raise ShapeError(
+            f"fext must have shape (..., {nb1}, 6) (one wrench [f, τ] per body, world first, "
+            f"in the body frame at its origin), got {np.shape(fext)}"
+        )
+    batch = f.shape[:-2]
+    return np.ascontiguousarray(f.reshape(-1, nb1, 6)), batch
+
+
+def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
+    Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
+    V, bv = _vec_in(model, v, model.nv, "v", "a velocity, model.nv entries", v_none)
+    A, ba = _vec_in(model, a, model.nv, "a", "an acceleration, model.nv entries", a_none)
+    F, bf = fext_in(model, fext)
+    try:
+        batch = np.broadcast_shapes(bq, bv, ba, bf)
+    except ValueError:
+        raise ShapeError(
+            f"batch shapes of q {bq}, v {bv}, a {ba}, fext {bf} do not broadcast together"
+        ) from None
+    N = int(np.prod(batch)) if batch else 1
+    out = []
+    for k, (X, b) in enumerate(((Q, bq), (V, bv), (A, ba), (F, bf))):
+        # kernels broadcast a single row themselves; q, and partial batches, are expanded
+        if b != batch and (k == 0 or X.shape[0] != 1):
+            trail = X.shape[1:]
+            X = np.ascontiguousarray(
+                np.broadcast_to(X.reshape(b + trail), batch + trail).reshape((N,) + trail))
+        out.append(X)
+    return out, batch, N
+
+
+def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
+    """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by dqNE, (..., nv).
+
+    ``q`` (..., nq), ``v`` and ``a`` (..., nv) with broadcasting batch axes; ``fext``
+    (..., nbodies+1, 6) wrenches ``[f, τ]`` applied to each body, in the body frame at its
+    origin (row 0 ignored).  ``out`` (nv,) may be given for a single state to avoid an
+    allocation.  Every joint type; mimic joints add into their master's entry.
+    """
+    nv = model.nv
+    if fext is None and _fast(q, model.nq) and _fast(v, nv) and _fast(a, nv):
+        tau = np.empty(nv) if out is None else out
+        st = rnea_kernel(model.mi, model.mf, model.gravity, q, v, a, tau)
+        if st:
+            raise_status(model, st)
+        return tau
+    return _rnea_general(model, q, v, a, fext, False, False, out)
+
+
+def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
+    (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, v_none, a_none)
+    if not batch:
+        tau = np.empty(model.nv) if out is None else out
+        ws = np.empty((model.nbodies + 1 + NSCRATCH, W_COLS))
+        st = ne_core(model.mi, model.mf, model.gravity, Q[0], V[0], A[0], F[0], ws, tau)
+        if st:
+            raise_status(model, st)
+        return tau
+    TAU = np.empty((N, model.nv))
+    status = np.zeros(N, dtype=np.int64)
+    rnea_batch(model.mi, model.mf, model.gravity, Q, V, A, F, TAU, status)
+    _check_batch(model, status)
+    return TAU.reshape(batch + (model.nv,))
+
+
+class NewtonEulerResult(NamedTuple):
+    """Output of :func:`newton_euler` (all arrays carry the input's batch axes first).
+
+    * ``tau`` (..., nv): generalized forces (the projections of eq. 30);
+    * ``wrenches`` (..., nbodies+1, 6): the papers' joint wrenches ``Γ_i = ζ_{0,i}^{J_i}``
+      (vec6 ``[f, τ]``): the wrench joint ``i`` transmits from the parent to body ``i`` (the
+      whole subtree's inertial, gravity and external load), at the origin of the joint frame
+      ``F_{J_i}`` in its axes (the frame fixed in the parent in which the joint axis is
+      constant — seed 000's ``F_{j_{i−1}}``).  Row 0 is the total wrench the world transmits to
+      the root bodies, at the world origin in ``F_0`` (a fixed base's reaction);
+    * ``com_wrenches`` (..., nbodies+1, 6): the same wrenches at the CoM of body ``i``, in its
+      axes (``ζ_i``, before the change of frame);
+    * ``twists`` (..., nbodies+1, 6): CoM twists ``ξ_{0,c_i}^{c_i}`` ``[ω, v]`` (eq. 19): body
+      angular velocity and CoM velocity, in body axes;
+    * ``twist_derivatives`` (..., nbodies+1, 6): ``ξ̇_{0,c_i}^{c_i}`` (eq. 20; the dual part is
+      ``p̈ + ṗ × ω`` in body axes, eq. 22 — gravity not included).
+    """
+
+    tau: np.ndarray
+    wrenches: np.ndarray
+    com_wrenches: np.ndarray
+    twists: np.ndarray
+    twist_derivatives: np.ndarray
+
+
+def newton_euler(model: Model, q, v, a, fext=None) -> NewtonEulerResult:
+    """The dual quaternion Newton–Euler model ``Γ̲ = 𝒩(q, q̇, q̈)`` (seed 000 eq. 15, thesis
+    Alg. 4.1) on any tree: joint wrenches, CoM twists and their derivatives, and ``τ``.
+
+    ``v`` / ``a`` may be ``None`` (zero).  See :class:`NewtonEulerResult` for the frames and
+    :func:`rnea` for the arguments.
+    """
+    (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, True, True)
+    nb1 = model.nbodies + 1
+    WS = np.empty((N, nb1 + NSCRATCH, W_COLS))
+    TAU = np.empty((N, model.nv))
+    G = np.empty((N, nb1, 6))
+    if N == 1:
+        st = newton_euler_kernel(model.mi, model.mf, model.gravity, Q[0], V[0], A[0], F[0],
+                                 WS[0], TAU[0], G[0])
+        status = np.array([st])
+    else:
+        status = np.zeros(N, dtype=np.int64)
+        newton_euler_batch(model.mi, model.mf, model.gravity, Q, V, A, F, WS, TAU, G, status)
+    _check_batch(model, status)
+    WS = WS[:, :nb1]
+    return NewtonEulerResult(
+        tau=TAU.reshape(batch + (model.nv,)),
+        wrenches=G.reshape(batch + (nb1, 6)),
+        com_wrenches=np.ascontiguousarray(WS[..., W_ZETA : W_ZETA + 6]).reshape(batch + (nb1, 6)),
+        twists=np.ascontiguousarray(WS[..., W_XI : W_XI + 6]).reshape(batch + (nb1, 6)),
+        twist_derivatives=np.ascontiguousarray(WS[..., W_XID : W_XID + 6]).reshape(
+            batch + (nb1, 6)),
+    )
+
+
+__all__ = ["rnea", "newton_euler", "NewtonEulerResult", "fext_in"]
