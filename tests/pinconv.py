@@ -214,3 +214,23 @@ __all__ = [
     "matrix_from_quat",
     "quat_from_matrix",
 ]
+
+
+def tdot_matrix(model, pm, q, v):
+    """Ṫ(q, v) as a matrix (only planar joints contribute: T's block turns with φ)."""
+    Td = np.zeros((pm.nv, model.nv))
+    for jt, iq, iv, pq, pv, pnq in joint_map(model, pm):
+        if jt == PLANAR:
+            c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
+            Td[pv : pv + 2, iv : iv + 2] = v[iv + 2] * np.array([[-s, c], [-c, -s]])
+    return Td
+
+
+def pin_fext(model, pm, fext):
+    """dqdyn fext (nbodies+1, 6) [f, τ] in body frames → pin's list of joint-frame Forces."""
+    fp = [pin.Force.Zero() for _ in range(pm.njoints)]
+    for i in range(1, model.nbodies + 1):
+        name = model.joint_names_all[i]
+        jid = pm.getJointId(name) if pm.existJointName(name) else 1
+        fp[jid] = pin.Force(fext[i, :3], fext[i, 3:])
+    return fp

@@ -500,6 +500,12 @@ def rnea_fext_kernel(mi, mf, g, q, v, a, fext, tau):
 
 
 @njit
+def rnea_ws_kernel(mi, mf, g, q, v, a, fext, ws, tau):
+    # not inlined: numba's parfor lowering mistypes the inlined recursion inside ``prange``
+    return ne_core(mi, mf, g, q, v, a, fext, ws, tau)
+
+
+@njit
 def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
     st = ne_core(mi, mf, g, q, v, a, fext, ws, tau)
     if st != OK:
@@ -512,19 +518,24 @@ def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
 @pjit
 def rnea_batch(mi, mf, g, Q, V, A, F, TAU, status):
     nb2 = mi.shape[0] + NSCRATCH
+    bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
     for n in nb.prange(Q.shape[0]):
         ws = np.empty((nb2, W_COLS))
-        status[n] = ne_core(mi, mf, g, Q[n], V[n if V.shape[0] > 1 else 0],
-                            A[n if A.shape[0] > 1 else 0], F[n if F.shape[0] > 1 else 0], ws,
-                            TAU[n])
+        # (select rows, not indices: a uint/int index mix would be typed float in prange)
+        vn = V[n] if bv else V[0]
+        an = A[n] if ba else A[0]
+        fn = F[n] if bf else F[0]
+        status[n] = rnea_ws_kernel(mi, mf, g, Q[n], vn, an, fn, ws, TAU[n])
 
 
 @pjit
 def newton_euler_batch(mi, mf, g, Q, V, A, F, WS, TAU, G, status):
+    bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
     for n in nb.prange(Q.shape[0]):
-        status[n] = newton_euler_kernel(mi, mf, g, Q[n], V[n if V.shape[0] > 1 else 0],
-                                        A[n if A.shape[0] > 1 else 0],
-                                        F[n if F.shape[0] > 1 else 0], WS[n], TAU[n], G[n])
+        vn = V[n] if bv else V[0]
+        an = A[n] if ba else A[0]
+        fn = F[n] if bf else F[0]
+        status[n] = newton_euler_kernel(mi, mf, g, Q[n], vn, an, fn, WS[n], TAU[n], G[n])
 
 
 # =============================================================================== public API
