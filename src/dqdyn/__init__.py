@@ -30,6 +30,9 @@ from .algorithms.derivatives import (
     joint_torque_regressor,
     rnea_derivatives,
 )
+from .algorithms.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
+from .algorithms.mobile import fierro_lewis
+from .algorithms.modular import Assembly, ModularResult
 from .algorithms.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
 from .algorithms.forward import (
     aba,
@@ -98,6 +101,13 @@ __all__ = [
     "hybrid_dynamics_derivatives",
     "joint_torque_regressor",
     "inertial_parameters",
+    "dq_euler_lagrange",
+    "DQEL",
+    "wrench_input",
+    "frame_wrench_fext",
+    "fierro_lewis",
+    "Assembly",
+    "ModularResult",
     "kinetic_energy",
     "potential_energy",
     "mechanical_energy",

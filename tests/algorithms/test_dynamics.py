@@ -344,3 +344,29 @@ def test_massless_leaf_singular_mass_matrix():
         dqdyn.solve_mass_matrix(m, q, np.ones(m.nv))
     with pytest.raises(errors.SingularError):
         dqdyn.mass_matrix_inverse(m, q)
+
+
+def test_assembly_and_wrench_input_bad_input():
+    from dqdyn.algorithms.modular import Assembly
+
+    m = dqdyn.serial_chain(3)
+    asm = Assembly()
+    asm.add("a", m)
+    with pytest.raises(errors.ModelError, match="already exists"):
+        asm.add("a", m)
+    with pytest.raises(errors.UnknownNameError, match="nope"):
+        asm.add("b", m, parent="nope")
+    with pytest.raises(errors.UnknownNameError):
+        asm.add("b", m, parent="a", at="no_such_frame")
+    with pytest.raises(errors.NotUnitError, match="placement"):
+        asm.add("b", m, parent="a", placement=np.ones(8))
+    with pytest.raises(errors.ShapeError, match="q"):
+        asm.newton_euler(np.zeros(2), np.zeros(3), np.zeros(3))
+    with pytest.raises(errors.ShapeError, match="wrench"):
+        dqdyn.wrench_input(m, np.zeros(3), m.frame_names[-1], np.zeros(5))
+    with pytest.raises(errors.NonFiniteError, match="wrench"):
+        dqdyn.wrench_input(m, np.zeros(3), m.frame_names[-1], np.full(6, np.nan))
+    with pytest.raises(errors.ShapeError, match="reference"):
+        dqdyn.wrench_input(m, np.zeros(3), m.frame_names[-1], np.zeros(6), reference="body")
+    with pytest.raises(errors.ShapeError):
+        dqdyn.fierro_lewis(1.0, 1.0, 0.1, np.zeros(2), np.zeros(3))

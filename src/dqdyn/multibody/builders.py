@@ -32,7 +32,7 @@ from ..algebra.rotations import (
     translation_of,
 )
 from ..errors import ModelError, UnknownNameError
-from .joints import FIXED, FREE, JOINT_TYPES, PLANAR, SPHERICAL
+from .joints import FIXED, FREE, JOINT_TYPE_NAMES, JOINT_TYPES, PLANAR, SPHERICAL
 from .model import DifferentialDrive, Model, pack_model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
@@ -250,6 +250,52 @@ class ModelBuilder:
         self._links[name] = (idx, _IDENT8.copy())
         self._frames.append((name, idx, _IDENT8.copy()))
         return name
+
+    def add_model(self, model: Model, parent: str = "world", placement=None, *, prefix: str = "",
+                  xyz=None, rpy=None) -> dict[str, str]:
+        """Attach a whole ``model`` (a subsystem) to link/frame ``parent`` of this builder.
+
+        The subsystem's world frame is placed at ``placement`` (or ``xyz``/``rpy``) in
+        ``parent``; its bodies, joints (with limits and mimic couplings) and frames are copied
+        with names prefixed by ``prefix``.  Its q / v entries follow this builder's earlier ones
+        in the subsystem's own order, so the assembled ``q`` is the concatenation of the
+        subsystems' ``q`` (thesis ch. 5: the monolithic counterpart of a modular assembly).
+        Returns the map from the subsystem's link/frame names to the new names.
+        """
+        if parent not in self._links:
+            raise UnknownNameError(f"parent {parent!r} of the attached model does not exist")
+        names = {"world": parent}
+        if placement is not None or xyz is not None or rpy is not None:
+            base = prefix + "world"
+            if base in self._links:
+                raise ModelError(f"a frame named {base!r} already exists (use another prefix)")
+            names["world"] = self.add_frame(base, parent, placement, xyz=xyz, rpy=rpy)
+        for i in range(1, model.nbodies + 1):
+            jt = int(model.joint_type[i])
+            iq, nq = int(model.idx_q[i]), int(model.joint_nq[i])
+            lim = {}
+            if nq == 1:
+                lim = dict(lower=model.q_lower[iq], upper=model.q_upper[iq])
+            if model.joint_nv[i] == 1:
+                iv = int(model.idx_v[i])
+                lim.update(velocity=model.velocity_limit[iv], effort=model.effort_limit[iv])
+            mimic = None
+            if model.joint_nv[i] == 0 and jt != FIXED:
+                master = next(k for k in range(1, i) if model.joint_nv[k] == 1
+                              and model.idx_v[k] == model.idx_v[i])
+                mimic = (prefix + model.joint_names_all[master], float(model.mimic_scale[i]),
+                         float(model.mimic_offset[i]))
+            names[model.body_names[i]] = self.add_body(
+                prefix + model.body_names[i], names[model.body_names[int(model.parent[i])]],
+                JOINT_TYPE_NAMES[jt], joint_name=prefix + model.joint_names_all[i],
+                axis=model.joint_axis[i], pitch=float(model.joint_pitch[i]),
+                placement=np.array(model.joint_placement[i]), mass=float(model.mass[i]),
+                com=np.array(model.com[i]), inertia=np.array(model.inertia[i]), mimic=mimic, **lim)
+        for f, b, pl in zip(model.frame_names, model.frame_body, model.frame_placement):
+            if f in names:
+                continue
+            names[f] = self.add_frame(prefix + f, names[model.body_names[int(b)]], np.array(pl))
+        return names
 
     def add_frame(self, name: str, parent: str, placement=None, *, xyz=None, rpy=None) -> str:
         """Add a named frame rigidly attached to link/frame ``parent``."""
