@@ -1,0 +1,93 @@
+"""Parallel robots with dual-quaternion Lie derivatives (seed 001: Montgomery-Smith & Shy,
+*Using Lie derivatives with dual quaternions for parallel robots*, arXiv:2202.09268v9).
+
+* :mod:`.lie` -- Lie derivatives of functions of a pose (numeric, any function; analytic for
+  fixed points / directions), the pose update ``η ← η normalize(1 + θ)``, and the conversions
+  between the paper's β-coordinates (``φ = ½[ω, v]``, ``τ = 2[q, p]``) and dqdyn's
+  ``[ω, v]`` / ``[f, τ]`` conventions.
+* :mod:`.stewart` -- rigid-leg robots (6-6, 3-3, n-leg), ``L(η)``, ``Λ``, ``L²ℓ``, ``T = Λᵀ``,
+  square Newton--Raphson forward kinematics (batch, global, tracking), singularity analysis.
+* :mod:`.cable` -- point and swivel-pulley cables, over-constrained forward kinematics,
+  tension feasibility, the bundled 8-cable robot.
+* :mod:`.dynamics` -- end-effector dynamics with actuator inertia (Theorem 2 / corrected
+  Theorem 1), inverse and forward dynamics, simulation with the three-way work balance.
+* :mod:`.reproduce` -- the paper's statistics as a table (``reproduce_parallel`` + ``render``;
+  ``dqdyn reproduce parallel``).
+
+Bad input raises :mod:`dqdyn.errors` exceptions naming the argument: coincident attachment points
+(:class:`~dqdyn.errors.ModelError` at construction, :class:`~dqdyn.errors.SingularError` for a
+pose that puts an attachment point on its anchor), a wrench that needs a slack cable
+(:class:`~dqdyn.errors.InfeasibleError` from :meth:`CableRobot.tensions` / ``inverse_dynamics``),
+a singular pose (:class:`~dqdyn.errors.SingularError`; :class:`FKSingularError` from forward
+kinematics), and forward kinematics that does not converge (:class:`~dqdyn.errors.ConvergenceError`).
+"""
+
+from . import lie
+from .cable import CableRobot, TensionResult, cable_robot_8
+from .dynamics import (
+    Platform,
+    SimulationResult,
+    forward_dynamics,
+    inverse_dynamics,
+    mass_matrix,
+    simulate,
+    theorem1_wrench,
+    theorem2_wrench,
+)
+from .lie import (
+    beta_to_twist,
+    beta_to_wrench,
+    lie_derivative,
+    normalize,
+    pose,
+    pose_update,
+    second_lie_derivative,
+    size_l,
+    twist_to_beta,
+    wrench_to_beta,
+)
+from .stewart import (
+    FKBatchResult,
+    FKResult,
+    FKSingularError,
+    ParallelRobot,
+    SingularityReport,
+    SingularityWarning,
+    StewartPlatform,
+    stewart_3_3,
+    stewart_6_6,
+)
+
+__all__ = [
+    "lie",
+    "ParallelRobot",
+    "StewartPlatform",
+    "CableRobot",
+    "stewart_6_6",
+    "stewart_3_3",
+    "cable_robot_8",
+    "FKResult",
+    "FKBatchResult",
+    "FKSingularError",
+    "SingularityReport",
+    "SingularityWarning",
+    "TensionResult",
+    "Platform",
+    "SimulationResult",
+    "mass_matrix",
+    "inverse_dynamics",
+    "forward_dynamics",
+    "simulate",
+    "theorem1_wrench",
+    "theorem2_wrench",
+    "lie_derivative",
+    "second_lie_derivative",
+    "pose_update",
+    "normalize",
+    "size_l",
+    "pose",
+    "twist_to_beta",
+    "beta_to_twist",
+    "wrench_to_beta",
+    "beta_to_wrench",
+]
