@@ -90,7 +90,8 @@ def main(argv=None):
                     best, how = t, f"rneaInParallel({nthreads})"
             rows.append({"robot": label, "function": f"rnea batch {N} (pin: {how})",
                          "dqdyn_us": t_ours * 1e6, "pin_us": best * 1e6, "ratio": t_ours / best})
-    for n in (10, 50, 100, 200, 400):
+    scaling = {"n": [], "rnea": [], "pin rnea": [], "aba": [], "pin aba": []}
+    for n in (7, 25, 50, 100, 200, 400):
         m = dqdyn.serial_chain(n)
         pm, _ = pin_from_model(m)
         pd = pm.createData()
@@ -99,12 +100,48 @@ def main(argv=None):
         qp = q_to_pin(m, pm, q)
         ta, tb = interleaved(lambda: dqdyn.rnea(m, q, v, v), lambda: pin.rnea(pm, pd, qp, v, v),
                              rounds=rounds)
-        rows.append({"robot": f"chain {n}", "function": "rnea (µs/body: "
-                     f"{ta / n:.3f} vs {tb / n:.3f})", "dqdyn_us": ta, "pin_us": tb, "ratio": ta / tb})
+        fa, fb = interleaved(lambda: dqdyn.aba(m, q, v, v), lambda: pin.aba(pm, pd, qp, v, v),
+                             rounds=rounds)
+        for k, x in zip(scaling, (n, ta, tb, fa, fb)):
+            scaling[k].append(x)
+        rows.append({"robot": f"chain {n}", "function": f"rnea (µs/body {ta / n:.3f} vs {tb / n:.3f})",
+                     "dqdyn_us": ta, "pin_us": tb, "ratio": ta / tb})
+        rows.append({"robot": f"chain {n}", "function": f"aba (µs/body {fa / n:.3f} vs {fb / n:.3f})",
+                     "dqdyn_us": fa, "pin_us": fb, "ratio": fa / fb})
+    i7, i100 = scaling["n"].index(7), scaling["n"].index(100)
+    for k in ("rnea", "aba"):
+        rows.append({"robot": "chain 100 / chain 7", "function": f"{k} time ratio (target ≤ 16)",
+                     "dqdyn_us": scaling[k][i100] / scaling[k][i7],
+                     "pin_us": scaling["pin " + k][i100] / scaling["pin " + k][i7], "ratio": float("nan")})
+    _plot_scaling(scaling)
     print_table("inverse dynamics and EL terms: dqdyn vs Pinocchio (µs; ratio < 1: dqdyn faster)", rows)
     js, md = write_results("dynamics", rows, {"quick": args.quick})
     print(f"written {js} and {md}")
     return rows
+
+
+def _plot_scaling(scaling) -> None:
+    """benchmarks/results/scaling.png: time per call against the number of bodies."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return
+    from harness import RESULTS
+
+    os.makedirs(RESULTS, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k, style in (("rnea", "o-"), ("pin rnea", "o--"), ("aba", "s-"), ("pin aba", "s--")):
+        ax.loglog(scaling["n"], scaling[k], style, label=("dqdyn " + k) if "pin" not in k else k)
+    ax.set_xlabel("bodies (serial chain)")
+    ax.set_ylabel("µs per call")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "scaling.png"), dpi=120)
+    plt.close(fig)
 
 
 def _timed(fn) -> float:

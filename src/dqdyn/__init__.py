@@ -4,7 +4,7 @@ The public API is re-exported here; see the README for conventions (vec8 / vec6 
 q / v layouts per joint type).  Kernels compile lazily on first use and are cached on disk.
 """
 
-from . import algebra, errors
+from . import algebra, constraints, errors
 from .algorithms.kinematics import (
     body_twists,
     com_poses,
@@ -30,6 +30,14 @@ from .algorithms.derivatives import (
     joint_torque_regressor,
     rnea_derivatives,
 )
+from .algorithms.constrained import (
+    constrained_forward_dynamics,
+    constrained_inverse_dynamics,
+    constraint_errors,
+    project_state,
+    udwadia_kalaba,
+)
+from .algorithms.gauss import gauss_model
 from .algorithms.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
 from .algorithms.mobile import fierro_lewis
 from .algorithms.modular import Assembly, ModularResult
@@ -49,6 +57,7 @@ from .algorithms.lagrange import (
     solve_mass_matrix,
 )
 from .algorithms.newton_euler import NewtonEulerResult, newton_euler, rnea
+from .config import get_num_threads, set_num_threads
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
 from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 
@@ -78,6 +87,8 @@ __all__ = [
     "normalize_configuration",
     "random_configuration",
     "tangent_bracket",
+    "set_num_threads",
+    "get_num_threads",
     "load_urdf",
     "load_bundled",
     "bundled",
@@ -108,6 +119,13 @@ __all__ = [
     "fierro_lewis",
     "Assembly",
     "ModularResult",
+    "constraints",
+    "constrained_forward_dynamics",
+    "constrained_inverse_dynamics",
+    "constraint_errors",
+    "project_state",
+    "udwadia_kalaba",
+    "gauss_model",
     "kinetic_energy",
     "potential_energy",
     "mechanical_energy",

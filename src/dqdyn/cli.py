@@ -5,6 +5,9 @@
     dqdyn --version
     dqdyn info MODEL.urdf [--root free|planar] [--mimic follow|independent|error] [--frames]
     dqdyn info --bundled two_link_arm
+    dqdyn simulate MODEL.urdf --duration 2 --dt 1e-3 --controller pd --plot out.png
+    dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo`` = ``reproduce --quick``)
+    dqdyn bench [--dir benchmarks]
 
 ``info`` prints a table of the bodies (name, parent, mass, CoM in the body frame), a table of
 the joints (type, axis, q / v slices, limits, mimic coupling), and the totals (mass, nq, nv,
@@ -16,8 +19,7 @@ Adding a sub-command
 Write ``def _add_NAME(sub)`` that creates its parser with ``sub.add_parser(...)`` and sets
 ``func=`` (a function ``args -> int`` exit code) through ``set_defaults``, then append it to
 :data:`COMMANDS`.  Library errors (:class:`~dqdyn.errors.DqdynError`) and ``OSError`` raised by
-``func`` are turned into the one-line error automatically.  Planned: ``simulate``, ``bench``,
-``reproduce``.
+``func`` are turned into the one-line error automatically.
 """
 
 from __future__ import annotations
@@ -188,8 +190,140 @@ def _add_info(sub) -> None:
     p.set_defaults(func=cmd_info)
 
 
+# -------------------------------------------------------------------------------- reproduce
+def cmd_reproduce(args) -> int:
+    """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
+    from .reproduce import reproduce
+
+    res = reproduce(args.cases or None, out_dir=args.out, quick=args.quick, console=_console())
+    failed = [r.name for r in res if hasattr(r, "passed") and not r.passed]
+    if failed:
+        print(f"dqdyn: cases below the paper's figures: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return EXIT_OK
+
+
+def _add_reproduce(sub) -> None:
+    from .reproduce.runner import available_cases
+
+    for name, quick in (("reproduce", False), ("demo", True)):
+        p = sub.add_parser(
+            name,
+            help=("reproduce the papers' experiments against MuJoCo (CMC tables, figures)"
+                  if name == "reproduce" else "alias of 'reproduce --quick'"),
+            description="Simulate each case in MuJoCo, process the logs as the papers did and "
+                        "compare dqdyn's torques / accelerations by the CMC; write results.md, "
+                        "results.csv and PNG figures.  Cases: " + ", ".join(available_cases()))
+        p.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
+        p.add_argument("--out", default="reproduce-out", help="output folder (default: reproduce-out)")
+        if name == "reproduce":
+            p.add_argument("--quick", action="store_true", help="short runs (< 2 minutes in all)")
+        p.set_defaults(func=cmd_reproduce, quick=quick)
+
+
+# --------------------------------------------------------------------------------- simulate
+def cmd_simulate(args) -> int:
+    """``dqdyn simulate``: simulate a URDF model under a controller; optional plot / npz."""
+    from .simulation import ComputedTorque, JointPD, SinusoidalReference, simulate
+
+    model = _load(args)
+    if args.duration <= 0 or args.dt <= 0:
+        raise DqdynError("--duration and --dt must be positive")
+    from .algorithms.kinematics import neutral
+
+    q0 = neutral(model)
+    v0 = np.zeros(model.nv)
+    ctl = args.controller
+    if ctl == "none":
+        law = None
+    else:
+        ref = SinusoidalReference(model, q0, args.amplitude, args.frequency)
+        law = (JointPD(model, ref, kp=args.kp, kd=args.kd) if ctl == "pd"
+               else ComputedTorque(model, ref, kp=args.kp, kd=args.kd))
+    traj = simulate(model, q0, v0, law, args.duration, args.dt, integrator=args.integrator,
+                    progress=None)
+    con = _console()
+    con.print(f"{model.name}: {len(traj)} samples, t = 0 … {traj.t[-1]:.4g} s, "
+              f"controller {ctl}, integrator {args.integrator}")
+    con.print("final q: " + _vec(traj.q[-1]))
+    if args.save:
+        con.print(f"wrote {traj.save(args.save)}")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+        a1.plot(traj.t, traj.q)
+        a1.set_ylabel("q")
+        a2.plot(traj.t, traj.tau)
+        a2.set_ylabel("τ")
+        a2.set_xlabel("t (s)")
+        a1.set_title(f"{model.name}: {ctl}")
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=110)
+        plt.close(fig)
+        con.print(f"wrote {args.plot}")
+    return EXIT_OK
+
+
+def _add_simulate(sub) -> None:
+    p = sub.add_parser("simulate", help="simulate a URDF model under a controller",
+                       description="Simulate a URDF model from its neutral configuration.")
+    p.add_argument("model", nargs="?", help="path of the URDF file")
+    p.add_argument("--bundled", metavar="NAME", help="use a bundled URDF instead of a file")
+    p.add_argument("--root", choices=("free", "planar"), default=None)
+    p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow")
+    p.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
+    p.add_argument("--controller", choices=("none", "pd", "computed-torque"), default="none",
+                   help="none (free motion), pd (PD + gravity compensation) or computed-torque, "
+                        "tracking sinusoidal joint velocities")
+    p.add_argument("--kp", type=float, default=100.0)
+    p.add_argument("--kd", type=float, default=20.0)
+    p.add_argument("--amplitude", type=float, default=0.5, help="reference velocity amplitude")
+    p.add_argument("--frequency", type=float, default=0.5, help="reference frequency (Hz)")
+    p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
+    p.add_argument("--plot", metavar="PNG", help="write q(t) and τ(t) to this PNG")
+    p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
+    p.set_defaults(func=cmd_simulate)
+
+
+# ------------------------------------------------------------------------------------ bench
+def cmd_bench(args) -> int:
+    """``dqdyn bench``: run the scripts in ``benchmarks/`` (a source checkout) one by one."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(args.dir) if args.dir else Path.cwd() / "benchmarks"
+    scripts = sorted(p for p in root.glob("bench_*.py")) if root.is_dir() else []
+    if not scripts:
+        raise DqdynError(f"--dir: no benchmarks/bench_*.py scripts under {str(root)!r} "
+                         f"(run from a source checkout or pass --dir)")
+    try:
+        import pinocchio  # noqa: F401
+
+        print("Pinocchio found: the scripts print ratios against it.")
+    except ImportError:
+        print("Pinocchio not installed: dqdyn timings only.")
+    rc = 0
+    for s in scripts:
+        print(f"== {s.name}", flush=True)
+        rc |= subprocess.call([sys.executable, str(s), *args.extra], cwd=str(root.parent))
+    return EXIT_OK if rc == 0 else 1
+
+
+def _add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="run the benchmark scripts (ratios against Pinocchio)",
+                       description="Run benchmarks/bench_*.py and print their tables.")
+    p.add_argument("--dir", help="benchmarks folder (default: ./benchmarks)")
+    p.add_argument("extra", nargs="*", help="arguments passed to every script")
+    p.set_defaults(func=cmd_bench)
+
+
 #: sub-command registrars, in help order; add ``simulate``, ``bench``, ``reproduce`` here
-COMMANDS: list[Callable] = [_add_info]
+COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench]
 
 
 # ------------------------------------------------------------------------------------- main

@@ -370,3 +370,82 @@ def test_assembly_and_wrench_input_bad_input():
         dqdyn.wrench_input(m, np.zeros(3), m.frame_names[-1], np.zeros(6), reference="body")
     with pytest.raises(errors.ShapeError):
         dqdyn.fierro_lewis(1.0, 1.0, 0.1, np.zeros(2), np.zeros(3))
+
+
+# ----------------------------------------------------- issue 5 on real robots: ABA, derivatives
+def test_robot_aba_matches_pinocchio_and_inverts_rnea(robot):
+    name, m, pm = robot
+    if m.mimic_joints:  # ABA needs independent joints: load the mimic robot's fingers free
+        rel, root = ROBOTS[name]
+        with _nowarn():
+            m = dqdyn.load_urdf(erd(rel), root_joint=root, mimic="independent")
+        pm = pin.buildModelFromUrdf(erd(rel)) if root is None else pin_from_urdf(erd(rel), root)
+    pd = pm.createData()
+    rng = np.random.default_rng(9)
+    for _ in range(2):
+        q = dqdyn.random_configuration(m, seed=rng)
+        v, tau = rng.normal(size=m.nv), rng.normal(size=m.nv) * 3
+        a = dqdyn.aba(m, q, v, tau)
+        np.testing.assert_allclose(dqdyn.rnea(m, q, v, a), tau, atol=1e-10 * (1 + np.abs(tau).max()))
+        T = v_transform(m, pm, q)
+        ap = pin.aba(pm, pd, q_to_pin(m, pm, q), T @ v, np.linalg.solve(T.T, tau))
+        assert _rel(T @ a + tdot_v(m, pm, q, v), ap) < 1e-10, name
+
+
+@pytest.mark.parametrize("name", ["ur5", "talos", "solo12", "anymal", "kinova"])
+def test_robot_derivatives_match_pinocchio(name):
+    rel, root = ROBOTS[name]
+    with _nowarn():
+        m = dqdyn.load_urdf(erd(rel), root_joint=root)
+    pm = pin_from_urdf(erd(rel), root)
+    pd = pm.createData()
+    rng = np.random.default_rng(10)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    T = v_transform(m, pm, q)
+    qp = q_to_pin(m, pm, q)
+    dqp, dvp, dap = pin.computeRNEADerivatives(pm, pd, qp, T @ v, T @ a)
+    dq, dv, da = dqdyn.rnea_derivatives(m, q, v, a)
+    for ours, theirs in ((dq, dqp), (dv, dvp)):
+        assert _rel(ours, T.T @ theirs @ T) < 1e-10, name
+    pin.computeABADerivatives(pm, pd, qp, T @ v, T @ a)
+    dq, dv, dt = dqdyn.aba_derivatives(m, q, v, a)
+    for ours, theirs in ((dq, pd.ddq_dq), (dv, pd.ddq_dv), (dt, pd.Minv)):
+        assert _rel(ours, T.T @ theirs @ T) < 1e-9, name
+
+
+def test_constrained_aba_with_constraint_objects_equals_udwadia_kalaba():
+    """Recursive constrained ABA (seed 002 §3.2) fed the Gauss issue's constraint objects equals
+    the dense Udwadia–Kalaba solution (seed 000 eqs. 62–63)."""
+    from dqdyn.algorithms.constrained import constraint_terms
+    from dqdyn.constraints import four_bar, mobile_manipulator
+
+    for builder in (mobile_manipulator, four_bar):
+        model, cons, q0 = builder()
+        rng = np.random.default_rng(11)
+        q0 = np.asarray(q0, dtype=float)
+        v = np.zeros(model.nv)
+        tau = rng.normal(size=model.nv)
+        A, b = constraint_terms(model, q0, v, cons)
+        ours = dqdyn.constrained_aba(model, q0, v, tau, A, b)
+        ref = dqdyn.constrained_forward_dynamics(model, q0, v, tau, cons)
+        qdd = ours[0] if isinstance(ours, tuple) else ours
+        np.testing.assert_allclose(qdd, ref.qdd, atol=1e-9 * (1 + np.abs(ref.qdd).max()))
+
+
+def test_thread_count_does_not_change_results():
+    m = dqdyn.random_tree(8, seed=12)
+    rng = np.random.default_rng(12)
+    Q = dqdyn.random_configuration(m, size=64, seed=rng)
+    V, A = rng.normal(size=(2, 64, m.nv))
+    n0 = dqdyn.get_num_threads()
+    try:
+        dqdyn.set_num_threads(1)
+        t1 = dqdyn.rnea(m, Q, V, A)
+        dqdyn.set_num_threads(max(1, n0))
+        tn = dqdyn.rnea(m, Q, V, A)
+    finally:
+        dqdyn.set_num_threads(n0)
+    np.testing.assert_array_equal(t1, tn)
+    with pytest.raises(errors.ShapeError, match="threads"):
+        dqdyn.set_num_threads(0)

@@ -103,3 +103,36 @@ def test_module_entry_point_subprocess(tmp_path):
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and r.stderr.startswith("dqdyn: error:")
+
+
+# ------------------------------------------------------------ simulate / reproduce / bench
+def test_simulate_command_plot_and_save(capsys, tmp_path):
+    png, npz = tmp_path / "out.png", tmp_path / "traj.npz"
+    assert main(["simulate", "--bundled", "two_link_arm", "--duration", "0.05", "--dt", "1e-3",
+                 "--controller", "pd", "--plot", str(png), "--save", str(npz)]) == 0
+    out = capsys.readouterr().out
+    assert "51 samples" in out and png.stat().st_size > 1000
+    from dqdyn.simulation import Trajectory
+
+    assert Trajectory.load(npz).q.shape == (51, 2)
+    assert main(["simulate", "--bundled", "two_link_arm", "--dt", "-1"]) == 2
+    assert "dqdyn: error:" in capsys.readouterr().err
+
+
+def test_reproduce_command_one_case(capsys, tmp_path):
+    assert main(["reproduce", "jaco", "--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "CMC of dqdyn against MuJoCo" in out and "6-DoF arm" in out
+    assert (tmp_path / "results.md").exists() and (tmp_path / "jaco.png").exists()
+    assert main(["reproduce", "nope", "--out", str(tmp_path)]) == 2
+    assert "unknown case" in capsys.readouterr().err
+
+
+def test_bench_without_scripts_is_an_error(capsys, tmp_path):
+    assert main(["bench", "--dir", str(tmp_path)]) == 2
+    assert "--dir" in capsys.readouterr().err
+
+
+def test_new_subcommands_registered():
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"simulate", "reproduce", "demo", "bench"} <= set(sub.choices)

@@ -1,0 +1,641 @@
+"""Constrained dynamics: Udwadia–Kalaba forward dynamics, a KKT reference, constrained inverse
+dynamics of closed chains, and constraint stabilization (time integration lives in
+:func:`dqdyn.simulation.simulate`, which calls :func:`constrained_forward_dynamics` and
+:func:`project_state`).
+
+Constraints are :class:`dqdyn.constraints.Constraint` objects giving ``A(q, v) v̇ = b(q, v)``;
+several are stacked row-wise.  The unconstrained model is ``M v̇ + h(q, v) = τ`` (``h = C v + g``,
+dqdyn's CRBA / RNEA by default, or the Gauss-principle terms of :mod:`.gauss` with
+``dynamics="gauss"``).
+
+**Forward dynamics** (seed 000 eqs. 62–63, Udwadia & Kalaba 1992).  With ``Q = τ − h``, the
+unconstrained acceleration ``a = M⁻¹ Q`` and a factor ``M = L Lᵀ`` (Cholesky; any square root
+works in the fundamental equation, the symmetric ``M^{1/2}`` of the paper included):
+
+    D = A L⁻ᵀ,   Q_c = L D⁺ (b − A a),   v̇ = a + M⁻¹ Q_c
+
+``D⁺`` is the Moore–Penrose pseudo-inverse (an SVD with relative cut-off ``rcond``), so redundant
+(rank-deficient) constraints are handled; ``Q_c = Aᵀ λ`` with the minimum-norm multipliers
+``λ = (A M⁻¹ Aᵀ)⁺ (b − A a)``.  This ``v̇`` minimizes Gauss's function ``½ (v̇ − a)ᵀ M (v̇ − a)``
+subject to ``A v̇ = b`` and equals the Lagrange-multiplier (KKT) solution
+``[M −Aᵀ; A 0] [v̇; λ] = [Q; b]`` (:func:`kkt_forward_dynamics`).  If ``A v̇ = b`` has no
+solution (inconsistent constraints) the residual ``(I − D D⁺)(b − A a)`` is non-zero and
+:class:`~dqdyn.errors.InfeasibleError` names it.
+
+**Inverse dynamics of closed chains** (seed 002 §3.1, eqs. 56–66): with the open-chain inverse
+dynamics ``τ_r = M v̇ + h`` and ``τ_r = τ + Aᵀ λ``, the passive rows give ``A_pᵀ λ = τ_pr − τ_p``
+and the active ones ``τ_a = τ_ar − A_aᵀ λ``.  Unique when ``A_aᵀ`` vanishes on the null space of
+``A_pᵀ`` (``m = n_p``, eq. 58); otherwise (redundant actuation) the minimum-norm active torque
+(eqs. 62–64) or the minimum-norm multipliers (``objective="min_constraint_force"``); an
+:class:`~dqdyn.errors.InfeasibleError` when the passive rows have no solution (under-actuated
+for the requested motion, ``m < n_p``) or when the motion violates ``A v̇ = b``.
+
+**Stabilization.**  ``baumgarte=(α, β)`` replaces ``b`` by ``b − 2α A v − β² φ(q)``;
+:func:`project_state` projects ``q`` onto ``φ(q) = 0`` (Gauss–Newton with the constraint
+Jacobian) and ``v`` onto ``A v = 0`` (in the kinetic-energy metric);
+:func:`dqdyn.simulation.simulate` projects after each step (``project=True``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ..constraints.base import as_constraint_list, as_states, stack_terms
+from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
+from ..multibody.model import Model
+from .kinematics import integrate
+
+njit = nb.njit(cache=True)
+
+class ConstrainedDynamicsResult(NamedTuple):
+    """Output of :func:`constrained_forward_dynamics` (one state, or a batch along axis 0)."""
+
+    qdd: np.ndarray  # (..., nv) constrained acceleration v̇
+    constraint_forces: np.ndarray  # (..., nv) generalized constraint force Q_c = Aᵀ λ
+    multipliers: np.ndarray  # (..., m) minimum-norm λ with Q_c = Aᵀ λ
+    A: np.ndarray  # (..., m, nv) stacked constraint matrix
+    b: np.ndarray  # (..., m) stacked right-hand side (Baumgarte terms included)
+
+
+class ConstrainedInverseResult(NamedTuple):
+    """Output of :func:`constrained_inverse_dynamics`."""
+
+    tau: np.ndarray  # (nv,) generalized forces: actuated entries computed, passive ones = τ_p
+    multipliers: np.ndarray  # (m,) λ with M v̇ + h = τ + Aᵀ λ
+    constraint_forces: np.ndarray  # (nv,) Aᵀ λ
+    unique: bool  # True when the actuated torques are uniquely determined
+
+
+# ------------------------------------------------------------------------- the unconstrained terms
+def _dynamics_terms(model: Model, q, v, dynamics: str):
+    """``(M, h)`` at one state, or batched (leading axes of ``q``, ``v``)."""
+    if dynamics == "gauss":
+        from .gauss import gauss_model
+
+        G = gauss_model(model, q, v)
+        return G.M, G.C @ v + G.g
+    if dynamics != "crba":
+        raise ShapeError(f"dynamics must be 'crba' or 'gauss', got {dynamics!r}")
+    from .lagrange import mass_matrix, nonlinear_effects
+
+    return mass_matrix(model, q), nonlinear_effects(model, q, v)
+
+
+_NOT_PD = ("the mass matrix of model {!r} is not positive definite at this configuration (a DoF "
+           "moves no inertia); constrained forward dynamics is undefined")
+
+
+# ----------------------------------------------------------------- small dense kernels (compiled)
+@njit
+def _chol(M, L):
+    """Lower Cholesky factor of SPD ``M`` into ``L``; False if not positive definite."""
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(n):
+            L[i, j] = 0.0
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 1e-300:
+            return False
+        d = math.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    return True
+
+
+@njit
+def _lsolve(L, x):
+    """In place ``x ← L⁻¹ x`` (lower triangular)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def _ltsolve(L, x):
+    """In place ``x ← L⁻ᵀ x``."""
+    n = L.shape[0]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def _jacobi_columns(W, V):
+    """One-sided Jacobi (Hestenes) SVD: rotate the columns of ``W`` (n × m) until they are
+    mutually orthogonal, accumulating the rotations in ``V`` (m × m, set to I here), so that
+    ``W_in = W_out Vᵀ`` with ``|W_out[:, k]| = σ_k``.  Accurate to relative precision; used for
+    the Moore–Penrose pseudo-inverse of the (small) constraint matrices."""
+    n, m = W.shape
+    for i in range(m):
+        for j in range(m):
+            V[i, j] = 1.0 if i == j else 0.0
+    for sweep in range(60):
+        rotated = False
+        for i in range(m - 1):
+            for j in range(i + 1, m):
+                al = 0.0
+                be = 0.0
+                ga = 0.0
+                for r in range(n):
+                    al += W[r, i] * W[r, i]
+                    be += W[r, j] * W[r, j]
+                    ga += W[r, i] * W[r, j]
+                if abs(ga) <= 1e-15 * math.sqrt(al * be) or ga == 0.0:
+                    continue
+                rotated = True
+                zeta = (be - al) / (2.0 * ga)
+                t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                sn = c * t
+                for r in range(n):
+                    wi = W[r, i]
+                    wj = W[r, j]
+                    W[r, i] = c * wi - sn * wj
+                    W[r, j] = sn * wi + c * wj
+                for r in range(m):
+                    vi = V[r, i]
+                    vj = V[r, j]
+                    V[r, i] = c * vi - sn * vj
+                    V[r, j] = sn * vi + c * vj
+        if not rotated:
+            break
+
+
+@njit
+def _pinv_apply(W, V, r, rcond, z, proj, lam):
+    """With ``D = V Wᵀ`` (after :func:`_jacobi_columns` on ``Dᵀ``): ``z = D⁺ r`` (n),
+    ``proj`` = projection of ``r`` on range(D) (m), ``lam = (D Dᵀ)⁺ r`` (m).  Returns the rank."""
+    n, m = W.shape
+    smax2 = 0.0
+    for k in range(m):
+        s2 = 0.0
+        for i in range(n):
+            s2 += W[i, k] * W[i, k]
+        if s2 > smax2:
+            smax2 = s2
+    for i in range(n):
+        z[i] = 0.0
+    for i in range(m):
+        proj[i] = 0.0
+        lam[i] = 0.0
+    rank = 0
+    for k in range(m):
+        s2 = 0.0
+        for i in range(n):
+            s2 += W[i, k] * W[i, k]
+        if s2 <= rcond * rcond * smax2 or s2 == 0.0:
+            continue
+        rank += 1
+        c = 0.0
+        for i in range(m):
+            c += V[i, k] * r[i]
+        for i in range(m):
+            proj[i] += V[i, k] * c
+            lam[i] += V[i, k] * (c / s2)
+        for i in range(n):
+            z[i] += W[i, k] * (c / s2)
+    return rank
+
+
+@njit
+def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
+    """Udwadia–Kalaba (module doc) for one state.  ``info = [status, |residual|, rank, scale]``;
+    status 1: M not positive definite."""
+    n = M.shape[0]
+    m = A.shape[0]
+    if not _chol(M, L):
+        info[0] = 1.0
+        return
+    a = Qf.copy()
+    _lsolve(L, a)
+    _ltsolve(L, a)  # a = M⁻¹ Q
+    r = b.copy()
+    for i in range(m):
+        s = 0.0
+        for j in range(n):
+            s += A[i, j] * a[j]
+        r[i] -= s
+    W = np.empty((n, m))  # Dᵀ = L⁻¹ Aᵀ
+    col = np.empty(n)
+    for k in range(m):
+        for j in range(n):
+            col[j] = A[k, j]
+        _lsolve(L, col)
+        for j in range(n):
+            W[j, k] = col[j]
+    V = np.empty((m, m))
+    _jacobi_columns(W, V)
+    z = np.empty(n)
+    proj = np.empty(m)
+    rank = _pinv_apply(W, V, r, rcond, z, proj, lam)
+    res = 0.0
+    for i in range(m):
+        res += (r[i] - proj[i]) ** 2
+    # Q_c = L z ; v̇ = a + L⁻ᵀ z
+    for i in range(n):
+        s = 0.0
+        for k in range(i + 1):
+            s += L[i, k] * z[k]
+        Qc[i] = s
+    _ltsolve(L, z)
+    for i in range(n):
+        qdd[i] = a[i] + z[i]
+    na = 0.0
+    for i in range(n):
+        na += a[i] * a[i]
+    nA = 0.0
+    for i in range(m):
+        for j in range(n):
+            nA += A[i, j] * A[i, j]
+    nb_ = 0.0
+    for i in range(m):
+        nb_ += b[i] * b[i]
+    info[0] = 0.0
+    info[1] = math.sqrt(res)
+    info[2] = rank
+    info[3] = 1.0 + math.sqrt(nb_) + math.sqrt(nA) * math.sqrt(na)
+
+
+@njit
+def _min_norm_step(A, r, rcond, z):
+    """``z = A⁺ r`` (minimum-norm least squares) by one-sided Jacobi on ``Aᵀ``."""
+    m, n = A.shape
+    W = np.empty((n, m))
+    for i in range(m):
+        for j in range(n):
+            W[j, i] = A[i, j]
+    V = np.empty((m, m))
+    _jacobi_columns(W, V)
+    proj = np.empty(m)
+    lam = np.empty(m)
+    return _pinv_apply(W, V, r, rcond, z, proj, lam)
+
+
+@njit
+def _mass_projection(M, A, v, rcond, out):
+    """``out = v − M⁻¹Aᵀ (A M⁻¹ Aᵀ)⁺ A v`` (the kinetic-energy-metric projection onto A v = 0).
+    Returns False when M is not positive definite."""
+    n = M.shape[0]
+    m = A.shape[0]
+    L = np.empty((n, n))
+    if not _chol(M, L):
+        return False
+    W = np.empty((n, m))
+    col = np.empty(n)
+    for k in range(m):
+        for j in range(n):
+            col[j] = A[k, j]
+        _lsolve(L, col)
+        for j in range(n):
+            W[j, k] = col[j]
+    V = np.empty((m, m))
+    _jacobi_columns(W, V)
+    w = np.empty(n)  # w = Lᵀ v
+    for i in range(n):
+        s = 0.0
+        for k in range(i, n):
+            s += L[k, i] * v[k]
+        w[i] = s
+    smax2 = 0.0
+    for k in range(m):
+        s2 = 0.0
+        for i in range(n):
+            s2 += W[i, k] * W[i, k]
+        smax2 = max(smax2, s2)
+    for k in range(m):
+        s2 = 0.0
+        c = 0.0
+        for i in range(n):
+            s2 += W[i, k] * W[i, k]
+            c += W[i, k] * w[i]
+        if s2 <= rcond * rcond * smax2 or s2 == 0.0:
+            continue
+        for i in range(n):
+            w[i] -= W[i, k] * (c / s2)
+    _ltsolve(L, w)
+    for i in range(n):
+        out[i] = w[i]
+    return True
+
+
+def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *,
+                   rcond: float = 1e-10, tol: float = 1e-9):
+    """The fundamental equation (seed 000 eqs. 62–63) on plain arrays, one state.
+
+    Returns ``(v̇, Q_c, λ)`` for ``M v̇ = Q + Q_c`` subject to ``A v̇ = b`` (compiled: Cholesky,
+    triangular solves and a one-sided Jacobi SVD of ``D = A L⁻ᵀ``).  Raises
+    :class:`InfeasibleError` when ``A v̇ = b`` has no solution (residual above ``tol`` relative to
+    ``1 + |b| + |A||a|``) and :class:`SingularError` when ``M`` is not positive definite."""
+    M = np.ascontiguousarray(M, dtype=np.float64)
+    n = M.shape[0]
+    A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(-1, n))
+    b = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
+    Qf = np.ascontiguousarray(Q, dtype=np.float64).reshape(n)
+    m = A.shape[0]
+    L = np.empty((n, n))
+    qdd = np.empty(n)
+    Qc = np.empty(n)
+    lam = np.empty(m)
+    info = np.zeros(4)
+    _uk_kernel(M, Qf, A, b, float(rcond), L, qdd, Qc, lam, info)
+    if info[0] == 1.0:
+        raise SingularError("M: the mass matrix is not positive definite")
+    if info[1] > tol * info[3]:
+        raise InfeasibleError(_infeasible_msg(info, m))
+    return qdd, Qc, lam
+
+
+def _infeasible_msg(info, m: int) -> str:
+    return (f"constraints: A v̇ = b is inconsistent, no acceleration satisfies it (least-squares "
+            f"residual |A v̇ − b| = {info[1]:.3e} over {m} rows of rank {int(info[2])}); expected "
+            "compatible constraints (b in the range of A): check for contradictory constraints")
+
+
+@njit
+def _uk_one(M, Qf, A, b, rcond, qdd, Qc, lam, info):
+    """:func:`_uk_kernel` for a batch of one (no thread-pool start-up)."""
+    L = np.empty((Qf.shape[1], Qf.shape[1]))
+    _uk_kernel(M[0], Qf[0], A[0], b[0], rcond, L, qdd[0], Qc[0], lam[0], info[0])
+
+
+@nb.njit(cache=True, parallel=True)
+def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
+    """:func:`_uk_kernel` over a batch of states (``prange``)."""
+    N, n = Qf.shape
+    for k in nb.prange(N):
+        L = np.empty((n, n))
+        _uk_kernel(M[k], Qf[k], A[k], b[k], rcond, L, qdd[k], Qc[k], lam[k], info[k])
+
+
+def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
+    """Stacked ``(A, b)`` of ``constraints`` at ``(q, v)``: A (..., m, nv), b (..., m)."""
+    cons = as_constraint_list(constraints)
+    Q, V, batch = as_states(model, q, v)
+    A, b = stack_terms(model, Q, V, cons, baumgarte)
+    return A.reshape(batch + A.shape[1:]), b.reshape(batch + b.shape[1:])
+
+
+def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumgarte=None,
+                                 dynamics: str = "crba", rcond: float = 1e-10,
+                                 tol: float = 1e-9) -> ConstrainedDynamicsResult:
+    """Constrained forward dynamics by the Udwadia–Kalaba fundamental equation (module doc).
+
+    ``constraints``: a :class:`~dqdyn.constraints.Constraint` or a list of them (e.g.
+    ``dqdyn.constraints.model_constraints(model)`` for the model's declared constraints).
+    ``baumgarte=(α, β)``: stabilization terms.  ``dynamics``: ``"crba"`` (compiled CRBA and RNEA)
+    or ``"gauss"`` (the dqGP terms ``M_GP``, ``C_GP v + g_GP``: eq. 63 literally).
+    Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
+    batch of states (leading axes), solved state by state."""
+    cons = as_constraint_list(constraints)
+    Q, V, batch = as_states(model, q, v)
+    from ._common import as_vector_batch, broadcast_batch
+
+    T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+    (Q, V, T), batch = broadcast_batch([Q, V, T], [batch, batch, bt])
+    for name, X in (("q", Q), ("v", V), ("tau", T)):
+        if not np.all(np.isfinite(X)):
+            raise NonFiniteError(f"{name} must be finite (no NaN / inf)")
+    A, b = stack_terms(model, Q, V, cons, baumgarte)
+    N = Q.shape[0]
+    if N == 1:
+        M, h = _dynamics_terms(model, Q[0], V[0], dynamics)
+        M, h = M[None], h[None]
+    else:  # one batched (compiled) call each for M and h
+        M, h = _dynamics_terms(model, Q, V, dynamics)
+    qdd = np.empty((N, model.nv))
+    Qc = np.empty((N, model.nv))
+    lam = np.empty((N, A.shape[1]))
+    info = np.zeros((N, 4))
+    (_uk_one if N == 1 else _uk_batch)(np.ascontiguousarray(M), np.ascontiguousarray(T - h), np.ascontiguousarray(A),
+              np.ascontiguousarray(b), float(rcond), qdd, Qc, lam, info)
+    for n in range(N):
+        if info[n, 0] == 1.0:
+            raise SingularError(_NOT_PD.format(model.name) + (f" (batch element {n})" if N > 1 else ""))
+        if info[n, 1] > tol * info[n, 3]:
+            raise InfeasibleError(_infeasible_msg(info[n], A.shape[1]) + (f" (batch element {n})" if N > 1 else ""))
+    shp = lambda x: x.reshape(batch + x.shape[1:])  # noqa: E731
+    return ConstrainedDynamicsResult(shp(qdd), shp(Qc), shp(lam), shp(A), shp(b))
+
+
+def kkt_solve(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray):
+    """The Lagrange-multiplier reference: ``[M −Aᵀ; A 0] [v̇; λ] = [Q; b]`` by least squares
+    (minimum norm, so a rank-deficient A is accepted).  Returns ``(v̇, λ, residual)``; the residual
+    norm is non-zero when the constraints are inconsistent."""
+    n, m = M.shape[0], A.shape[0]
+    K = np.zeros((n + m, n + m))
+    K[:n, :n] = M
+    K[:n, n:] = -A.T
+    K[n:, :n] = A
+    rhs = np.concatenate([Q, b])
+    sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
+    return sol[:n], sol[n:], float(np.linalg.norm(K @ sol - rhs))
+
+
+def kkt_forward_dynamics(model: Model, q, v, tau, constraints, *, baumgarte=None):
+    """Constrained forward dynamics by the KKT system (:func:`kkt_solve`) with dqdyn's M and h;
+    returns ``(v̇, λ)``; :class:`InfeasibleError` for inconsistent constraints."""
+    cons = as_constraint_list(constraints)
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    A, b = constraint_terms(model, q, v, cons, baumgarte=baumgarte)
+    M, h = _dynamics_terms(model, q, v, "crba")
+    qdd, lam, res = kkt_solve(M, np.asarray(tau, dtype=float) - h, A, b)
+    if res > 1e-9 * (1.0 + np.linalg.norm(b) + np.linalg.norm(tau)):
+        raise InfeasibleError(f"KKT system inconsistent (residual {res:.3e})")
+    return qdd, lam
+
+
+# ------------------------------------------------------------------------------ inverse dynamics
+def constrained_inverse_dynamics(model: Model, q, v, qdd, constraints, actuated, *,
+                                 tau_passive=None, objective: str = "min_torque",
+                                 rcond: float = 1e-10, tol: float = 1e-8) -> ConstrainedInverseResult:
+    """Joint forces that produce the (constraint-consistent) motion ``(q, v, v̇)`` of a closed
+    chain (seed 002 §3.1).
+
+    ``actuated``: nv booleans (or a list of actuated joint names / DoF indices).  ``tau_passive``:
+    the forces of the passive DoFs (default 0: free joints).  ``objective`` for redundant
+    actuation: ``"min_torque"`` (minimum-norm active forces, eqs. 62–64) or
+    ``"min_constraint_force"`` (minimum-norm multipliers, the constraint-force minimization).
+    Raises :class:`InfeasibleError` if ``A v̇ ≠ b`` or if the passive DoFs cannot follow the motion
+    (under-actuated: ``A_pᵀ λ = τ_pr − τ_p`` has no solution)."""
+    cons = as_constraint_list(constraints)
+    if objective not in ("min_torque", "min_constraint_force"):
+        raise ShapeError(f"objective must be 'min_torque' or 'min_constraint_force', got {objective!r}")
+    for name, x, n in (("q", q, model.nq), ("v", v, model.nv), ("qdd", qdd, model.nv)):
+        x = np.asarray(x, dtype=float)
+        if x.shape != (n,):
+            raise ShapeError(f"{name} must have shape ({n},) (one state), got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise NonFiniteError(f"{name} must be finite, got {x}")
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    qdd = np.asarray(qdd, dtype=float)
+    act = _actuated_mask(model, actuated)
+    A, b = constraint_terms(model, q, v, cons)
+    viol = float(np.linalg.norm(A @ qdd - b))
+    if viol > tol * (1.0 + np.linalg.norm(b) + np.linalg.norm(A) * np.linalg.norm(qdd)):
+        raise InfeasibleError(
+            f"qdd: the requested acceleration violates the constraints (|A v̇ − b| = {viol:.3e}); "
+            "expected A qdd = b: "
+            "a closed chain can only follow motions with A v̇ = b (see seed 002 eq. 55)"
+        )
+    M, h = _dynamics_terms(model, q, v, "crba")
+    tau_r = M @ qdd + h
+    tp = np.zeros(int((~act).sum())) if tau_passive is None else np.asarray(tau_passive, float).reshape(-1)
+    if tp.shape != (int((~act).sum()),):
+        raise ShapeError(f"tau_passive must have {int((~act).sum())} entries (one per passive DoF)")
+    Ap, Aa = A[:, ~act], A[:, act]
+    rp = tau_r[~act] - tp
+    # λ0: minimum-norm solution of A_pᵀ λ = τ_pr − τ_p (eq. 57/59)
+    if Ap.shape[1]:
+        U, s, Vt = np.linalg.svd(Ap.T, full_matrices=True)
+        rank = int(np.sum(s > rcond * (s[0] if s.size else 0.0)))
+    else:
+        U, s, Vt, rank = np.zeros((0, 0)), np.zeros(0), np.eye(A.shape[0]), 0
+    Ur, sr, Vr = U[:, :rank], s[:rank], Vt[:rank]
+    lam0 = Vr.T @ ((Ur.T @ rp) / sr) if rank else np.zeros(A.shape[0])
+    resid = float(np.linalg.norm(Ap.T @ lam0 - rp))
+    if resid > tol * (1.0 + np.linalg.norm(tau_r)):
+        raise InfeasibleError(
+            f"actuated: under-actuated for the requested motion: the passive DoFs "
+            f"{np.flatnonzero(~act).tolist()} cannot follow it with the given passive forces "
+            f"(residual of A_pᵀ λ = τ_pr − τ_p is {resid:.3e}; {A.shape[0]} constraint rows, "
+            f"{int((~act).sum())} passive DoFs); use constrained forward / hybrid dynamics instead "
+            "(seed 002 §3.1, case m < n_p)"
+        )
+    N = Vt[rank:].T  # null space of A_pᵀ (m × k)
+    tau_a0 = tau_r[act] - Aa.T @ lam0
+    K = Aa.T @ N  # how the free multipliers move the active forces
+    knorm = np.linalg.norm(K) if K.size else 0.0
+    unique = not (knorm > rcond * (1.0 + np.linalg.norm(A)))
+    lam = lam0
+    if not unique and objective == "min_torque":
+        sstar = np.linalg.lstsq(K, tau_a0, rcond=None)[0]  # eq. 64
+        lam = lam0 + N @ sstar  # eq. 63
+    tau = np.empty(model.nv)
+    tau[~act] = tp
+    tau[act] = tau_r[act] - Aa.T @ lam
+    return ConstrainedInverseResult(tau, lam, A.T @ lam, unique)
+
+
+def _actuated_mask(model: Model, actuated) -> np.ndarray:
+    a = np.asarray(actuated)
+    if a.dtype == bool:
+        if a.shape != (model.nv,):
+            raise ShapeError(f"actuated must be {model.nv} booleans, got shape {a.shape}")
+        return a.copy()
+    mask = np.zeros(model.nv, dtype=bool)
+    for item in list(actuated):
+        if isinstance(item, str):
+            s = model.v_slice(item)
+            mask[s] = True
+        else:
+            k = int(item)
+            if not 0 <= k < model.nv:
+                raise ShapeError(f"actuated: DoF index {k} out of range 0..{model.nv - 1}")
+            mask[k] = True
+    return mask
+
+
+# ----------------------------------------------------------------------------- stabilization
+def constraint_errors(model: Model, q, v, constraints):
+    """``(position error norm, velocity error norm)`` of the stacked constraints at one state
+    (position: holonomic constraints only; 0 when there are none)."""
+    cons = as_constraint_list(constraints)
+    pe = [c.position_error(model, q) for c in cons if c.holonomic]
+    ve = [c.velocity_error(model, q, v) for c in cons]
+    pn = float(np.linalg.norm(np.concatenate([np.ravel(e) for e in pe if e is not None]))) if pe else 0.0
+    vv = [np.ravel(e) for e in ve if e is not None]
+    vn = float(np.linalg.norm(np.concatenate(vv))) if vv else 0.0
+    return pn, vn
+
+
+def project_state(model: Model, q, v, constraints, *, tol: float = 1e-12, max_iter: int = 30,
+                  project_velocity: bool = True, rcond: float = 1e-10):
+    """Project a state onto the constraint manifold: returns ``(q, v)`` with ``max|φ(q)| ≤ tol``
+    and ``A(q) v = 0``.
+
+    Positions: Gauss–Newton ``q ← q ⊕ (−A_h⁺ φ)`` with the holonomic rows' Jacobian (minimum-norm
+    step in ``v``-coordinates, on the manifold via :func:`~dqdyn.integrate`).  Velocities: the
+    kinetic-energy-metric projection ``v ← v − M⁻¹Aᵀ (A M⁻¹ Aᵀ)⁺ A v`` over every constraint
+    with a velocity form (nonholonomic ones included), which removes the least kinetic energy.
+    :class:`ConvergenceError` if the positions do not converge (a loop that cannot close)."""
+    cons = as_constraint_list(constraints)
+    q = np.array(q, dtype=float)
+    v = np.array(v, dtype=float)
+    hol = [c for c in cons if c.holonomic]
+    if hol:
+        zero = np.zeros((1, model.nv))
+        err = np.inf
+        for _ in range(max_iter + 1):
+            Q = q.reshape(1, -1)
+            rows, res = [], []
+            for c in hol:
+                A_, _, _, pe = c._terms(model, Q, zero)
+                if pe is None:
+                    continue
+                if pe.shape[-1] != A_.shape[1]:
+                    raise ShapeError(f"{c.name}: position error and A have different row counts")
+                rows.append(A_[0])
+                res.append(pe[0])
+            if not rows:
+                break
+            ph = np.concatenate(res)
+            err = float(np.max(np.abs(ph)))
+            if err <= tol:
+                break
+            dq = np.empty(model.nv)
+            _min_norm_step(np.ascontiguousarray(np.concatenate(rows)), ph, rcond, dq)
+            q = integrate(model, q, -dq)
+        else:
+            raise ConvergenceError(
+                f"project_state: positions did not converge in {max_iter} Gauss–Newton steps "
+                f"(|φ| = {err:.3e}); the loop may not close at this configuration"
+            )
+    if project_velocity:
+        Qv, Vv, _ = as_states(model, q, v)
+        rows = []
+        for c in cons:
+            A_, _, ve, _ = c._terms(model, Qv, Vv)
+            if ve is not None:
+                rows.append(A_[0])
+        if rows:
+            from .lagrange import mass_matrix
+
+            out = np.empty(model.nv)
+            if not _mass_projection(mass_matrix(model, q), np.ascontiguousarray(np.concatenate(rows)),
+                                    v, rcond, out):
+                raise SingularError(_NOT_PD.format(model.name))
+            v = out
+    return q, v
+
+
+__all__ = [
+    "ConstrainedDynamicsResult",
+    "ConstrainedInverseResult",
+    "udwadia_kalaba",
+    "constraint_terms",
+    "constrained_forward_dynamics",
+    "kkt_solve",
+    "kkt_forward_dynamics",
+    "constrained_inverse_dynamics",
+    "constraint_errors",
+    "project_state",
+]

@@ -1,0 +1,61 @@
+"""The coefficient of multiple correlation (CMC) of Ferrari, Cutti & Cappello (Gait & Posture
+31(4):540–542, 2010), the metric of seed 000 (P:L513–517) and the thesis (T:L1566).
+
+For M waveforms ``Y_{mf}`` (m = 1..M) of F samples (digest §2.1)::
+
+    CMC = sqrt(1 − [Σ_m Σ_f (Y_mf − Ȳ_f)² / (F (M − 1))] / [Σ_m Σ_f (Y_mf − Ȳ)² / (M F − 1)])
+
+with ``Ȳ_f`` the mean across waveforms at sample f and ``Ȳ`` the grand mean.  Identical
+waveforms give 1.  When the ratio exceeds 1 the CMC is not real; it is returned as NaN (the
+papers do not say how they handled that case).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DqdynError, ShapeError
+
+
+def cmc_waveforms(Y) -> np.ndarray:
+    """CMC of ``Y`` with shape (M, F) or (M, F, n) — M waveforms of F samples, for n signals
+    (joints) at once.  Returns a scalar or an (n,) array."""
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim not in (2, 3) or Y.shape[0] < 2 or Y.shape[1] < 2:
+        raise ShapeError(f"Y must have shape (M >= 2, F >= 2[, n]), got {Y.shape}")
+    if not np.all(np.isfinite(Y)):
+        raise DqdynError("Y (the waveforms) must be finite")
+    M, F = Y.shape[:2]
+    Yf = Y.mean(axis=0, keepdims=True)
+    Yg = Y.mean(axis=(0, 1), keepdims=True)
+    num = ((Y - Yf) ** 2).sum(axis=(0, 1)) / (F * (M - 1))
+    den = ((Y - Yg) ** 2).sum(axis=(0, 1)) / (M * F - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num > 0, np.inf, 0.0))
+        out = np.where(ratio <= 1.0, np.sqrt(np.clip(1.0 - ratio, 0.0, None)), np.nan)
+    return out[()] if out.ndim == 0 else out
+
+
+def cmc(a, b) -> np.ndarray:
+    """Per-signal CMC between two waveforms sets ``a`` and ``b`` of shape (F,) or (F, n)
+    (samples along axis 0, one column per joint)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ShapeError(f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    return cmc_waveforms(np.stack([a, b]))
+
+
+def summary(values) -> dict:
+    """``{"min", "mean", "std", "max"}`` of per-joint values (the papers' table columns; std is
+    the population standard deviation; NaNs are counted as failures: they make min NaN)."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ShapeError("values must not be empty")
+    if np.any(np.isnan(x)):
+        return dict(min=float("nan"), mean=float(np.nanmean(x)), std=float(np.nanstd(x)),
+                    max=float(np.nanmax(x)))
+    return dict(min=float(x.min()), mean=float(x.mean()), std=float(x.std()), max=float(x.max()))
+
+
+__all__ = ["cmc", "cmc_waveforms", "summary"]

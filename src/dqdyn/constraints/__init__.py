@@ -1,0 +1,37 @@
+"""Constraints for constrained dynamics: ``A(q, v) v̇ = b(q, v)`` objects.
+
+* :class:`DifferentialDriveConstraint` — rolling without slipping of a differential-drive base
+  (nonholonomic; axle point anywhere on the base); :func:`model_constraints` turns a model's
+  declared :class:`~dqdyn.DifferentialDrive` into one.
+* :class:`LoopClosure` — closure of a kinematic loop between two frames: ``"6d"`` weld, ``"3d"``
+  point, ``"5d"`` revolute-type, ``"1d"`` distance.
+* :class:`JointCoupling` — ``q_j = r q_m + c`` (gears, mimic-type couplings).
+* :class:`UserConstraint` — a callable ``(model, q, v) -> (A, b)`` or constant ``A``, ``b``.
+* :mod:`.models` — bundled models with their constraints: the 8-DoF differential-drive mobile
+  manipulator, a four-bar, a five-bar, a slider-crank.
+
+The dynamics live in :mod:`dqdyn.algorithms.constrained` (``constrained_forward_dynamics``,
+``constrained_inverse_dynamics``, ``project_state``); simulate with
+:func:`dqdyn.simulation.simulate` (``constraints=...``).
+"""
+
+from .base import Constraint, as_constraint_list, frame_kinematics, resolve_frame
+from .loops import JointCoupling, LoopClosure, UserConstraint
+from .models import five_bar, four_bar, mobile_manipulator, slider_crank
+from .nonholonomic import DifferentialDriveConstraint, model_constraints
+
+__all__ = [
+    "Constraint",
+    "DifferentialDriveConstraint",
+    "LoopClosure",
+    "JointCoupling",
+    "UserConstraint",
+    "model_constraints",
+    "mobile_manipulator",
+    "four_bar",
+    "five_bar",
+    "slider_crank",
+    "frame_kinematics",
+    "resolve_frame",
+    "as_constraint_list",
+]

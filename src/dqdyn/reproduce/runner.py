@@ -1,0 +1,97 @@
+"""``reproduce``: run the cases, print the tables, write Markdown / CSV / PNG."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..analysis import to_csv, to_markdown
+from ..analysis.tables import COLUMNS
+from ..errors import DqdynError
+from .cases import CASES
+
+EXTRA = ("parallel",)
+
+
+def available_cases() -> list[str]:
+    return list(CASES) + list(EXTRA)
+
+
+def _rows(results):
+    rows = []
+    for r in results:
+        if r.paper is not None or r.extra.get("kind") == "cmc":
+            s = r.stats
+            rows.append({"case": r.title, "quantity": r.quantity, "n": len(r.values), **s,
+                         "paper mean": r.paper, "ok": "yes" if r.passed else "NO"})
+    return rows
+
+
+def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=None):
+    """Run ``cases`` (default: all), write ``results.md``, ``results.csv`` and figures under
+    ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
+    for the dynamics / control cases; the dict of :func:`dqdyn.parallel.reproduce.reproduce_parallel`
+    for ``parallel``)."""
+    names = list(cases) if cases else available_cases()
+    bad = [c for c in names if c not in available_cases()]
+    if bad:
+        raise DqdynError(f"cases: unknown case(s) {bad}; expected some of {available_cases()}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t_all = time.perf_counter()
+    results, others = [], []
+    for name in names:
+        if console is not None:
+            console.print(f"[bold]{name}[/bold] …")
+        if name == "parallel":
+            from ..parallel.reproduce import render, reproduce_parallel
+
+            res = reproduce_parallel(quick=quick)
+            render(res, console, out)
+            others.append(res)
+            continue
+        fn, kind = CASES[name]
+        r = fn(quick=quick, out_dir=out)
+        r.extra["kind"] = kind
+        results.append(r)
+        if console is not None:
+            console.print(f"  {r.notes}  ({r.seconds:.1f} s)  {'ok' if r.passed else 'FAILED'}")
+    total = time.perf_counter() - t_all
+    rows = _rows(results)
+    control = [r for r in results if r.extra.get("kind") == "control"]
+    md = ["# dqdyn reproduce" + (" (quick)" if quick else ""), "",
+          "CMC (Ferrari et al. 2010) between dqdyn and MuJoCo waveforms, per joint; the "
+          "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1.", "", to_markdown(rows)]
+    if control:
+        md += ["## Control", "", "| case | result | ok | time (s) |", "|---|---|---|---|"]
+        md += [f"| {r.title} | {r.notes} | {'yes' if r.passed else 'NO'} | {r.seconds:.1f} |"
+               for r in control]
+        md.append("")
+    md += ["## Figures", ""] + [f"![{Path(f).stem}]({Path(f).name})" for r in results
+                                for f in r.figures]
+    md += ["", f"Total time: {total:.1f} s."]
+    (out / "results.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    (out / "results.csv").write_text(to_csv(rows), encoding="utf-8")
+    if console is not None:
+        from rich.table import Table
+
+        t = Table(title="CMC of dqdyn against MuJoCo (per-joint statistics)", title_justify="left")
+        for c in COLUMNS:
+            t.add_column(c, justify="right" if c not in ("case", "quantity") else "left")
+        for r in rows:
+            t.add_row(*[("-" if r[c] is None else (f"{r[c]:.2e}" if c == "std" else f"{r[c]:.10f}")
+                         if isinstance(r[c], float) else str(r[c])) for c in COLUMNS])
+        console.print(t)
+        if control:
+            t2 = Table(title="Control", title_justify="left")
+            for c in ("case", "result", "ok"):
+                t2.add_column(c)
+            for r in control:
+                t2.add_row(r.title, r.notes, "yes" if r.passed else "NO")
+            console.print(t2)
+        console.print(f"wrote {out / 'results.md'}, {out / 'results.csv'} and "
+                      f"{sum(len(r.figures) for r in results)} figures; total {total:.1f} s")
+    return results + others
+
+
+__all__ = ["reproduce", "available_cases"]
