@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn.algorithms.constrained import constrained_forward_dynamics  # noqa: E402
+from dqdyn.constraints.dynamics import constrained_forward_dynamics  # noqa: E402
 from dqdyn.constraints import LoopClosure, four_bar, mobile_manipulator  # noqa: E402
 from dqdyn.constraints.base import resolve_frame  # noqa: E402
 from harness import interleaved, print_table, write_results  # noqa: E402

@@ -30,7 +30,7 @@ from .algorithms.derivatives import (
     joint_torque_regressor,
     rnea_derivatives,
 )
-from .algorithms.constrained import (
+from .constraints.dynamics import (
     constrained_forward_dynamics,
     constrained_inverse_dynamics,
     constraint_errors,

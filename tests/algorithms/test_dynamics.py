@@ -417,7 +417,7 @@ def test_robot_derivatives_match_pinocchio(name):
 def test_constrained_aba_with_constraint_objects_equals_udwadia_kalaba():
     """Recursive constrained ABA (seed 002 §3.2) fed the Gauss issue's constraint objects equals
     the dense Udwadia–Kalaba solution (seed 000 eqs. 62–63)."""
-    from dqdyn.algorithms.constrained import constraint_terms
+    from dqdyn.constraints.dynamics import constraint_terms
     from dqdyn.constraints import four_bar, mobile_manipulator
 
     for builder in (mobile_manipulator, four_bar):

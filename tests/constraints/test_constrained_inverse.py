@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dqdyn.algorithms.constrained import constrained_forward_dynamics, constrained_inverse_dynamics
+from dqdyn.constraints.dynamics import constrained_forward_dynamics, constrained_inverse_dynamics
 from dqdyn.constraints import five_bar, slider_crank
 from dqdyn.errors import InfeasibleError, ShapeError, UnknownNameError
 

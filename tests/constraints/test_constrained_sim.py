@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.constrained import (
+from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     constraint_errors,
     project_state,

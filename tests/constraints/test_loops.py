@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.constrained import (
+from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     kkt_forward_dynamics,
     kkt_solve,

@@ -16,7 +16,7 @@ import pytest
 import scipy.linalg as sla
 
 import dqdyn
-from dqdyn.algorithms.constrained import (
+from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     constraint_errors,
     kkt_solve,

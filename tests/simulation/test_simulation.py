@@ -149,7 +149,7 @@ def test_constrained_simulation_stays_on_manifold():
 
     m, cons, q0 = four_bar()
     tr = simulate(m, q0, np.zeros(m.nv), None, 0.1, 2e-3, constraints=cons)
-    from dqdyn.algorithms.constrained import constraint_errors
+    from dqdyn.constraints.dynamics import constraint_errors
 
     pe, ve = constraint_errors(m, tr.q[-1], tr.v[-1], cons)
     assert pe < 1e-9 and ve < 1e-9

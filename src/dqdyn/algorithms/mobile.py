@@ -6,7 +6,7 @@ the pose ``(x, y, φ)`` of its frame ``F_r``; its CoM frame ``F_d`` is displaced
 carrying a body whose CoM is at ``(d, 0, 0)``: the joint twist moved to the CoM is exactly the
 body twist of eq. A.8, ``ξ_{0,d}^d = ω_{0,d}^d + ε ṗ_{0,d}^d``, and dqNE's projection (4.37) gives
 ``(f_x, f_y, τ_z)``.  The rolling constraint is not imposed here (as in the thesis, A.8 is used
-along trajectories that satisfy it); constrained dynamics are in :mod:`dqdyn.algorithms.constrained`.
+along trajectories that satisfy it); constrained dynamics are in :mod:`dqdyn.constraints.dynamics`.
 
 The Fierro–Lewis model (Fierro & Lewis 1997, quoted at T:L2234–2245) is
 ``M(q) q̈ + c(q, q̇) = τ_a`` (the printed ``q_d`` is ``q̈``).  As printed,

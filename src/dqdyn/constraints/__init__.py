@@ -10,7 +10,7 @@
 * :mod:`.models` — bundled models with their constraints: the 8-DoF differential-drive mobile
   manipulator, a four-bar, a five-bar, a slider-crank.
 
-The dynamics live in :mod:`dqdyn.algorithms.constrained` (``constrained_forward_dynamics``,
+The dynamics live in :mod:`dqdyn.constraints.dynamics` (``constrained_forward_dynamics``,
 ``constrained_inverse_dynamics``, ``project_state``); simulate with
 :func:`dqdyn.simulation.simulate` (``constraints=...``).
 """

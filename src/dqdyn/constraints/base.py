@@ -13,7 +13,7 @@ paper's ``b = −Ȧ q̇`` after eq. 64), and
 * :meth:`Constraint.position_error` is a residual ``φ(q)`` with ``φ̇ = A v`` on the manifold
   (holonomic constraints only; ``None`` for nonholonomic ones such as rolling without slipping).
 
-Both are used by the stabilization of :mod:`dqdyn.algorithms.constrained` (Baumgarte terms,
+Both are used by the stabilization of :mod:`dqdyn.constraints.dynamics` (Baumgarte terms,
 projection) and by the tests.
 
 Frames are given as a model frame name (every body is also a frame), a body index, or a pair

@@ -34,9 +34,9 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
     ``tau(t, q, v)`` (e.g. :class:`~dqdyn.simulation.JointPD`).  ``integrator``: ``"rk4"``
     (Runge–Kutta–Munthe-Kaas, 4th order on the manifold) or ``"euler"`` (semi-implicit).
     ``constraints``: constraint objects (``dqdyn.constraints``); accelerations then come from
-    :func:`~dqdyn.algorithms.constrained.constrained_forward_dynamics` (Udwadia–Kalaba, seed 000
+    :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba, seed 000
     eqs. 62–64) and, with ``project=True``, each step ends with
-    :func:`~dqdyn.algorithms.constrained.project_state` (drift-free); ``baumgarte=(α, β)`` adds
+    :func:`~dqdyn.constraints.dynamics.project_state` (drift-free); ``baumgarte=(α, β)`` adds
     Baumgarte stabilisation.  Without constraints the free dynamics is :func:`~dqdyn.aba`.
 
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
@@ -68,7 +68,7 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
         ctrl = lambda t, q, v: tc  # noqa: E731
     cons = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]
     if cons:
-        from ..algorithms.constrained import constrained_forward_dynamics, project_state
+        from ..constraints.dynamics import constrained_forward_dynamics, project_state
 
         def accel(t, q, v):
             tau = np.asarray(ctrl(t, q, v), dtype=float)

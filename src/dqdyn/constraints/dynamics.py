@@ -45,10 +45,10 @@ import math
 import numba as nb
 import numpy as np
 
-from ..constraints.base import as_constraint_list, as_states, stack_terms
+from .base import as_constraint_list, as_states, stack_terms
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import Model
-from .kinematics import integrate
+from ..algorithms.kinematics import integrate
 
 njit = nb.njit(cache=True)
 
@@ -75,13 +75,13 @@ class ConstrainedInverseResult(NamedTuple):
 def _dynamics_terms(model: Model, q, v, dynamics: str):
     """``(M, h)`` at one state, or batched (leading axes of ``q``, ``v``)."""
     if dynamics == "gauss":
-        from .gauss import gauss_model
+        from ..algorithms.gauss import gauss_model
 
         G = gauss_model(model, q, v)
         return G.M, G.C @ v + G.g
     if dynamics != "crba":
         raise ShapeError(f"dynamics must be 'crba' or 'gauss', got {dynamics!r}")
-    from .lagrange import mass_matrix, nonlinear_effects
+    from ..algorithms.lagrange import mass_matrix, nonlinear_effects
 
     return mass_matrix(model, q), nonlinear_effects(model, q, v)
 
@@ -405,7 +405,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     batch of states (leading axes), solved state by state."""
     cons = as_constraint_list(constraints)
     Q, V, batch = as_states(model, q, v)
-    from ._common import as_vector_batch, broadcast_batch
+    from ..algorithms._common import as_vector_batch, broadcast_batch
 
     T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
     (Q, V, T), batch = broadcast_batch([Q, V, T], [batch, batch, bt])
@@ -617,7 +617,7 @@ def project_state(model: Model, q, v, constraints, *, tol: float = 1e-12, max_it
             if ve is not None:
                 rows.append(A_[0])
         if rows:
-            from .lagrange import mass_matrix
+            from ..algorithms.lagrange import mass_matrix
 
             out = np.empty(model.nv)
             if not _mass_projection(mass_matrix(model, q), np.ascontiguousarray(np.concatenate(rows)),
