@@ -45,6 +45,11 @@ import numba as nb
 import numpy as np
 
 from .. import errors
+from ..algebra._core import dq_mul as k_dq_mul
+from ..algebra.dualquat import conj as dq_conj
+from ..algebra.dualquat import mul as dq_mul
+from ..algebra.rotations import quat_conj as _qconj
+from ..algebra.rotations import quat_multiply as _qmul
 
 __all__ = [
     "beta_to_dq",
@@ -82,21 +87,6 @@ njit = nb.njit(cache=True, fastmath=False, error_model="numpy")
 inline = nb.njit(cache=True, fastmath=False, error_model="numpy")
 
 # =========================================================================== compiled kernels
-
-
-@inline
-def k_dq_mul(a, b, out):
-    """``out = a b`` (dual quaternion product, vec8; ``out`` may not alias)."""
-    a0, a1, a2, a3, a4, a5, a6, a7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-    b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
-    out[0] = a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3
-    out[1] = a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2
-    out[2] = a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1
-    out[3] = a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0
-    out[4] = (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3)
-    out[5] = (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2)
-    out[6] = (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1)
-    out[7] = (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0)
 
 
 @inline
@@ -224,38 +214,6 @@ def _arr(x, name, last):
     if not np.all(np.isfinite(a)):
         raise errors.NonFiniteError(f"{name} contains NaN or infinity")
     return a
-
-
-def _qmul(a, b):
-    a0, a1, a2, a3 = np.moveaxis(a, -1, 0)
-    b0, b1, b2, b3 = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
-            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
-            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
-        ],
-        axis=-1,
-    )
-
-
-def _qconj(a):
-    return a * np.array([1.0, -1.0, -1.0, -1.0])
-
-
-def dq_mul(a, b):
-    """Dual quaternion product ``a b`` of vec8 arrays (broadcasting)."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    P = _qmul(a[..., :4], b[..., :4])
-    D = _qmul(a[..., :4], b[..., 4:]) + _qmul(a[..., 4:], b[..., :4])
-    return np.concatenate([P, D], axis=-1)
-
-
-def dq_conj(a):
-    """Conjugate ``η* = A* + ε B*`` (seed 001 eq. 2)."""
-    return np.asarray(a, dtype=float) * np.array([1.0, -1, -1, -1, 1, -1, -1, -1])
 
 
 def beta_to_dq(theta):
