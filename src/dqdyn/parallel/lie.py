@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import errors
 from ..algebra._core import dq_mul as k_dq_mul
+from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q (seed 001 eq. 121)
 from ..algebra.dualquat import conj as dq_conj
 from ..algebra.dualquat import mul as dq_mul
 from ..algebra.rotations import quat_conj as _qconj
@@ -165,27 +166,8 @@ def k_rot_trans(eta, rq, t):
 @inline
 def k_world_to_body(rq, t, xw, out):
     """``out = Q* (x_w − t) Q``: body coordinates of the fixed point ``x_w`` (seed 001 eq. 120)."""
-    w, ux, uy, uz = rq[0], -rq[1], -rq[2], -rq[3]
-    vx, vy, vz = xw[0] - t[0], xw[1] - t[1], xw[2] - t[2]
-    tx = 2.0 * (uy * vz - uz * vy)
-    ty = 2.0 * (uz * vx - ux * vz)
-    tz = 2.0 * (ux * vy - uy * vx)
-    out[0] = vx + w * tx + (uy * tz - uz * ty)
-    out[1] = vy + w * ty + (uz * tx - ux * tz)
-    out[2] = vz + w * tz + (ux * ty - uy * tx)
-
-
-@inline
-def k_dir_to_body(rq, nw, out):
-    """``out = Q* n_w Q``: body coordinates of the fixed direction ``n_w`` (seed 001 eq. 121)."""
-    w, ux, uy, uz = rq[0], -rq[1], -rq[2], -rq[3]
-    vx, vy, vz = nw[0], nw[1], nw[2]
-    tx = 2.0 * (uy * vz - uz * vy)
-    ty = 2.0 * (uz * vx - ux * vz)
-    tz = 2.0 * (ux * vy - uy * vx)
-    out[0] = vx + w * tx + (uy * tz - uz * ty)
-    out[1] = vy + w * ty + (uz * tx - ux * tz)
-    out[2] = vz + w * tz + (ux * ty - uy * tx)
+    out[0], out[1], out[2] = xw[0] - t[0], xw[1] - t[1], xw[2] - t[2]
+    k_dir_to_body(rq, out, out)  # (reads its input before writing)
 
 
 @njit
