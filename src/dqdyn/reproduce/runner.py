@@ -61,7 +61,11 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     control = [r for r in results if r.extra.get("kind") == "control"]
     md = ["# dqdyn reproduce" + (" (quick)" if quick else ""), "",
           "CMC (Ferrari et al. 2010) between dqdyn and MuJoCo waveforms, per joint; the "
-          "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1.", "", to_markdown(rows)]
+          "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1, A.1.", "", to_markdown(rows)]
+    cmc_notes = [r for r in results if r.extra.get("kind") == "cmc" and r.notes]
+    if cmc_notes:
+        md += ["## Notes", ""] + [f"- **{r.title}** ({r.seconds:.1f} s): {r.notes}" for r in cmc_notes]
+        md.append("")
     if control:
         md += ["## Control", "", "| case | result | ok | time (s) |", "|---|---|---|---|"]
         md += [f"| {r.title} | {r.notes} | {'yes' if r.passed else 'NO'} | {r.seconds:.1f} |"
