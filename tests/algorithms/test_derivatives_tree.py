@@ -161,3 +161,199 @@ def test_hybrid_dynamics_derivatives_finite_differences(seed):
     Du = np.column_stack([(y(q, v, u + e) - y(q, v, u - e)) / (2 * h) for e in np.eye(m.nv) * h])
     for A, B in ((dq, Dq), (dv, Dv), (du, Du)):
         np.testing.assert_allclose(A, B, atol=1e-5 * (1 + np.abs(B).max()))
+
+
+# ------------------------------------------------------------------ oracle: Table 5, one sweep per column
+# The former O(3·n·subtree) implementation of rnea_derivatives (seed 002 Table 5 differentiated
+# with respect to one scalar per sweep, in body frames), kept here as an independent oracle for
+# the O(n·d) world-frame kernel of the library, in plain Python over the compiled helpers.  It
+# covers the planar joint, which Pinocchio's comparison cannot.
+def _table5_oracle(m, q, v, a, fext=None):
+    from dqdyn.algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
+    from dqdyn.algorithms.forward import body_inertia6
+    from dqdyn.multibody.joints import (PLANAR, joint_column, joint_nv, joint_transform,
+                                        joint_velocity, joint_velocity_bias)
+    from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE,
+                                       MI_IQ, MI_IV, MI_JTYPE, MI_PARENT)
+
+    mi, mf = m.mi, m.mf
+    nb1, nv = mi.shape[0], m.nv
+    q, v, a = (np.ascontiguousarray(x, dtype=float) for x in (q, v, a))
+    par = [int(mi[i, MI_PARENT]) for i in range(nb1)]
+
+    def col(i, k, qq=q):
+        out = np.zeros(6)
+        joint_column(mi[i, MI_JTYPE], mf[i, MF_AXIS:MF_AXIS + 3], mf[i, MF_PITCH], qq, mi[i, MI_IQ], k, out)
+        return out
+
+    def jvel(i, x):
+        out = np.zeros(6)
+        joint_velocity(mi[i, MI_JTYPE], mf[i, MF_AXIS:MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ], x,
+                       mi[i, MI_IV], mf[i, MF_SCALE], out)
+        return out
+
+    def X(f, *args):
+        out = np.zeros(6)
+        f(*args, out)
+        return out
+
+    xl = np.zeros((nb1, 8))
+    V, Vd, F, Sv, AVl, AVdl = (np.zeros((nb1, 6)) for _ in range(6))
+    I6 = np.zeros((nb1, 6, 6))
+    Vd[0, 3:] = -m.gravity
+    for i in range(1, nb1):
+        xj = np.zeros(8)
+        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS:MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ],
+                        mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+        dq_mul(np.ascontiguousarray(mf[i, MF_PLACEMENT:MF_PLACEMENT + 8]), xj, xl[i])
+        AVl[i], AVdl[i] = X(ad6_inv, xl[i], V[par[i]]), X(ad6_inv, xl[i], Vd[par[i]])
+        Sv[i] = jvel(i, v)
+        V[i] = AVl[i] + Sv[i]
+        Vd[i] = AVdl[i] + jvel(i, a) + X(cross6, V[i], Sv[i]) + X(
+            joint_velocity_bias, mi[i, MI_JTYPE], q, mi[i, MI_IQ], v, mi[i, MI_IV])
+        body_inertia6(mf, i, I6[i])
+        F[i] = I6[i] @ Vd[i] + X(cross6, V[i], I6[i] @ V[i]) - (0 if fext is None else fext[i])
+    for i in range(nb1 - 1, 0, -1):
+        if par[i] > 0:
+            F[par[i]] += X(ad6, xl[i], F[i])
+
+    def partials(j, mm, d):
+        """∂h, ∂(S q̇), ∂(S q̈) + ∂(Ṡ q̇) of joint j's coordinate / velocity / acceleration mm."""
+        z = np.zeros(6)
+        dh, dSv, dSa = z.copy(), z.copy(), z.copy()
+        planar = mi[j, MI_JTYPE] == PLANAR
+        iq, iv = mi[j, MI_IQ], mi[j, MI_IV]
+        if d == 0:
+            dh = col(j, mm)
+            if planar and mm == 2:
+                phi = q[iq + 2]
+                c, s = np.cos(phi), np.sin(phi)
+                dx, dy, w = v[iv], v[iv + 1], v[iv + 2]
+                dSv[3:5] = -s * dx + c * dy, -c * dx - s * dy
+                dSa[3:5] = (-s * a[iv] + c * a[iv + 1] - w * (c * dx + s * dy),
+                            -c * a[iv] - s * a[iv + 1] - w * (-s * dx + c * dy))
+        elif d == 1:
+            dSv = col(j, mm)
+            if planar:  # ∂(Ṡ q̇)/∂q̇_mm
+                dSa = X(joint_velocity_bias, PLANAR, q, iq, v + np.eye(nv)[iv + mm], iv) - X(
+                    joint_velocity_bias, PLANAR, q, iq, v, iv)
+        else:
+            dSa = col(j, mm)
+        return dh, dSv, dSa
+
+    out = np.zeros((3, nv, nv))
+    for j in range(1, nb1):
+        insub = np.zeros(nb1, bool)
+        insub[j] = True
+        for i in range(j + 1, nb1):
+            insub[i] = insub[par[i]]
+        sub = [i for i in range(nb1) if insub[i]]
+        for mm in range(joint_nv(mi[j, MI_JTYPE])):
+            c = mi[j, MI_IV] + mm
+            for d in range(3):
+                dh, dSv, dSa = partials(j, mm, d)
+                dV, dVd, dF = np.zeros((nb1, 6)), np.zeros((nb1, 6)), np.zeros((nb1, 6))
+                for i in sub:  # Table 5, forward
+                    if i == j:
+                        dV[i] = -X(cross6, dh, AVl[i]) + dSv
+                        dVd[i] = -X(cross6, dh, AVdl[i]) + dSa + X(cross6, V[i], dSv)
+                    else:
+                        dV[i] = X(ad6_inv, xl[i], dV[par[i]])
+                        dVd[i] = X(ad6_inv, xl[i], dVd[par[i]])
+                    dVd[i] += X(cross6, dV[i], Sv[i])
+                    dF[i] = I6[i] @ dVd[i] + X(cross6, dV[i], I6[i] @ V[i]) + X(cross6, V[i], I6[i] @ dV[i])
+                for i in sub[::-1]:  # Table 5, backward over the subtree
+                    if i != j:
+                        dF[par[i]] += X(ad6, xl[i], dF[i])
+                for i in sub:
+                    for k in range(joint_nv(mi[i, MI_JTYPE])):
+                        out[d, mi[i, MI_IV] + k, c] += power6(col(i, k), dF[i])
+                if d == 0 and mi[j, MI_JTYPE] == PLANAR and mm == 2:  # ⟨∂S, F⟩
+                    phi = q[mi[j, MI_IQ] + 2]
+                    for k, dS in enumerate(([0, 0, 0, -np.sin(phi), -np.cos(phi), 0],
+                                            [0, 0, 0, np.cos(phi), -np.sin(phi), 0])):
+                        out[d, mi[j, MI_IV] + k, c] += power6(np.array(dS, float), F[j])
+                w = dF[j] + X(cross6, dh, F[j])  # up the ancestors (errata F9)
+                i = j
+                while par[i] > 0:
+                    w = X(ad6, xl[i], w)
+                    i = par[i]
+                    for k in range(joint_nv(mi[i, MI_JTYPE])):
+                        out[d, mi[i, MI_IV] + k, c] += power6(col(i, k), w)
+    return out[0], out[1], out[2]
+
+
+@pytest.mark.parametrize("types", [None, ("planar",), ("planar", "spherical", "free"),
+                                   ("cylindrical", "helical", "prismatic")])
+@pytest.mark.parametrize("with_fext", [False, True])
+def test_derivatives_match_table5_oracle_all_joint_types(types, with_fext):
+    kw = {} if types is None else {"joint_types": types}
+    m = dqdyn.random_tree(8, seed=5, **kw)
+    rng = np.random.default_rng(5)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a, tau = rng.normal(size=(3, m.nv))
+    fext = rng.normal(size=(m.nbodies + 1, 6)) if with_fext else None
+    ours = rnea_derivatives(m, q, v, a, fext=fext)
+    ref = _table5_oracle(m, q, v, a, fext)
+    for A, B in zip(ours, ref):
+        np.testing.assert_allclose(A, B, atol=1e-10 * (1 + np.abs(B).max()))
+    # forward dynamics: −M⁻¹ ∂τ/∂(q, v) at q̈ = FD(q, v, τ)
+    qdd = aba(m, q, v, tau, fext=fext)
+    dq, dv, Minv = aba_derivatives(m, q, v, tau, fext=fext)
+    rq, rv, M = _table5_oracle(m, q, v, qdd, fext)
+    np.testing.assert_allclose(Minv @ M, np.eye(m.nv), atol=1e-9)
+    np.testing.assert_allclose(dq, -np.linalg.solve(M, rq), atol=1e-9 * (1 + np.abs(dq).max()))
+    np.testing.assert_allclose(dv, -np.linalg.solve(M, rv), atol=1e-9 * (1 + np.abs(dv).max()))
+
+
+def test_derivatives_batch_broadcast_and_fext_equal_single_calls():
+    m = dqdyn.random_tree(6, joint_types=("planar", "revolute", "spherical", "free"), seed=7)
+    rng = np.random.default_rng(7)
+    Q = dqdyn.random_configuration(m, size=(2, 2), seed=rng)
+    v = rng.normal(size=m.nv)  # broadcast against Q's batch
+    A = rng.normal(size=(2, 2, m.nv))
+    FE = rng.normal(size=(2, 1, m.nbodies + 1, 6))
+    for f in (rnea_derivatives, aba_derivatives):
+        out = f(m, Q, v, A, fext=FE)
+        out0 = f(m, Q, v, A)
+        for X in out + out0:
+            assert X.shape == (2, 2, m.nv, m.nv)
+        for n0 in range(2):
+            for n1 in range(2):
+                one = f(m, Q[n0, n1], v, A[n0, n1], fext=FE[n0, 0])
+                one0 = f(m, list(Q[n0, n1]), list(v), list(A[n0, n1]))  # general (non-fast) path
+                for X, Y in zip(out, one):
+                    np.testing.assert_allclose(X[n0, n1], Y, atol=1e-12)
+                for X, Y in zip(out0, one0):
+                    np.testing.assert_allclose(X[n0, n1], Y, atol=1e-12)
+
+
+def test_derivatives_error_statuses():
+    m = dqdyn.random_tree(4, joint_types=("spherical",), seed=1)
+    q = dqdyn.random_configuration(m, seed=1)
+    z = np.zeros(m.nv)
+    bad = z.copy()
+    bad[0] = np.nan
+    for f in (rnea_derivatives, aba_derivatives):
+        with pytest.raises(errors.NonFiniteError):
+            f(m, q, bad, z)
+        with pytest.raises(errors.NonFiniteError):
+            f(m, q, z, bad)
+        with pytest.raises(errors.ShapeError):
+            f(m, q, z, z[:-1])
+        with pytest.raises(errors.ShapeError):
+            f(m, q[:-1], z, z)
+        with pytest.raises(errors.NonFiniteError, match="batch element 1"):
+            f(m, np.stack([q, q]), np.stack([z, bad]), z)
+        qn = q.copy()
+        qn[m.q_slice(m.joint_names_all[1]).start] += 0.5
+        with pytest.raises(errors.NotUnitError):
+            f(m, qn, z, z)
+        with pytest.raises(errors.ShapeError):
+            f(m, q, z, z, fext=np.zeros((m.nbodies, 6)))
+    b = dqdyn.ModelBuilder("m")
+    b.add_body("a", joint="revolute", mass=1, inertia=np.eye(3) * 0.1)
+    b.add_body("b", "a", "revolute", mass=0, inertia=np.zeros((3, 3)))
+    m0 = b.build()
+    with pytest.raises(errors.SingularError, match="mass matrix"):
+        aba_derivatives(m0, np.zeros(2), np.zeros(2), np.zeros(2))

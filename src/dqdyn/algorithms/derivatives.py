@@ -1,31 +1,53 @@
-"""Analytic derivatives of inverse and forward dynamics (seed 002 §1B.10, Tables 5–6).
+"""Analytic derivatives of inverse and forward dynamics (seed 002 §1B.10, Tables 5–6), in O(n·d).
 
-Every line of the recursive Newton–Euler algorithm is differentiated with respect to one scalar
-``p`` (Kim's method, digest §1B.10), written with the dual quaternion operations used everywhere
-in dqdyn (``Ad`` for twists and wrenches alike, the DQ cross product ``×`` for Kim's ``ad`` and
-``−ad*``, the power pairing ``⟨S, F⟩`` for ``Sᵀ F``).  With ``A_i = Ad(x_i^λ*)``:
+The directional derivatives of seed 002's Table 5 (Kim's method, digest §1B.10) are organised as
+Carpentier & Mansard (2018, "Analytical derivatives of rigid body dynamics algorithms", RSS)
+organise them: every quantity is carried in the **world frame** ``0``, where a joint's
+perturbation moves its whole subtree rigidly, so all the columns come out of one forward and
+one backward sweep (cost O(n·d), d the depth of the tree) instead of one sweep per column.
 
-forward:   ``∂V_i = A_i ∂V_λ − ∂h_i × A_i V_λ + ∂(S_i q̇_i)``
-           ``∂V̇_i = A_i ∂V̇_λ − ∂h_i × A_i V̇_λ + ∂(S_i q̈_i) + ∂V_i × S_i q̇_i + V_i × ∂(S_i q̇_i)
-                    + ∂(Ṡ_i q̇_i)``
-backward:  ``∂F_i = I_i ∂V̇_i + ∂V_i × I_i V_i + V_i × I_i ∂V_i + Σ_k Ad(x_k^i)(∂F_k + ∂h_k × F_k)``
-           ``∂τ_i = ⟨∂S_i, F_i⟩ + ⟨S_i, ∂F_i⟩``
+Notation (dual quaternion form, seed 000): twists ``ω + ε v`` (vec6 ``[ω, v]``), wrenches
+``f + ε τ`` (``[f, τ]``), ``×`` the cross product of pure dual quaternions (seed 000 eq. 8; on a
+twist it is Kim's ``ad``, on a wrench ``−ad*``), ``⟨S, F⟩`` the power pairing, ``Ad(x) ξ = x ξ x*``
+(seed 000 eq. 3) for twists and wrenches alike.  Per body ``i`` with parent ``λ``:
 
-(Table 5; ``∂h_i = S_i^m`` when ``p`` is the m-th coordinate of joint i, else 0, Kim's
-Corollary 2; the sign of (88) is the corrected one, F9.)  One sweep gives one column; the sweep
-for a coordinate of joint ``j`` touches only ``j``'s subtree and its ancestors.  ``p = q̈^m``
-columns give ``M``.
+forward (world frame, ``x_i = x_λ x_i^λ``):
+  ``𝒮_i = Ad(x_i) S_i``                               (motion axes, one column per DoF)
+  ``𝒱_i = 𝒱_λ + Ad(x_i) S_i q̇_i``                     (Table 5 line 2 mapped by ``Ad(x_i)``)
+  ``𝒜_i = 𝒜_λ + 𝒱_i × Ad(x_i) S_i q̇_i + Ad(x_i)(S_i q̈_i + Ṡ_i q̇_i)``,  ``𝒜_0 = −g``
+  per column ``k``:  ``∂𝒱/∂q_k:  Δv_k = 𝒱_λ × 𝒮_k``,
+                     ``∂𝒜/∂q_k:  Δa_k = 𝒜_λ × 𝒮_k + 𝒱_λ × Δv_k``,
+                     ``∂𝒜/∂q̇_k: Δw_k = (𝒱_λ + 𝒱_i) × 𝒮_k``
+  body inertia ``ℐ_i = Ad(x_i) I_i Ad(x_i*)``, its rate ``ℐ̇_i = 𝒱_i × ℐ_i − ℐ_i 𝒱_i ×``,
+  momentum ``h_i = ℐ_i 𝒱_i``, force ``f_i = ℐ_i 𝒜_i + 𝒱_i × h_i − Ad(x_i) F_i^ext``
+backward (composites over the subtree, plain sums in the world frame):
+  ``ℐ^c_i = Σ ℐ_k``, ``ℬ^c_i X = Σ (ℐ̇_k X + X × h_k)``, ``F_i = Σ f_k``
+  ``∂F_i/∂q̈_k = ℐ^c_i 𝒮_k``,  ``∂F_i/∂q̇_k = ℐ^c_i Δw_k + ℬ^c_i 𝒮_k``,
+  ``∂F_i/∂q_k = ℐ^c_i Δa_k + ℬ^c_i Δv_k (+ 𝒮_k × F_i on the ancestors' rows)``
+  ``∂τ_j/∂p = ⟨𝒮_j, ∂F_i/∂p⟩`` for ``j`` on the support of ``i`` and, by the symmetry of
+  ``ℐ^c`` and ``ℬ^c`` under the pairing, ``∂τ_i/∂q_j = ⟨Δa_j, ℐ^c_i 𝒮_i⟩ + ⟨Δv_j, ℬ^{cᵀ}_i 𝒮_i⟩``
+  (``ℬ^{cᵀ} Y = Σ (ℐ̇_k Y − Y × h_k)``).
+
+These are Table 5's lines summed over the subtree: a perturbation ``∂h_j = S_j^k`` of joint ``j``
+(Corollary 2) moves every world quantity of ``j``'s subtree by ``𝒮_k ×`` (Lemma 3 / eq. 87, the
+corrected eq. 88 of errata F9 for wrenches), which cancels against ``∂𝒮`` in ``∂τ = ⟨∂𝒮, F⟩ +
+⟨𝒮, ∂F⟩``, except for what the rigid motion does not explain: the change ``Δv, Δa`` of the
+velocity and acceleration the subtree receives from its parent.  The planar joint, whose body
+axes ``S(φ)`` depend on its own angle, adds ``Ad(x_i) ∂(S q̇)/∂φ`` (and the acceleration
+analogues) to ``Δv, Δa, Δw`` and ``⟨∂S/∂φ, F⟩`` to its own rows (Table 5's ``∂S_i``, ``∂Ṡ_i``).
 
 **Configuration convention.** Derivatives with respect to ``q`` are taken along the tangent
 directions of :func:`dqdyn.integrate`: for a spherical or free joint the k-th column is
 ``d/dε τ(q ⊕ ε e_k)`` with the body-frame perturbation ``x ← x exp(½ ε e_k)`` — the same as
 Pinocchio's ``computeRNEADerivatives`` (up to dqdyn's ``[ω, v]`` ordering of free-joint
-velocities); for every other joint it is the ordinary partial derivative.  So every
-derivative matrix is nv × nv.
+velocities); for every other joint it is the ordinary partial derivative (planar: ``v = q̇``).
+So every derivative matrix is nv × nv.
 
-Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluated at ``q̈ = aba(q, v, τ)``
+Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluated at ``q̈ = FD(q, v, τ)``
 (the identity behind Table 6: differentiating ``τ = ID(q, v, FD(q, v, τ))``), and
-``∂q̈/∂τ = M⁻¹``.
+``∂q̈/∂τ = M⁻¹``.  One compiled call: the sweep above with ``q̈ = 0`` gives ``M = ∂τ/∂q̈`` and
+the bias ``τ(q, v, 0)``; ``q̈`` and ``M⁻¹`` come from the Cholesky factor of ``M``; the
+accelerations are then updated in place and the backward sweep fills ``∂τ/∂(q, v)``.
 """
 
 from __future__ import annotations
@@ -47,6 +69,10 @@ from ..multibody.joints import (
 )
 from ..multibody.model import (
     MF_AXIS,
+    MF_COM,
+    MF_GRAVITY,
+    MF_INERTIA,
+    MF_MASS,
     MF_OFFSET,
     MF_PITCH,
     MF_PLACEMENT,
@@ -59,24 +85,177 @@ from ..multibody.model import (
 )
 from ._common import (
     BAD_A_FINITE,
+    BAD_FEXT_FINITE,
+    BAD_SHAPE,
+    BAD_TAU_FINITE,
     BAD_V_FINITE,
     OK,
+    as_vector,
     as_vector_batch,
     broadcast_batch,
     check_finite,
+    check_lengths,
     check_q,
     first_bad,
+    is_fast,
     raise_status,
 )
-from .forward import aba, body_inertia6, matvec6
+from .forward import chol_factor, chol_solve
 
 njit = nb.njit(cache=True)
 pjit = nb.njit(cache=True, parallel=True)
+# the O(n·d) kernels below: same numerics as forward.py's kernels (no NaN checks on division)
+fjit = nb.njit(cache=True, error_model="numpy", fastmath={"contract"})
+fpjit = nb.njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
+ijit = nb.njit(cache=True, inline="always", error_model="numpy", fastmath={"contract"})
 
-DIR_Q, DIR_V, DIR_A = 0, 1, 2
+#: status of aba_derivatives when the mass matrix is not positive definite
+SINGULAR_M = 3000
 
 
-@njit
+# =============================================================================== world inertias
+# A world-frame rigid (or composite) inertia is stored as its 10 parameters
+# ``P = [m, h (3), I_o (xx, yy, zz, xy, xz, yz)]``: mass, first moment ``h = m c`` and the
+# rotational inertia about the world origin.  As a map twist ``[ω, v]`` → wrench ``[f, τ]``:
+# ``f = m v + ω × h``, ``τ = I_o ω + h × v``, so composites are plain sums of parameters.
+# Its rate ``ℐ̇ = 𝒱 × ℐ − ℐ 𝒱 ×`` along the body twist ``𝒱 = [ω, v]`` is the same map with
+# parameters ``D = [ḣ (3), İ_o (6)]`` (ṁ = 0): ``ḣ = ω × h + m v``,
+# ``İ_o = ω̂ I_o − I_o ω̂ + 2 (h·v) 1 − v hᵀ − h vᵀ``.
+
+
+@ijit
+def _world_inertia(mf, i, x, P):
+    """Parameters ``P`` of ``Ad(x) I_i Ad(x*)``: body ``i``'s inertia seen in the world frame."""
+    m = mf[i, MF_MASS]
+    w, a, b, c = x[0], x[1], x[2], x[3]
+    R00 = 1.0 - 2.0 * (b * b + c * c)
+    R01 = 2.0 * (a * b - w * c)
+    R02 = 2.0 * (a * c + w * b)
+    R10 = 2.0 * (a * b + w * c)
+    R11 = 1.0 - 2.0 * (a * a + c * c)
+    R12 = 2.0 * (b * c - w * a)
+    R20 = 2.0 * (a * c - w * b)
+    R21 = 2.0 * (b * c + w * a)
+    R22 = 1.0 - 2.0 * (a * a + b * b)
+    d0, d1, d2, d3 = x[4], x[5], x[6], x[7]
+    px = 2.0 * (-d0 * a + d1 * w - d2 * c + d3 * b)
+    py = 2.0 * (-d0 * b + d1 * c + d2 * w - d3 * a)
+    pz = 2.0 * (-d0 * c - d1 * b + d2 * a + d3 * w)
+    cb0, cb1, cb2 = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+    cx = R00 * cb0 + R01 * cb1 + R02 * cb2 + px
+    cy = R10 * cb0 + R11 * cb1 + R12 * cb2 + py
+    cz = R20 * cb0 + R21 * cb1 + R22 * cb2 + pz
+    o = MF_INERTIA
+    J00, J01, J02 = mf[i, o], mf[i, o + 1], mf[i, o + 2]
+    J11, J12, J22 = mf[i, o + 4], mf[i, o + 5], mf[i, o + 8]
+    # T = J Rᵀ (J symmetric), then R T
+    T00 = J00 * R00 + J01 * R01 + J02 * R02
+    T01 = J00 * R10 + J01 * R11 + J02 * R12
+    T02 = J00 * R20 + J01 * R21 + J02 * R22
+    T10 = J01 * R00 + J11 * R01 + J12 * R02
+    T11 = J01 * R10 + J11 * R11 + J12 * R12
+    T12 = J01 * R20 + J11 * R21 + J12 * R22
+    T20 = J02 * R00 + J12 * R01 + J22 * R02
+    T21 = J02 * R10 + J12 * R11 + J22 * R12
+    T22 = J02 * R20 + J12 * R21 + J22 * R22
+    c2 = cx * cx + cy * cy + cz * cz
+    P[0] = m
+    P[1] = m * cx
+    P[2] = m * cy
+    P[3] = m * cz
+    P[4] = R00 * T00 + R01 * T10 + R02 * T20 + m * (c2 - cx * cx)
+    P[5] = R10 * T01 + R11 * T11 + R12 * T21 + m * (c2 - cy * cy)
+    P[6] = R20 * T02 + R21 * T12 + R22 * T22 + m * (c2 - cz * cz)
+    P[7] = R00 * T01 + R01 * T11 + R02 * T21 - m * cx * cy
+    P[8] = R00 * T02 + R01 * T12 + R02 * T22 - m * cx * cz
+    P[9] = R10 * T02 + R11 * T12 + R12 * T22 - m * cy * cz
+
+
+@ijit
+def _inertia_apply(P, X, out):
+    """``out = ℐ X``: ``[m v + ω × h, I_o ω + h × v]`` for the twist ``X = [ω, v]``."""
+    m, hx, hy, hz = P[0], P[1], P[2], P[3]
+    w0, w1, w2, u0, u1, u2 = X[0], X[1], X[2], X[3], X[4], X[5]
+    out[0] = m * u0 + (w1 * hz - w2 * hy)
+    out[1] = m * u1 + (w2 * hx - w0 * hz)
+    out[2] = m * u2 + (w0 * hy - w1 * hx)
+    out[3] = P[4] * w0 + P[7] * w1 + P[8] * w2 + (hy * u2 - hz * u1)
+    out[4] = P[7] * w0 + P[5] * w1 + P[9] * w2 + (hz * u0 - hx * u2)
+    out[5] = P[8] * w0 + P[9] * w1 + P[6] * w2 + (hx * u1 - hy * u0)
+
+
+@ijit
+def _inertia_rate(P, V, D):
+    """Parameters ``D = [ḣ, İ_o]`` of ``ℐ̇ = V × ℐ − ℐ V ×`` (the body moving with twist ``V``)."""
+    m, hx, hy, hz = P[0], P[1], P[2], P[3]
+    w0, w1, w2, u0, u1, u2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    D[0] = (w1 * hz - w2 * hy) + m * u0
+    D[1] = (w2 * hx - w0 * hz) + m * u1
+    D[2] = (w0 * hy - w1 * hx) + m * u2
+    Ixx, Iyy, Izz, Ixy, Ixz, Iyz = P[4], P[5], P[6], P[7], P[8], P[9]
+    # K = ω̂ I_o (column b: ω × I_o[:, b]); ω̂ I_o − I_o ω̂ = K + Kᵀ
+    K00 = w1 * Ixz - w2 * Ixy
+    K10 = w2 * Ixx - w0 * Ixz
+    K20 = w0 * Ixy - w1 * Ixx
+    K01 = w1 * Iyz - w2 * Iyy
+    K11 = w2 * Ixy - w0 * Iyz
+    K21 = w0 * Iyy - w1 * Ixy
+    K02 = w1 * Izz - w2 * Iyz
+    K12 = w2 * Ixz - w0 * Izz
+    K22 = w0 * Iyz - w1 * Ixz
+    hv2 = 2.0 * (hx * u0 + hy * u1 + hz * u2)
+    D[3] = 2.0 * K00 + hv2 - 2.0 * u0 * hx
+    D[4] = 2.0 * K11 + hv2 - 2.0 * u1 * hy
+    D[5] = 2.0 * K22 + hv2 - 2.0 * u2 * hz
+    D[6] = K01 + K10 - (u0 * hy + hx * u1)
+    D[7] = K02 + K20 - (u0 * hz + hx * u2)
+    D[8] = K12 + K21 - (u1 * hz + hy * u2)
+
+
+@ijit
+def _b_apply(D, H, X, sign, out):
+    """``out = ℬ X = ℐ̇ X + X × H`` (sign = 1) or ``ℬᵀ X = ℐ̇ X − X × H`` (sign = −1).
+
+    ``ℐ̇ X = [ω × ḣ, İ_o ω + ḣ × v]`` and ``X × H = [ω × H_f, ω × H_τ + v × H_f]``.
+    """
+    w0, w1, w2, u0, u1, u2 = X[0], X[1], X[2], X[3], X[4], X[5]
+    # a = ḣ + sign H_f multiplies ω (force part); b = ḣ − sign H_f multiplies v (moment part)
+    a0, a1, a2 = D[0] + sign * H[0], D[1] + sign * H[1], D[2] + sign * H[2]
+    b0, b1, b2 = D[0] - sign * H[0], D[1] - sign * H[1], D[2] - sign * H[2]
+    t0, t1, t2 = sign * H[3], sign * H[4], sign * H[5]
+    out[0] = w1 * a2 - w2 * a1
+    out[1] = w2 * a0 - w0 * a2
+    out[2] = w0 * a1 - w1 * a0
+    out[3] = D[3] * w0 + D[6] * w1 + D[7] * w2 + (b1 * u2 - b2 * u1) + (w1 * t2 - w2 * t1)
+    out[4] = D[6] * w0 + D[4] * w1 + D[8] * w2 + (b2 * u0 - b0 * u2) + (w2 * t0 - w0 * t2)
+    out[5] = D[7] * w0 + D[8] * w1 + D[5] * w2 + (b0 * u1 - b1 * u0) + (w0 * t1 - w1 * t0)
+
+
+@ijit
+def _planar_terms(q, iq, v, iv, a, d, out3):
+    """Body-frame partials of the planar joint's ``S q̇``, ``S q̈ + Ṡ q̇`` (with respect to φ)
+    and of ``Ṡ q̇`` (with respect to ẋ, ẏ, φ̇); only the (v_x, v_y) entries are non-zero.
+
+    ``d = 0``: ``out3 = [∂(Sq̇)/∂φ (2), ∂(Sq̈ + Ṡq̇)/∂φ (2)]``; ``d = 1 + k``: ``∂(Ṡ q̇)/∂q̇_k``.
+    """
+    phi = q[iq + 2]
+    c, s = math.cos(phi), math.sin(phi)
+    dx, dy, w = v[iv], v[iv + 1], v[iv + 2]
+    if d == 0:
+        ax_, ay_ = a[iv], a[iv + 1]
+        out3[0], out3[1] = -s * dx + c * dy, -c * dx - s * dy
+        # ∂(S q̈)/∂φ + ∂(Ṡ q̇)/∂φ with ∂(Ṡ q̇)/∂φ = −φ̇ R(φ)ᵀ (ẋ, ẏ)
+        out3[2] = -s * ax_ + c * ay_ - w * (c * dx + s * dy)
+        out3[3] = -c * ax_ - s * ay_ - w * (-s * dx + c * dy)
+    elif d == 1:
+        out3[0], out3[1] = -s * w, -c * w
+    elif d == 2:
+        out3[0], out3[1] = c * w, -s * w
+    else:
+        out3[0], out3[1] = -s * dx + c * dy, -c * dx - s * dy
+
+
+@ijit
 def _planar_dS(q, iq, k, out):
     """``∂S_k/∂φ`` of the planar joint (only φ moves the body-frame axes)."""
     for r in range(6):
@@ -89,53 +268,268 @@ def _planar_dS(q, iq, k, out):
         out[3], out[4] = c, -s
 
 
-@njit
-def _joint_partials(jt, ax, pitch, q, iq, v, iv, a, scale, m, d, dh, dSv, dSa, dSdv):
-    """Derivatives, with respect to coordinate / velocity / acceleration ``m`` of this joint
-    (``d`` = DIR_Q, DIR_V or DIR_A), of ``h`` (``∂h``), ``S q̇``, ``S q̈`` and ``Ṡ q̇``."""
+# =============================================================================== the sweeps
+@fjit
+def _ws_size(nb1, nv):
+    return nb1 * (8 + 6 + 6 + 10 + 10 + 9 + 6 + 6 + 6) + nv * 8 * 6 + 64
+
+
+@fjit
+def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+                   S, dVq, dAq, dAv, tmp):
+    """World-frame forward sweep (module docstring, "forward")."""
+    nb1 = mi.shape[0]
+    xj = tmp[0:8]
+    xl = tmp[8:16]
+    sv = tmp[16:22]
+    sa = tmp[22:28]
+    t = tmp[28:34]
+    t2 = tmp[34:40]
+    Sv = tmp[40:46]
+    p4 = tmp[46:50]
     for r in range(6):
-        dh[r] = 0.0
-        dSv[r] = 0.0
-        dSa[r] = 0.0
-        dSdv[r] = 0.0
-    if d == DIR_Q:
-        joint_column(jt, ax, pitch, q, iq, m, dh)
-        if jt == PLANAR and m == 2:
-            phi = q[iq + 2]
-            c, s = math.cos(phi), math.sin(phi)
-            dx, dy, w = v[iv], v[iv + 1], v[iv + 2]
-            ax_, ay_ = a[iv], a[iv + 1]
-            # ∂(S q̇)/∂φ, ∂(S q̈)/∂φ
-            dSv[3], dSv[4] = -s * dx + c * dy, -c * dx - s * dy
-            dSa[3], dSa[4] = -s * ax_ + c * ay_, -c * ax_ - s * ay_
-            # ∂(Ṡ q̇)/∂φ = −φ̇ R(φ)ᵀ (ẋ, ẏ)
-            dSdv[3], dSdv[4] = -w * (c * dx + s * dy), -w * (-s * dx + c * dy)
-        if scale != 1.0:
+        Vw[0, r] = 0.0
+        Aw[0, r] = 0.0
+    # gravity as the base acceleration 𝒜_0 = −g (Kim's footnote 6)
+    Aw[0, 3] = -mf[0, MF_GRAVITY]
+    Aw[0, 4] = -mf[0, MF_GRAVITY + 1]
+    Aw[0, 5] = -mf[0, MF_GRAVITY + 2]
+    for i in range(1, nb1):
+        jt = mi[i, MI_JTYPE]
+        p = mi[i, MI_PARENT]
+        iq = mi[i, MI_IQ]
+        iv = mi[i, MI_IV]
+        ax = mf[i, MF_AXIS : MF_AXIS + 3]
+        pitch = mf[i, MF_PITCH]
+        scale = mf[i, MF_SCALE]
+        joint_transform(jt, ax, pitch, q, iq, scale, mf[i, MF_OFFSET], xj)
+        if p > 0:
+            dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)
+            dq_mul(X[p], xl, X[i])
+        else:
+            dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, X[i])
+        x = X[i]
+        # 𝒱_i = 𝒱_λ + Ad(x_i) S q̇ ;  𝒜_i = 𝒜_λ + 𝒱_i × Ad(x_i) S q̇ + Ad(x_i)(S q̈ + Ṡ q̇)
+        joint_velocity(jt, ax, pitch, q, iq, v, iv, scale, sv)
+        ad6(x, sv, Sv)
+        joint_velocity(jt, ax, pitch, q, iq, a, iv, scale, sa)
+        joint_velocity_bias(jt, q, iq, v, iv, t)
+        for r in range(6):
+            sa[r] += t[r]
+        ad6(x, sa, t2)
+        for r in range(6):
+            Vw[i, r] = Vw[p, r] + Sv[r]
+        cross6(Vw[i], Sv, t)
+        for r in range(6):
+            Aw[i, r] = Aw[p, r] + t[r] + t2[r]
+        # motion axes 𝒮 and the column terms Δv, Δa, Δw
+        Vp = Vw[p]
+        Ap = Aw[p]
+        for r in range(6):
+            t2[r] = Vp[r] + Vw[i, r]
+        for k in range(joint_nv(jt)):
+            c = iv + k
+            joint_column(jt, ax, pitch, q, iq, k, sv)
+            ad6(x, sv, S[c])
+            cross6(Vp, S[c], dVq[c])
+            cross6(Ap, S[c], dAq[c])
+            cross6(Vp, dVq[c], t)
             for r in range(6):
-                dh[r] *= scale
-    elif d == DIR_V:
-        joint_column(jt, ax, pitch, q, iq, m, dSv)
-        for r in range(6):
-            dSv[r] *= scale
+                dAq[c, r] += t[r]
+            cross6(t2, S[c], dAv[c])
         if jt == PLANAR:
-            phi = q[iq + 2]
-            c, s = math.cos(phi), math.sin(phi)
-            dx, dy, w = v[iv], v[iv + 1], v[iv + 2]
-            if m == 0:
-                dSdv[3], dSdv[4] = -s * w, -c * w
-            elif m == 1:
-                dSdv[3], dSdv[4] = c * w, -s * w
-            else:
-                dSdv[3], dSdv[4] = -s * dx + c * dy, -c * dx - s * dy
-    else:
-        joint_column(jt, ax, pitch, q, iq, m, dSa)
+            # φ column: Δv += Ad(x) ∂(S q̇)/∂φ,  Δa += (𝒱_λ + 𝒱_i) × that + Ad(x) ∂(S q̈ + Ṡ q̇)/∂φ
+            _planar_terms(q, iq, v, iv, a, 0, p4)
+            for r in range(6):
+                sv[r] = 0.0
+                sa[r] = 0.0
+            sv[3], sv[4] = p4[0], p4[1]
+            sa[3], sa[4] = p4[2], p4[3]
+            ad6(x, sv, Sv)
+            ad6(x, sa, t)
+            c = iv + 2
+            for r in range(6):
+                dVq[c, r] += Sv[r]
+                dAq[c, r] += t[r]
+            cross6(t2, Sv, t)
+            for r in range(6):
+                dAq[c, r] += t[r]
+            # velocity columns: Δw += Ad(x) ∂(Ṡ q̇)/∂q̇_k
+            for k in range(3):
+                _planar_terms(q, iq, v, iv, a, 1 + k, p4)
+                sv[3], sv[4] = p4[0], p4[1]
+                ad6(x, sv, t)
+                for r in range(6):
+                    dAv[iv + k, r] += t[r]
+        # inertia, its rate, momentum and force (world frame)
+        _world_inertia(mf, i, x, Pb[i])
+        for r in range(10):
+            Pc[i, r] = Pb[i, r]
+        _inertia_apply(Pb[i], Vw[i], Hc[i])
+        _inertia_rate(Pb[i], Vw[i], Dc[i])
+        _inertia_apply(Pb[i], Aw[i], Fb[i])
+        cross6(Vw[i], Hc[i], t)
         for r in range(6):
-            dSa[r] *= scale
+            Fb[i, r] += t[r]
+        if use_fext:
+            ad6(x, fext[i], t)
+            for r in range(6):
+                Fb[i, r] -= t[r]
+        for r in range(6):
+            Fc[i, r] = Fb[i, r]
 
 
-@njit
-def rnea_derivatives_kernel(mi, mf, g, q, v, a, fext, use_fext, dq, dv, da, want_dqdv):
-    """Fill ``dq = ∂τ/∂q``, ``dv = ∂τ/∂v`` (if ``want_dqdv``) and ``da = M``; status code."""
+@fjit
+def _mass_sweep(mi, Pc, Fc, S, Fa, M, tau0):
+    """Composite inertias and forces only: ``M`` (full) and ``τ = ⟨𝒮, F⟩`` (CRBA + RNEA)."""
+    nb1 = mi.shape[0]
+    for i in range(nb1 - 1, 0, -1):
+        iv = mi[i, MI_IV]
+        nvi = joint_nv(mi[i, MI_JTYPE])
+        for m in range(nvi):
+            c = iv + m
+            _inertia_apply(Pc[i], S[c], Fa[c])
+            tau0[c] = power6(S[c], Fc[i])
+        for k in range(nvi):
+            for m in range(nvi):
+                M[iv + k, iv + m] = power6(S[iv + k], Fa[iv + m])
+        p = mi[i, MI_PARENT]
+        while p > 0:
+            ivp = mi[p, MI_IV]
+            for k in range(joint_nv(mi[p, MI_JTYPE])):
+                ca = ivp + k
+                for m in range(nvi):
+                    val = power6(S[ca], Fa[iv + m])
+                    M[ca, iv + m] = val
+                    M[iv + m, ca] = val
+            p = mi[p, MI_PARENT]
+        p = mi[i, MI_PARENT]
+        if p > 0:
+            for r in range(10):
+                Pc[p, r] += Pc[i, r]
+            for r in range(6):
+                Fc[p, r] += Fc[i, r]
+
+
+@fjit
+def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
+                      dq, dv, M, composite_inertia, tmp):
+    """World-frame backward sweep (module docstring, "backward"): fills ``dq``, ``dv``, ``M``.
+
+    ``composite_inertia``: accumulate ``ℐ^c`` here (False when :func:`_mass_sweep` did)."""
+    nb1 = mi.shape[0]
+    t = tmp[0:6]
+    t2 = tmp[6:12]
+    s = tmp[12:18]
+    for i in range(nb1 - 1, 0, -1):
+        jt = mi[i, MI_JTYPE]
+        iv = mi[i, MI_IV]
+        nvi = joint_nv(jt)
+        P = Pc[i]
+        D = Dc[i]
+        H = Hc[i]
+        for m in range(nvi):
+            c = iv + m
+            # ∂F/∂q̈ = ℐ 𝒮,  ∂F/∂q̇ = ℐ Δw + ℬ 𝒮,  ∂F/∂q = ℐ Δa + ℬ Δv,  ℬᵀ 𝒮
+            _inertia_apply(P, S[c], Fa[c])
+            _inertia_apply(P, dAv[c], t)
+            _b_apply(D, H, S[c], 1.0, t2)
+            for r in range(6):
+                Fv[c, r] = t[r] + t2[r]
+            _inertia_apply(P, dAq[c], t)
+            _b_apply(D, H, dVq[c], 1.0, t2)
+            for r in range(6):
+                Fq[c, r] = t[r] + t2[r]
+            _b_apply(D, H, S[c], -1.0, BT[c])
+        # the joint's own block (∂𝒮_k/∂q_m = 𝒮_m × 𝒮_k cancels 𝒮_m × F_i)
+        for k in range(nvi):
+            Sk = S[iv + k]
+            for m in range(nvi):
+                c = iv + m
+                M[iv + k, c] = power6(Sk, Fa[c])
+                dv[iv + k, c] = power6(Sk, Fv[c])
+                dq[iv + k, c] = power6(Sk, Fq[c])
+        if jt == PLANAR:
+            # ⟨∂S_k/∂φ, F_i⟩ (body frame)
+            ad6_inv(X[i], Fc[i], t)
+            for k in range(2):
+                _planar_dS(q, mi[i, MI_IQ], k, s)
+                dq[iv + k, iv + 2] += power6(s, t)
+        for m in range(nvi):
+            c = iv + m
+            cross6(S[c], Fc[i], t)
+            for r in range(6):
+                Fq[c, r] += t[r]
+        # the support of i: rows of the ancestors (their 𝒮 on ∂F_i) and columns of the ancestors
+        # (∂τ_i/∂q_a = ⟨Δa_a, ℐ 𝒮_i⟩ + ⟨Δv_a, ℬᵀ 𝒮_i⟩, ∂τ_i/∂q̇_a = ⟨Δw_a, ℐ 𝒮_i⟩ + ⟨𝒮_a, ℬᵀ 𝒮_i⟩)
+        p = mi[i, MI_PARENT]
+        while p > 0:
+            ivp = mi[p, MI_IV]
+            for k in range(joint_nv(mi[p, MI_JTYPE])):
+                ca = ivp + k
+                Sa = S[ca]
+                for m in range(nvi):
+                    c = iv + m
+                    val = power6(Sa, Fa[c])
+                    M[ca, c] = val
+                    M[c, ca] = val
+                    dv[ca, c] = power6(Sa, Fv[c])
+                    dq[ca, c] = power6(Sa, Fq[c])
+                    dv[c, ca] = power6(dAv[ca], Fa[c]) + power6(Sa, BT[c])
+                    dq[c, ca] = power6(dAq[ca], Fa[c]) + power6(dVq[ca], BT[c])
+            p = mi[p, MI_PARENT]
+        p = mi[i, MI_PARENT]
+        if p > 0:
+            if composite_inertia:
+                for r in range(10):
+                    Pc[p, r] += P[r]
+            for r in range(9):
+                Dc[p, r] += D[r]
+            for r in range(6):
+                Hc[p, r] += H[r]
+                Fc[p, r] += Fc[i, r]
+
+
+@fjit
+def _zero(A):
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            A[r, c] = 0.0
+
+
+@fjit
+def _carve(ws, nb1, nv):
+    o = 0
+    X = ws[o : o + nb1 * 8].reshape((nb1, 8))
+    o += nb1 * 8
+    Vw = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    o += nb1 * 6
+    Aw = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    o += nb1 * 6
+    Pb = ws[o : o + nb1 * 10].reshape((nb1, 10))
+    o += nb1 * 10
+    Pc = ws[o : o + nb1 * 10].reshape((nb1, 10))
+    o += nb1 * 10
+    Dc = ws[o : o + nb1 * 9].reshape((nb1, 9))
+    o += nb1 * 9
+    Hc = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    o += nb1 * 6
+    Fb = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    o += nb1 * 6
+    Fc = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    o += nb1 * 6
+    cols = ws[o : o + nv * 48].reshape((8, nv, 6))
+    o += nv * 48
+    tmp = ws[o : o + 64]
+    return X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp
+
+
+@fjit
+def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
+    """``out[0] = ∂τ/∂q``, ``out[1] = ∂τ/∂v``, ``out[2] = M = ∂τ/∂a`` (nv × nv each); status."""
+    nv = v.shape[0]
+    if not (check_lengths(mi, q, v, a.shape[0]) and out.shape[1] == nv):
+        return BAD_SHAPE
     st = check_q(mi, q)
     if st != OK:
         return st
@@ -146,173 +540,142 @@ def rnea_derivatives_kernel(mi, mf, g, q, v, a, fext, use_fext, dq, dv, da, want
     if st != OK:
         return st
     nb1 = mi.shape[0]
-    nv = v.shape[0]
-    xl = np.empty((nb1, 8))
-    V = np.empty((nb1, 6))
-    Vd = np.empty((nb1, 6))
-    F = np.empty((nb1, 6))
-    Sv = np.empty((nb1, 6))
-    I6 = np.empty((nb1, 6, 6))
-    AVl = np.empty((nb1, 6))  # A_i V_λ
-    AVdl = np.empty((nb1, 6))  # A_i V̇_λ
-    dV = np.zeros((nb1, 6))
-    dVd = np.zeros((nb1, 6))
-    dF = np.zeros((nb1, 6))
-    insub = np.zeros(nb1, dtype=np.bool_)
-    xj = np.empty(8)
-    t = np.empty(6)
-    t2 = np.empty(6)
-    t3 = np.empty(6)
-    s = np.empty(6)
-    dh = np.empty(6)
-    dSv = np.empty(6)
-    dSa = np.empty(6)
-    dSdv = np.empty(6)
-    # ------------------------------------------------------------------ nominal RNEA (Table 2)
-    for k in range(6):
-        V[0, k] = 0.0
-        Vd[0, k] = 0.0
-    Vd[0, 3], Vd[0, 4], Vd[0, 5] = -g[0], -g[1], -g[2]
-    for i in range(1, nb1):
-        jt = mi[i, MI_JTYPE]
-        ax = mf[i, MF_AXIS : MF_AXIS + 3]
-        p = mi[i, MI_PARENT]
-        joint_transform(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl[i])
-        ad6_inv(xl[i], V[p], AVl[i])
-        ad6_inv(xl[i], Vd[p], AVdl[i])
-        joint_velocity(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], v, mi[i, MI_IV], mf[i, MF_SCALE], Sv[i])
-        joint_velocity(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, mi[i, MI_IV], mf[i, MF_SCALE], s)
-        for r in range(6):
-            V[i, r] = AVl[i, r] + Sv[i, r]
-        cross6(V[i], Sv[i], t)
-        joint_velocity_bias(jt, q, mi[i, MI_IQ], v, mi[i, MI_IV], t2)
-        for r in range(6):
-            Vd[i, r] = AVdl[i, r] + s[r] + t[r] + t2[r]
-        body_inertia6(mf, i, I6[i])
-        matvec6(I6[i], Vd[i], F[i])
-        matvec6(I6[i], V[i], t)
-        cross6(V[i], t, t2)
-        for r in range(6):
-            F[i, r] += t2[r]
-            if use_fext:
-                F[i, r] -= fext[i, r]
-    for i in range(nb1 - 1, 0, -1):
-        p = mi[i, MI_PARENT]
-        if p > 0:
-            ad6(xl[i], F[i], t)
-            for r in range(6):
-                F[p, r] += t[r]
-
-    # ------------------------------------------------------------------ one sweep per column
-    for j in range(1, nb1):
-        jt = mi[j, MI_JTYPE]
-        ax = mf[j, MF_AXIS : MF_AXIS + 3]
-        scale = mf[j, MF_SCALE]
-        col0 = mi[j, MI_IV]
-        # subtree of j (bodies are topologically ordered)
-        for i in range(nb1):
-            insub[i] = False
-        insub[j] = True
-        for i in range(j + 1, nb1):
-            insub[i] = insub[mi[i, MI_PARENT]]
-        for m in range(joint_nv(jt)):
-            col = col0 + m
-            for d in range(3):
-                if d != DIR_A and not want_dqdv:
-                    continue
-                _joint_partials(jt, ax, mf[j, MF_PITCH], q, mi[j, MI_IQ], v, mi[j, MI_IV], a,
-                                scale, m, d, dh, dSv, dSa, dSdv)
-                # forward over the subtree
-                for i in range(j, nb1):
-                    if not insub[i]:
-                        continue
-                    p = mi[i, MI_PARENT]
-                    if i == j:
-                        for r in range(6):
-                            dV[i, r] = 0.0
-                            dVd[i, r] = 0.0
-                        # − ∂h × A V_λ  and  − ∂h × A V̇_λ
-                        cross6(dh, AVl[i], t)
-                        cross6(dh, AVdl[i], t2)
-                        for r in range(6):
-                            dV[i, r] = -t[r] + dSv[r]
-                            dVd[i, r] = -t2[r] + dSa[r] + dSdv[r]
-                        # + V × ∂(S q̇)
-                        cross6(V[i], dSv, t)
-                        for r in range(6):
-                            dVd[i, r] += t[r]
-                    else:
-                        ad6_inv(xl[i], dV[p], dV[i])
-                        ad6_inv(xl[i], dVd[p], dVd[i])
-                    # + ∂V × S q̇
-                    cross6(dV[i], Sv[i], t)
-                    for r in range(6):
-                        dVd[i, r] += t[r]
-                    # ∂F = I ∂V̇ + ∂V × I V + V × I ∂V
-                    matvec6(I6[i], dVd[i], dF[i])
-                    matvec6(I6[i], V[i], t)
-                    cross6(dV[i], t, t2)
-                    matvec6(I6[i], dV[i], t)
-                    cross6(V[i], t, t3)
-                    for r in range(6):
-                        dF[i, r] += t2[r] + t3[r]
-                # backward over the subtree
-                for i in range(nb1 - 1, j, -1):
-                    if insub[i]:
-                        ad6(xl[i], dF[i], t)
-                        p = mi[i, MI_PARENT]
-                        for r in range(6):
-                            dF[p, r] += t[r]
-                # projections on the subtree
-                out = dq if d == DIR_Q else (dv if d == DIR_V else da)
-                for i in range(j, nb1):
-                    if not insub[i]:
-                        continue
-                    ti = mi[i, MI_JTYPE]
-                    axi = mf[i, MF_AXIS : MF_AXIS + 3]
-                    for k in range(joint_nv(ti)):
-                        joint_column(ti, axi, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
-                        out[mi[i, MI_IV] + k, col] += mf[i, MF_SCALE] * power6(s, dF[i])
-                # ⟨∂S, F⟩ (planar φ only)
-                if d == DIR_Q and jt == PLANAR and m == 2:
-                    for k in range(2):
-                        _planar_dS(q, mi[j, MI_IQ], k, s)
-                        out[col0 + k, col] += power6(s, F[j])
-                # up the ancestors: ∂F_λ = Ad(x_j^λ)(∂F_j + ∂h_j × F_j), then pure transport
-                cross6(dh, F[j], t)
-                for r in range(6):
-                    t2[r] = dF[j, r] + t[r]
-                i = j
-                p = mi[i, MI_PARENT]
-                while p > 0:
-                    ad6(xl[i], t2, t3)
-                    for r in range(6):
-                        t2[r] = t3[r]
-                    tp = mi[p, MI_JTYPE]
-                    axp = mf[p, MF_AXIS : MF_AXIS + 3]
-                    for k in range(joint_nv(tp)):
-                        joint_column(tp, axp, mf[p, MF_PITCH], q, mi[p, MI_IQ], k, s)
-                        out[mi[p, MI_IV] + k, col] += mf[p, MF_SCALE] * power6(s, t2)
-                    i = p
-                    p = mi[i, MI_PARENT]
-    _ = nv
+    ws = np.empty(_ws_size(nb1, nv))
+    X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
+    S, dVq, dAq, dAv, Fa, Fv, Fq, BT = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]
+    dq, dv, M = out[0], out[1], out[2]
+    _zero(dq)
+    _zero(dv)
+    _zero(M)
+    _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+                   S, dVq, dAq, dAv, tmp)
+    _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
+                      dq, dv, M, True, tmp)
     return OK
 
 
-@pjit
-def rnea_derivatives_batch(mi, mf, g, Q, V, A, FEXT, use_fext, DQ, DV, DA, want, status):
+@fjit
+def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
+    """``out[0] = ∂q̈/∂q``, ``out[1] = ∂q̈/∂v``, ``out[2] = M⁻¹`` at ``q̈ = FD(q, v, τ)``; status."""
+    nv = v.shape[0]
+    if not (check_lengths(mi, q, v, tau.shape[0]) and out.shape[1] == nv):
+        return BAD_SHAPE
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    st = check_finite(v, BAD_V_FINITE)
+    if st != OK:
+        return st
+    st = check_finite(tau, BAD_TAU_FINITE)
+    if st != OK:
+        return st
+    if use_fext:
+        for i in range(fext.shape[0]):
+            st = check_finite(fext[i], BAD_FEXT_FINITE)
+            if st != OK:
+                return st
+    nb1 = mi.shape[0]
+    ws = np.empty(_ws_size(nb1, nv) + 4 * nv * nv + 2 * nv)
+    X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
+    S, dVq, dAq, dAv, Fa, Fv, Fq, BT = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]
+    o = _ws_size(nb1, nv)
+    mats = ws[o : o + 4 * nv * nv].reshape((4, nv, nv))
+    dq, dv, M, L = mats[0], mats[1], mats[2], mats[3]
+    qdd = ws[o + 4 * nv * nv : o + 4 * nv * nv + nv]
+    col = ws[o + 4 * nv * nv + nv : o + 4 * nv * nv + 2 * nv]
+    for k in range(nv):
+        qdd[k] = 0.0
+    _zero(dq)
+    _zero(dv)
+    _zero(M)
+    # 1. sweep at q̈ = 0: M and the bias τ(q, v, 0)
+    _forward_sweep(mi, mf, q, v, qdd, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+                   S, dVq, dAq, dAv, tmp)
+    _mass_sweep(mi, Pc, Fc, S, Fa, M, col)
+    # 2. q̈ = M⁻¹ (τ − bias) by Cholesky
+    if not chol_factor(M, nv, L):
+        return SINGULAR_M
+    for k in range(nv):
+        qdd[k] = tau[k] - col[k]
+    chol_solve(L, nv, qdd, qdd)
+    # 3. accelerations at q̈: 𝒜_i += δ𝒜_i = δ𝒜_λ + 𝒮_i q̈_i, f_i += ℐ_i δ𝒜_i, Δa += δ𝒜_λ × 𝒮
+    dA = Aw  # reuse: Aw now holds δ𝒜 (𝒜 itself is no longer needed)
+    t = tmp[50:56]
+    s = tmp[56:62]
+    for r in range(6):
+        dA[0, r] = 0.0
+    for i in range(1, nb1):
+        jt = mi[i, MI_JTYPE]
+        p = mi[i, MI_PARENT]
+        iv = mi[i, MI_IV]
+        for r in range(6):
+            t[r] = dA[p, r]
+        for k in range(joint_nv(jt)):
+            c = iv + k
+            cross6(dA[p], S[c], s)
+            for r in range(6):
+                dAq[c, r] += s[r]
+                t[r] += S[c, r] * qdd[c]
+        if jt == PLANAR:
+            # Δa_φ += Ad(x) ∂(S q̈)/∂φ
+            phi = q[mi[i, MI_IQ] + 2]
+            cph, sph = math.cos(phi), math.sin(phi)
+            for r in range(6):
+                s[r] = 0.0
+            s[3] = -sph * qdd[iv] + cph * qdd[iv + 1]
+            s[4] = -cph * qdd[iv] - sph * qdd[iv + 1]
+            ad6(X[i], s, s)
+            for r in range(6):
+                dAq[iv + 2, r] += s[r]
+        for r in range(6):
+            dA[i, r] = t[r]
+        _inertia_apply(Pb[i], t, s)
+        for r in range(6):
+            Fc[i, r] = Fb[i, r] + s[r]
+    # 4. the derivative sweep at q̈ (the composite inertias are those of step 1)
+    _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
+                      dq, dv, M, False, tmp)
+    # 5. ∂q̈/∂x = −M⁻¹ ∂τ/∂x, ∂q̈/∂τ = M⁻¹
+    dqo, dvo, Mi = out[0], out[1], out[2]
+    for c in range(nv):
+        for k in range(nv):
+            col[k] = 1.0 if k == c else 0.0
+        chol_solve(L, nv, col, col)
+        for k in range(nv):
+            Mi[k, c] = col[k]
+    for r in range(nv):
+        for c in range(nv):
+            sq = 0.0
+            sv_ = 0.0
+            for k in range(nv):
+                mk = Mi[r, k]
+                sq += mk * dq[k, c]
+                sv_ += mk * dv[k, c]
+            dqo[r, c] = -sq
+            dvo[r, c] = -sv_
+    return OK
+
+
+@fpjit
+def rnea_derivatives_batch(mi, mf, Q, V, A, FEXT, use_fext, OUT, status):
     for n in nb.prange(Q.shape[0]):
         fe = FEXT[n] if use_fext else FEXT[0]
-        status[n] = rnea_derivatives_kernel(mi, mf, g, Q[n], V[n], A[n], fe, use_fext, DQ[n], DV[n],
-                                            DA[n], want)
+        status[n] = rnea_derivatives_kernel(mi, mf, Q[n], V[n], A[n], fe, use_fext, OUT[n])
+
+
+@fpjit
+def aba_derivatives_batch(mi, mf, Q, V, T, FEXT, use_fext, OUT, status):
+    for n in nb.prange(Q.shape[0]):
+        fe = FEXT[n] if use_fext else FEXT[0]
+        status[n] = aba_derivatives_kernel(mi, mf, Q[n], V[n], T[n], fe, use_fext, OUT[n])
 
 
 _NO_FEXT = np.zeros((1, 1, 6))
+_NO_FEXT1 = _NO_FEXT[0]
 
 
 def _no_mimic(model: Model, what: str):
-    if model.mimic_joints:
+    if model._index["mimic"]:
         raise ModelError(
             f"{what}: model {model.name!r} has mimic joints {list(model.mimic_joints)}; analytic "
             "derivatives are not available for coupled joints (load the URDF with "
@@ -320,17 +683,29 @@ def _no_mimic(model: Model, what: str):
         )
 
 
-def rnea_derivatives(model: Model, q, v, a, fext=None):
-    """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)`` of inverse dynamics, each (..., nv, nv).
+def _raise(model: Model, st: int, row=None, what: str = ""):
+    if st == SINGULAR_M:
+        raise SingularError(f"{what}: the mass matrix is singular at this configuration"
+                            + ("" if row is None else f" (batch element {row})"))
+    raise_status(model, st, row)
 
-    ``∂τ/∂a`` is the mass matrix.  Configuration derivatives follow the tangent convention of
-    :func:`dqdyn.integrate` (module docstring).  ``fext`` (..., nbodies+1, 6) is held constant in
-    the body frames.
-    """
-    _no_mimic(model, "rnea_derivatives")
+
+def _run(model: Model, kernel, batch_kernel, q, v, a, fext, aname, awhat, what):
+    """Shape checks, broadcasting and the one compiled call shared by both public functions."""
+    nv = model.nv
+    if fext is None and is_fast(q, v, a):
+        out = np.empty((3, nv, nv))
+        st = kernel(model.mi, model.mf, q, v, a, _NO_FEXT1, False, out)
+        if st:
+            if st == BAD_SHAPE:
+                as_vector(q, model.nq, "q", "the configuration, model.nq entries")
+                as_vector(v, nv, "v", "the velocity, model.nv entries")
+                as_vector(a, nv, aname, awhat)
+            _raise(model, st, None, what)
+        return out[0], out[1], out[2]
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
-    V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
-    A, ba = as_vector_batch(a, model.nv, "a", "the acceleration, model.nv entries")
+    V, bv = as_vector_batch(v, nv, "v", "the velocity, model.nv entries")
+    A, ba = as_vector_batch(a, nv, aname, awhat)
     nb1 = model.nbodies + 1
     if fext is not None:
         F = np.asarray(fext, dtype=np.float64)
@@ -343,41 +718,41 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
     else:
         (Q, V, A), batch = broadcast_batch([Q, V, A], [bq, bv, ba])
         F, use = _NO_FEXT, False
-    N, nv = Q.shape[0], model.nv
-    DQ = np.zeros((N, nv, nv))
-    DV = np.zeros((N, nv, nv))
-    DA = np.zeros((N, nv, nv))
+    N = Q.shape[0]
+    OUT = np.empty((N, 3, nv, nv))
     status = np.zeros(N, dtype=np.int64)
-    g = np.ascontiguousarray(model.gravity)
     if N == 1:
-        status[0] = rnea_derivatives_kernel(model.mi, model.mf, g, Q[0], V[0], A[0], F[0], use,
-                                            DQ[0], DV[0], DA[0], True)
+        status[0] = kernel(model.mi, model.mf, Q[0], V[0], A[0], F[0], use, OUT[0])
     else:
-        rnea_derivatives_batch(model.mi, model.mf, g, Q, V, A, F, use, DQ, DV, DA, True, status)
+        batch_kernel(model.mi, model.mf, Q, V, A, F, use, OUT, status)
     st, row = first_bad(status)
     if st:
-        raise_status(model, st, row if N > 1 else None)
+        _raise(model, st, row if N > 1 else None, what)
     sh = batch + (nv, nv)
-    return DQ.reshape(sh), DV.reshape(sh), DA.reshape(sh)
+    return OUT[:, 0].reshape(sh), OUT[:, 1].reshape(sh), OUT[:, 2].reshape(sh)
+
+
+def rnea_derivatives(model: Model, q, v, a, fext=None):
+    """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)`` of inverse dynamics, each (..., nv, nv).
+
+    ``∂τ/∂a`` is the mass matrix.  Configuration derivatives follow the tangent convention of
+    :func:`dqdyn.integrate` (module docstring).  ``fext`` (..., nbodies+1, 6) is held constant in
+    the body frames.  One compiled O(n·d) call (Carpentier & Mansard's world-frame sweeps).
+    """
+    _no_mimic(model, "rnea_derivatives")
+    return _run(model, rnea_derivatives_kernel, rnea_derivatives_batch, q, v, a, fext,
+                "a", "the acceleration, model.nv entries", "rnea_derivatives")
 
 
 def aba_derivatives(model: Model, q, v, tau, fext=None):
     """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)`` of forward dynamics, each (..., nv, nv).
 
-    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = aba(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M = ∂τ/∂q̈`` comes
-    out of the same derivative sweep; its Cholesky factor gives ``M⁻¹``).
+    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = FD(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M = ∂τ/∂q̈`` comes
+    out of the same sweep; its Cholesky factor gives ``q̈`` and ``M⁻¹``).  One compiled call.
     """
     _no_mimic(model, "aba_derivatives")
-    qdd = aba(model, q, v, tau, fext=fext)
-    dq, dv, M = rnea_derivatives(model, q, v, qdd, fext=fext)
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        raise SingularError("aba_derivatives: the mass matrix is singular at this configuration") from None
-    eye = np.broadcast_to(np.eye(model.nv), M.shape)
-    Linv = np.linalg.solve(L, eye)
-    Minv = np.swapaxes(Linv, -1, -2) @ Linv
-    return -Minv @ dq, -Minv @ dv, Minv
+    return _run(model, aba_derivatives_kernel, aba_derivatives_batch, q, v, tau, fext,
+                "tau", "generalized forces, model.nv entries", "aba_derivatives")
 
 
 __all__ = ["rnea_derivatives", "aba_derivatives"]
