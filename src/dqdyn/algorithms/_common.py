@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from ..algebra._core import jit
@@ -18,6 +19,14 @@ from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
 from ..multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
 
 F64 = np.dtype(np.float64)
+ND = np.ndarray
+
+# numba types of the single-state fast paths' arguments (model tables, C-contiguous vectors)
+T_MI = nb.types.Array(nb.int64, 2, "C")
+T_MF = nb.types.Array(nb.float64, 2, "C")
+T_V = nb.types.Array(nb.float64, 1, "C")
+T_M = nb.types.Array(nb.float64, 2, "C")
+T_VRO = nb.types.Array(nb.float64, 1, "C", readonly=True)
 
 #: tolerance on |r| - 1 and on P·D for the unit (dual) quaternions of spherical and free joints
 UNIT_TOL = 1e-6
@@ -58,6 +67,31 @@ def check_q(mi, q):
 def check_lengths(mi, q, v, nv_arrays):
     """True if ``q`` has nq entries and ``v`` nv (nv read from the world row of ``mi``)."""
     return q.shape[0] == mi[0, MI_IQ] and v.shape[0] == mi[0, MI_IV] and nv_arrays == mi[0, MI_IV]
+
+
+def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
+    """Call the single-state entry kernel ``namespace[name]``, arming it on first use.
+
+    The public functions' fast paths call an entry kernel directly, with no Python-side type
+    checks: an entry kernel is compiled for exactly one signature ``sig`` (float64,
+    C-contiguous, writable vectors) and then has compilation disabled, so numba's own dispatch
+    (which computes the argument types anyway) rejects any other input with ``TypeError``
+    instead of compiling a new specialization.  Lengths are checked inside the kernel
+    (``BAD_SHAPE``).  ``namespace[name]`` is ``None`` until the first call — calling ``None``
+    raises ``TypeError`` too, which lands here.  Returns the kernel's status, or ``None`` when
+    ``args`` do not match ``sig`` (the caller then takes its validating path).
+    """
+    fn = namespace.get(name)
+    if fn is None:
+        if tuple(sig) not in dispatcher.overloads:
+            dispatcher.disable_compile(False)
+            dispatcher.compile(sig)  # from the on-disk cache when present
+        dispatcher.disable_compile()
+        namespace[name] = fn = dispatcher
+    try:
+        return fn(*args)
+    except TypeError:
+        return None
 
 
 def is_fast(*arrays) -> bool:

@@ -39,6 +39,9 @@ import numpy as np
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
 from ..errors import InfeasibleError, ModelError, NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
+    HELICAL,
+    PRISMATIC,
+    REVOLUTE,
     joint_column,
     joint_nv,
     joint_transform,
@@ -58,10 +61,18 @@ from ..multibody.model import (
     MI_IQ,
     MI_IV,
     MI_JTYPE,
+    MI_NV,
     MI_PARENT,
     Model,
 )
+from .newton_euler import joint_pose, rotation_matrix
 from ._common import (
+    ND,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
     BAD_SHAPE,
     check_lengths,
     is_fast,
@@ -80,6 +91,7 @@ from ._common import (
 
 njit = nb.njit(cache=True, error_model="numpy", fastmath={"contract"})
 pjit = nb.njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
+ijit = nb.njit(cache=True, inline="always", error_model="numpy", fastmath={"contract"})
 
 SINGULAR = 2000  # + body index: the articulated inertia seen by a joint is singular
 
@@ -253,14 +265,385 @@ def chol_solve(L, n, b, x):
 
 
 # =============================================================================== the kernel
+# Per-body workspace columns (rows of a 2-D view of the flat scratch; one extra row at the end
+# is scratch).  Inside the kernels a twist is ``[ω; v]`` and a wrench ``[τ; f]`` (torque first):
+# with that order an inertia ``Î: twist ↦ wrench`` is a *symmetric* 6×6 matrix and the power
+# pairing ⟨S, F⟩ is ``Sᵀ F``.  It is kept as 21 numbers, ``τ = Ī ω + H v``, ``f = Hᵀ ω + M v``:
+# ``Ī`` (upper triangle, 6), ``H`` (row-major, 9), ``M`` (upper triangle, 6).  For a rigid body
+# at its origin ``Ī = Ī_c + m(|c|² 1 − c cᵀ)``, ``H = m [c]×``, ``M = m 1`` (the same map as
+# :func:`body_inertia6` with the wrench halves swapped).  The public wrench layout ``[f, τ]``
+# appears only at the boundary (``fext``).
+K_R = 0  # rotation of x_i^λ (9, row-major: F_i axes → F_λ axes)
+K_P = 9  # translation of x_i^λ: origin of F_i in F_λ (3)
+K_V = 12  # V_i, body twist [ω; v] (6)
+K_C = 18  # η_i = V_i × S q̇ + Ṡ q̇ (+ S q̈ of the prescribed DoFs) (6)
+K_I = 24  # articulated inertia Î_i (21)
+K_PA = 45  # bias wrench B̂_i [τ; f] (6)
+K_A = 51  # V̇_i (6)
+K_U = 57  # U = Î S of the free DoFs, column a at K_U + 6a (36)
+K_S = 93  # S_k, column k at K_S + 6k (multi-DoF joints only) (36)
+K_L = 129  # Cholesky factor of D = Sᵀ Î S (6×6 row-major); 1-DoF joints: 1/D at K_L
+K_UU = 165  # u = τ − Sᵀ B̂ of the free DoFs (6)
+K_COLS = 171
+# scratch row (index nb1)
+SC_IA = 0  # Π_i = Î − U D⁻¹ Uᵀ (21)
+SC_XJ = 24
+SC_XL = 32
+SC_AX = 40
+SC_S = 44
+SC_T = 50
+SC_UU = 56
+SC_SOL = 62
+SC_DM = 68  # 6×6
+SC_P = 104  # 6×6 (U D⁻¹ Uᵀ)
+SC_FREE = 140  # indices of the free DoFs of a joint (6)
+TINY_PIVOT = 1e-300
+
+
 @njit
 def workspace_size_nb(nb1, nv):
     """Length of the flat scratch array the kernels below carve their buffers from."""
-    return nb1 * (4 * 6 + 3 * 36 + 8) + 50 + 72 + 36 + 4 * nv + nb1 * 6
+    return (nb1 + 1) * K_COLS + 2 * nv
 
 
 def workspace_size(nb1: int, nv: int) -> int:
     return int(workspace_size_nb(nb1, nv))
+
+
+@ijit
+def _one_dof(jt):
+    return jt == REVOLUTE or jt == PRISMATIC or jt == HELICAL
+
+
+@ijit
+def _axis6(mf, i, jt):
+    """``S`` of a revolute / prismatic / helical joint: ``(α a, β a)`` with ``(α, β)`` = (1, 0),
+    (0, 1), (1, h)."""
+    a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+    if jt == REVOLUTE:
+        return a0, a1, a2, 0.0, 0.0, 0.0
+    if jt == PRISMATIC:
+        return 0.0, 0.0, 0.0, a0, a1, a2
+    h = mf[i, MF_PITCH]
+    return a0, a1, a2, h * a0, h * a1, h * a2
+
+
+@ijit
+def _body_pose(mi, mf, i, q, W, sc):
+    """``W[i, K_R…], W[i, K_P…]``: rotation and translation of ``x_i^λ = x_J^λ x_J(q_i)``."""
+    r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, sc[SC_AX : SC_AX + 3],
+                                            sc[SC_XJ : SC_XJ + 8], sc[SC_XL : SC_XL + 8])
+    rotation_matrix(r0, r1, r2, r3, W, i, K_R)
+    W[i, K_P] = t0
+    W[i, K_P + 1] = t1
+    W[i, K_P + 2] = t2
+
+
+@ijit
+def _rigid_inertia(mf, i, W):
+    """``W[i, K_I…]``: the rigid inertia of body ``i`` at its origin (symmetric form)."""
+    m = mf[i, MF_MASS]
+    cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+    mx, my, mz = m * cx, m * cy, m * cz
+    o = K_I
+    W[i, o] = mf[i, MF_INERTIA] + my * cy + mz * cz
+    W[i, o + 1] = mf[i, MF_INERTIA + 1] - mx * cy
+    W[i, o + 2] = mf[i, MF_INERTIA + 2] - mx * cz
+    W[i, o + 3] = mf[i, MF_INERTIA + 4] + mx * cx + mz * cz
+    W[i, o + 4] = mf[i, MF_INERTIA + 5] - my * cz
+    W[i, o + 5] = mf[i, MF_INERTIA + 8] + mx * cx + my * cy
+    # H = m [c]×
+    W[i, o + 6] = 0.0
+    W[i, o + 7] = -mz
+    W[i, o + 8] = my
+    W[i, o + 9] = mz
+    W[i, o + 10] = 0.0
+    W[i, o + 11] = -mx
+    W[i, o + 12] = -my
+    W[i, o + 13] = mx
+    W[i, o + 14] = 0.0
+    W[i, o + 15] = m
+    W[i, o + 16] = 0.0
+    W[i, o + 17] = 0.0
+    W[i, o + 18] = m
+    W[i, o + 19] = 0.0
+    W[i, o + 20] = m
+
+
+@ijit
+def _ia_apply(A, r, o, w0, w1, w2, v0, v1, v2):
+    """``Î x`` for the symmetric inertia stored at ``A[r, o:o+21]``: returns ``(τ, f)``."""
+    I00, I01, I02 = A[r, o], A[r, o + 1], A[r, o + 2]
+    I11, I12, I22 = A[r, o + 3], A[r, o + 4], A[r, o + 5]
+    H00, H01, H02 = A[r, o + 6], A[r, o + 7], A[r, o + 8]
+    H10, H11, H12 = A[r, o + 9], A[r, o + 10], A[r, o + 11]
+    H20, H21, H22 = A[r, o + 12], A[r, o + 13], A[r, o + 14]
+    M00, M01, M02 = A[r, o + 15], A[r, o + 16], A[r, o + 17]
+    M11, M12, M22 = A[r, o + 18], A[r, o + 19], A[r, o + 20]
+    return (I00 * w0 + I01 * w1 + I02 * w2 + H00 * v0 + H01 * v1 + H02 * v2,
+            I01 * w0 + I11 * w1 + I12 * w2 + H10 * v0 + H11 * v1 + H12 * v2,
+            I02 * w0 + I12 * w1 + I22 * w2 + H20 * v0 + H21 * v1 + H22 * v2,
+            H00 * w0 + H10 * w1 + H20 * w2 + M00 * v0 + M01 * v1 + M02 * v2,
+            H01 * w0 + H11 * w1 + H21 * w2 + M01 * v0 + M11 * v1 + M12 * v2,
+            H02 * w0 + H12 * w1 + H22 * w2 + M02 * v0 + M12 * v1 + M22 * v2)
+
+
+@ijit
+def _inertia_to_parent(W, i, lam, A, ra):
+    """``Î_λ += X_iᵀ Π X_i`` (Table 3's ``Ad(x) Π Ad(x*)``), ``Π`` at ``A[ra, SC_IA…]`` in F_i.
+
+    ``X_i`` (twists from F_λ to F_i) is a rotation ``R`` of both halves after a shift by ``p``:
+    with ``Ī_r = R Ī Rᵀ`` (and ``H_r``, ``M_r`` likewise), ``K = [p]× M_r``:
+    ``M' = M_r``, ``H' = H_r + K``, ``Ī' = Ī_r − (Y + Yᵀ)`` with ``Y = (H_r + ½K)[p]×``
+    (the blocks of the dense product; see :func:`transform_inertia_to_parent` for the
+    ``[f, τ]`` form).
+    """
+    R00, R01, R02 = W[i, K_R], W[i, K_R + 1], W[i, K_R + 2]
+    R10, R11, R12 = W[i, K_R + 3], W[i, K_R + 4], W[i, K_R + 5]
+    R20, R21, R22 = W[i, K_R + 6], W[i, K_R + 7], W[i, K_R + 8]
+    p0, p1, p2 = W[i, K_P], W[i, K_P + 1], W[i, K_P + 2]
+    o = SC_IA
+    # ---- Ī_r = R Ī Rᵀ (symmetric)
+    a00, a01, a02 = A[ra, o], A[ra, o + 1], A[ra, o + 2]
+    a11, a12, a22 = A[ra, o + 3], A[ra, o + 4], A[ra, o + 5]
+    T00 = R00 * a00 + R01 * a01 + R02 * a02
+    T01 = R00 * a01 + R01 * a11 + R02 * a12
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a01 + R12 * a02
+    T11 = R10 * a01 + R11 * a11 + R12 * a12
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a01 + R22 * a02
+    T21 = R20 * a01 + R21 * a11 + R22 * a12
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    i00 = T00 * R00 + T01 * R01 + T02 * R02
+    i01 = T00 * R10 + T01 * R11 + T02 * R12
+    i02 = T00 * R20 + T01 * R21 + T02 * R22
+    i11 = T10 * R10 + T11 * R11 + T12 * R12
+    i12 = T10 * R20 + T11 * R21 + T12 * R22
+    i22 = T20 * R20 + T21 * R21 + T22 * R22
+    # ---- M_r = R M Rᵀ (symmetric)
+    a00, a01, a02 = A[ra, o + 15], A[ra, o + 16], A[ra, o + 17]
+    a11, a12, a22 = A[ra, o + 18], A[ra, o + 19], A[ra, o + 20]
+    T00 = R00 * a00 + R01 * a01 + R02 * a02
+    T01 = R00 * a01 + R01 * a11 + R02 * a12
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a01 + R12 * a02
+    T11 = R10 * a01 + R11 * a11 + R12 * a12
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a01 + R22 * a02
+    T21 = R20 * a01 + R21 * a11 + R22 * a12
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    m00 = T00 * R00 + T01 * R01 + T02 * R02
+    m01 = T00 * R10 + T01 * R11 + T02 * R12
+    m02 = T00 * R20 + T01 * R21 + T02 * R22
+    m11 = T10 * R10 + T11 * R11 + T12 * R12
+    m12 = T10 * R20 + T11 * R21 + T12 * R22
+    m22 = T20 * R20 + T21 * R21 + T22 * R22
+    # ---- H_r = R H Rᵀ
+    a00, a01, a02 = A[ra, o + 6], A[ra, o + 7], A[ra, o + 8]
+    a10, a11, a12 = A[ra, o + 9], A[ra, o + 10], A[ra, o + 11]
+    a20, a21, a22 = A[ra, o + 12], A[ra, o + 13], A[ra, o + 14]
+    T00 = R00 * a00 + R01 * a10 + R02 * a20
+    T01 = R00 * a01 + R01 * a11 + R02 * a21
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a10 + R12 * a20
+    T11 = R10 * a01 + R11 * a11 + R12 * a21
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a10 + R22 * a20
+    T21 = R20 * a01 + R21 * a11 + R22 * a21
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    h00 = T00 * R00 + T01 * R01 + T02 * R02
+    h01 = T00 * R10 + T01 * R11 + T02 * R12
+    h02 = T00 * R20 + T01 * R21 + T02 * R22
+    h10 = T10 * R00 + T11 * R01 + T12 * R02
+    h11 = T10 * R10 + T11 * R11 + T12 * R12
+    h12 = T10 * R20 + T11 * R21 + T12 * R22
+    h20 = T20 * R00 + T21 * R01 + T22 * R02
+    h21 = T20 * R10 + T21 * R11 + T22 * R12
+    h22 = T20 * R20 + T21 * R21 + T22 * R22
+    # ---- K = [p]× M_r (column j: p × M_r e_j)
+    k00 = p1 * m02 - p2 * m01
+    k10 = p2 * m00 - p0 * m02
+    k20 = p0 * m01 - p1 * m00
+    k01 = p1 * m12 - p2 * m11
+    k11 = p2 * m01 - p0 * m12
+    k21 = p0 * m11 - p1 * m01
+    k02 = p1 * m22 - p2 * m12
+    k12 = p2 * m02 - p0 * m22
+    k22 = p0 * m12 - p1 * m02
+    # ---- Y = (H_r + ½K)[p]×  (row r: g_r × p)
+    g00, g01, g02 = h00 + 0.5 * k00, h01 + 0.5 * k01, h02 + 0.5 * k02
+    g10, g11, g12 = h10 + 0.5 * k10, h11 + 0.5 * k11, h12 + 0.5 * k12
+    g20, g21, g22 = h20 + 0.5 * k20, h21 + 0.5 * k21, h22 + 0.5 * k22
+    y00, y01, y02 = g01 * p2 - g02 * p1, g02 * p0 - g00 * p2, g00 * p1 - g01 * p0
+    y10, y11, y12 = g11 * p2 - g12 * p1, g12 * p0 - g10 * p2, g10 * p1 - g11 * p0
+    y20, y21, y22 = g21 * p2 - g22 * p1, g22 * p0 - g20 * p2, g20 * p1 - g21 * p0
+    d = K_I
+    W[lam, d] += i00 - 2.0 * y00
+    W[lam, d + 1] += i01 - (y01 + y10)
+    W[lam, d + 2] += i02 - (y02 + y20)
+    W[lam, d + 3] += i11 - 2.0 * y11
+    W[lam, d + 4] += i12 - (y12 + y21)
+    W[lam, d + 5] += i22 - 2.0 * y22
+    W[lam, d + 6] += h00 + k00
+    W[lam, d + 7] += h01 + k01
+    W[lam, d + 8] += h02 + k02
+    W[lam, d + 9] += h10 + k10
+    W[lam, d + 10] += h11 + k11
+    W[lam, d + 11] += h12 + k12
+    W[lam, d + 12] += h20 + k20
+    W[lam, d + 13] += h21 + k21
+    W[lam, d + 14] += h22 + k22
+    W[lam, d + 15] += m00
+    W[lam, d + 16] += m01
+    W[lam, d + 17] += m02
+    W[lam, d + 18] += m11
+    W[lam, d + 19] += m12
+    W[lam, d + 20] += m22
+
+
+@ijit
+def _wrench_to_parent(W, i, lam, off, b0, b1, b2, b3, b4, b5):
+    """``W[lam, off…] += Ad(x_i^λ) β`` for a wrench ``β = [τ; f]`` in F_i:
+    ``f' = R f``, ``τ' = R τ + p × f'``."""
+    R00, R01, R02 = W[i, K_R], W[i, K_R + 1], W[i, K_R + 2]
+    R10, R11, R12 = W[i, K_R + 3], W[i, K_R + 4], W[i, K_R + 5]
+    R20, R21, R22 = W[i, K_R + 6], W[i, K_R + 7], W[i, K_R + 8]
+    p0, p1, p2 = W[i, K_P], W[i, K_P + 1], W[i, K_P + 2]
+    f0 = R00 * b3 + R01 * b4 + R02 * b5
+    f1 = R10 * b3 + R11 * b4 + R12 * b5
+    f2 = R20 * b3 + R21 * b4 + R22 * b5
+    W[lam, off] += R00 * b0 + R01 * b1 + R02 * b2 + (p1 * f2 - p2 * f1)
+    W[lam, off + 1] += R10 * b0 + R11 * b1 + R12 * b2 + (p2 * f0 - p0 * f2)
+    W[lam, off + 2] += R20 * b0 + R21 * b1 + R22 * b2 + (p0 * f1 - p1 * f0)
+    W[lam, off + 3] += f0
+    W[lam, off + 4] += f1
+    W[lam, off + 5] += f2
+
+
+@ijit
+def _twist_from_parent(W, i, lam, off):
+    """``Ad(x_i^λ*) X_λ`` for the twist at ``W[lam, off…]``: ``ω' = Rᵀ ω``, ``v' = Rᵀ (v + ω × p)``."""
+    R00, R01, R02 = W[i, K_R], W[i, K_R + 1], W[i, K_R + 2]
+    R10, R11, R12 = W[i, K_R + 3], W[i, K_R + 4], W[i, K_R + 5]
+    R20, R21, R22 = W[i, K_R + 6], W[i, K_R + 7], W[i, K_R + 8]
+    p0, p1, p2 = W[i, K_P], W[i, K_P + 1], W[i, K_P + 2]
+    e0, e1, e2 = W[lam, off], W[lam, off + 1], W[lam, off + 2]
+    f0 = W[lam, off + 3] + (e1 * p2 - e2 * p1)
+    f1 = W[lam, off + 4] + (e2 * p0 - e0 * p2)
+    f2 = W[lam, off + 5] + (e0 * p1 - e1 * p0)
+    return (R00 * e0 + R10 * e1 + R20 * e2, R01 * e0 + R11 * e1 + R21 * e2,
+            R02 * e0 + R12 * e1 + R22 * e2, R00 * f0 + R10 * f1 + R20 * f2,
+            R01 * f0 + R11 * f1 + R21 * f2, R02 * f0 + R12 * f1 + R22 * f2)
+
+
+@ijit
+def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt):
+    """Multi-DoF (or partly prescribed) joint, pass 2: ``S`` columns, ``η += S_p q̈_p``, ``U``,
+    ``u``, the Cholesky factor of ``D``; returns (status, number of free DoFs)."""
+    nvj = joint_nv(jt)
+    ax = sc[SC_AX : SC_AX + 3]
+    ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+    nf = 0
+    for k in range(nvj):
+        s = W[i, K_S + 6 * k : K_S + 6 * k + 6]
+        joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
+        if has_presc and presc[iv + k] != 0.0:
+            w = qdd_in[iv + k]
+            for r in range(6):
+                W[i, K_C + r] += s[r] * w
+        else:
+            sc[SC_FREE + nf] = k
+            nf += 1
+    for a in range(nf):
+        so = K_S + 6 * int(sc[SC_FREE + a])
+        u = _ia_apply(W, i, K_I, W[i, so], W[i, so + 1], W[i, so + 2], W[i, so + 3],
+                      W[i, so + 4], W[i, so + 5])
+        acc = 0.0
+        for r in range(6):
+            W[i, K_U + 6 * a + r] = u[r]
+            acc += W[i, so + r] * W[i, K_PA + r]
+        W[i, K_UU + a] = tau[iv + int(sc[SC_FREE + a])] - acc
+    Dm = sc[SC_DM : SC_DM + 36].reshape((6, 6))
+    for a in range(nf):
+        so = K_S + 6 * int(sc[SC_FREE + a])
+        for b in range(nf):
+            acc = 0.0
+            for r in range(6):
+                acc += W[i, so + r] * W[i, K_U + 6 * b + r]
+            Dm[a, b] = acc
+    if nf > 0 and not chol_factor(Dm, nf, W[i, K_L : K_L + 36].reshape((6, 6))):
+        return SINGULAR + i, nf
+    return OK, nf
+
+
+@ijit
+def _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv):
+    """``sc[SC_IA…] = Π = Î − U D⁻¹ Uᵀ`` for a single free axis; returns ``U D⁻¹``."""
+    o = K_I
+    V0, V1, V2, V3, V4, V5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
+    sc[0] = W[i, o] - V0 * U0
+    sc[1] = W[i, o + 1] - V0 * U1
+    sc[2] = W[i, o + 2] - V0 * U2
+    sc[3] = W[i, o + 3] - V1 * U1
+    sc[4] = W[i, o + 4] - V1 * U2
+    sc[5] = W[i, o + 5] - V2 * U2
+    sc[6] = W[i, o + 6] - V0 * U3
+    sc[7] = W[i, o + 7] - V0 * U4
+    sc[8] = W[i, o + 8] - V0 * U5
+    sc[9] = W[i, o + 9] - V1 * U3
+    sc[10] = W[i, o + 10] - V1 * U4
+    sc[11] = W[i, o + 11] - V1 * U5
+    sc[12] = W[i, o + 12] - V2 * U3
+    sc[13] = W[i, o + 13] - V2 * U4
+    sc[14] = W[i, o + 14] - V2 * U5
+    sc[15] = W[i, o + 15] - V3 * U3
+    sc[16] = W[i, o + 16] - V3 * U4
+    sc[17] = W[i, o + 17] - V3 * U5
+    sc[18] = W[i, o + 18] - V4 * U4
+    sc[19] = W[i, o + 19] - V4 * U5
+    sc[20] = W[i, o + 20] - V5 * U5
+    return V0, V1, V2, V3, V4, V5
+
+
+@ijit
+def _pi_generic(W, i, sc, nf):
+    """``sc[SC_IA…] = Π = Î − U D⁻¹ Uᵀ`` for ``nf`` free axes (Cholesky factor of D at K_L)."""
+    Lc = W[i, K_L : K_L + 36].reshape((6, 6))
+    uu = sc[SC_UU : SC_UU + 6]
+    sol = sc[SC_SOL : SC_SOL + 6]
+    Pm = sc[SC_P : SC_P + 36].reshape((6, 6))
+    # P = U D⁻¹ Uᵀ column by column (sol = D⁻¹ (row c of U))
+    for c in range(6):
+        for a in range(nf):
+            uu[a] = W[i, K_U + 6 * a + c]
+        if nf > 0:
+            chol_solve(Lc, nf, uu, sol)
+        for r in range(6):
+            acc = 0.0
+            for a in range(nf):
+                acc += W[i, K_U + 6 * a + r] * sol[a]
+            Pm[r, c] = acc
+    o = K_I
+    for k in range(6):
+        sc[SC_IA + k] = W[i, o + k]
+    sc[0] -= Pm[0, 0]
+    sc[1] -= Pm[0, 1]
+    sc[2] -= Pm[0, 2]
+    sc[3] -= Pm[1, 1]
+    sc[4] -= Pm[1, 2]
+    sc[5] -= Pm[2, 2]
+    for r in range(3):
+        for c in range(3):
+            sc[6 + 3 * r + c] = W[i, o + 6 + 3 * r + c] - Pm[r, 3 + c]
+    for k in range(6):
+        sc[15 + k] = W[i, o + 15 + k]
+    sc[15] -= Pm[3, 3]
+    sc[16] -= Pm[3, 4]
+    sc[17] -= Pm[3, 5]
+    sc[18] -= Pm[4, 4]
+    sc[19] -= Pm[4, 5]
+    sc[20] -= Pm[5, 5]
 
 
 @njit
@@ -268,9 +651,12 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
     """Hybrid dynamics (seed 002 Table 4); with no prescribed DoF it is the ABA (Table 3).
 
     ``presc[k] != 0`` marks DoF ``k`` as acceleration-prescribed (``qdd_in[k]`` given,
-    ``tau_out[k]`` computed); the others take ``tau[k]`` and get ``qdd[k]``.  Gravity is read
-    from the world row of ``mf``.  ``ws`` is flat scratch of :func:`workspace_size` floats.
-    Returns a status code.
+    ``tau_out[k]`` computed); the others take ``tau[k]`` and get ``qdd[k]``.  ``presc`` (and
+    ``qdd_in``) of length 0 mean "nothing prescribed".  Gravity is read from the world row of
+    ``mf``.  ``ws`` is flat scratch of :func:`workspace_size` floats.  Returns a status code.
+
+    Revolute, prismatic and helical joints whose DoF is free take a scalar path (``S`` a
+    constant axis, ``D`` a number); other joints go through the generic motion-axis helpers.
     """
     st = check_q(mi, q)
     if st != OK:
@@ -287,180 +673,223 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
             if st != OK:
                 return st
     nb1 = mi.shape[0]
-    o = 0
-    ws6 = ws[o : o + nb1 * 24].reshape((nb1, 4, 6))
-    o += nb1 * 24
-    wsm = ws[o : o + nb1 * 108].reshape((nb1, 3, 6, 6))
-    o += nb1 * 108
-    xl = ws[o : o + nb1 * 8].reshape((nb1, 8))
-    o += nb1 * 8
-    xj = ws[o : o + 8]
-    s = ws[o + 8 : o + 14]
-    t6 = ws[o + 14 : o + 20]
-    t6b = ws[o + 20 : o + 26]
-    col = ws[o + 26 : o + 32]
-    col2 = ws[o + 32 : o + 38]
-    uu = ws[o + 38 : o + 44]
-    sol = ws[o + 44 : o + 50]
-    o += 50
-    Dm = ws[o : o + 36].reshape((6, 6))
-    Isc = ws[o + 36 : o + 72].reshape((6, 6))
-    o += 72
-    scr = ws[o : o + 36].reshape((4, 3, 3))
-    free = np.empty(6, dtype=np.int64)
-    V = ws6[:, 0]
-    eta = ws6[:, 1]
-    Bh = ws6[:, 2]
-    A = ws6[:, 3]  # V̇
-    Ih = wsm[:, 0]  # articulated inertia Î_i (twist → wrench)
-    U = wsm[:, 1]  # columns Î S_k (wrenches), stored as U[i, :, k]
-    Lc = wsm[:, 2]  # Cholesky factor of D = ⟨S_k, Î S_l⟩ (so Ψ = D⁻¹ is never formed)
+    has_presc = presc.shape[0] > 0
+    W = ws[: (nb1 + 1) * K_COLS].reshape((nb1 + 1, K_COLS))
+    sc = W[nb1]
     for k in range(6):
-        V[0, k] = 0.0
-        A[0, k] = 0.0
+        W[0, K_V + k] = 0.0
+        W[0, K_A + k] = 0.0
     # base acceleration: V̇_0 = −g  (Kim, footnote 6); g sits in the world row of mf
-    A[0, 3] = -mf[0, MF_GRAVITY]
-    A[0, 4] = -mf[0, MF_GRAVITY + 1]
-    A[0, 5] = -mf[0, MF_GRAVITY + 2]
+    W[0, K_A + 3] = -mf[0, MF_GRAVITY]
+    W[0, K_A + 4] = -mf[0, MF_GRAVITY + 1]
+    W[0, K_A + 5] = -mf[0, MF_GRAVITY + 2]
 
-    # ---------------------------------------------------------------- forward: V_i, η_i
+    # ---------------------------------------------------------------- forward: V_i, η_i, B_i
     for i in range(1, nb1):
         jt = mi[i, MI_JTYPE]
-        ax = mf[i, MF_AXIS : MF_AXIS + 3]
-        joint_transform(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl[i])
-        ad6_inv(xl[i], V[mi[i, MI_PARENT]], V[i])
-        joint_velocity(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], v, mi[i, MI_IV], mf[i, MF_SCALE], s)
-        for k in range(6):
-            V[i, k] += s[k]
+        lam = mi[i, MI_PARENT]
+        iv = mi[i, MI_IV]
+        _body_pose(mi, mf, i, q, W, sc)
+        # V_i = Ad(x_i^λ*) V_λ + S q̇
+        w0, w1, w2, u0, u1, u2 = _twist_from_parent(W, i, lam, K_V)
+        if _one_dof(jt):
+            s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+            qd = v[iv]
+            s0, s1, s2, s3, s4, s5 = s0 * qd, s1 * qd, s2 * qd, s3 * qd, s4 * qd, s5 * qd
+            b3 = b4 = b5 = 0.0
+        else:
+            s = sc[SC_S : SC_S + 6]
+            t6 = sc[SC_T : SC_T + 6]
+            ax = sc[SC_AX : SC_AX + 3]
+            ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+            joint_velocity(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], v, iv, mf[i, MF_SCALE], s)
+            joint_velocity_bias(jt, q, mi[i, MI_IQ], v, iv, t6)  # Ṡ q̇ (linear part only)
+            s0, s1, s2, s3, s4, s5 = s[0], s[1], s[2], s[3], s[4], s[5]
+            b3, b4, b5 = t6[3], t6[4], t6[5]
+        w0 += s0
+        w1 += s1
+        w2 += s2
+        u0 += s3
+        u1 += s4
+        u2 += s5
+        W[i, K_V], W[i, K_V + 1], W[i, K_V + 2] = w0, w1, w2
+        W[i, K_V + 3], W[i, K_V + 4], W[i, K_V + 5] = u0, u1, u2
         # η_i = V_i × S q̇ + Ṡ q̇
-        cross6(V[i], s, eta[i])
-        joint_velocity_bias(jt, q, mi[i, MI_IQ], v, mi[i, MI_IV], t6)
-        for k in range(6):
-            eta[i, k] += t6[k]
-        # rigid inertia and bias wrench  B_i = V × (I V) − F^ext
-        body_inertia6(mf, i, Ih[i])
-        matvec6(Ih[i], V[i], t6)
-        cross6(V[i], t6, Bh[i])
+        W[i, K_C] = w1 * s2 - w2 * s1
+        W[i, K_C + 1] = w2 * s0 - w0 * s2
+        W[i, K_C + 2] = w0 * s1 - w1 * s0
+        W[i, K_C + 3] = (w1 * s5 - w2 * s4) + (u1 * s2 - u2 * s1) + b3
+        W[i, K_C + 4] = (w2 * s3 - w0 * s5) + (u2 * s0 - u0 * s2) + b4
+        W[i, K_C + 5] = (w0 * s4 - w1 * s3) + (u0 * s1 - u1 * s0) + b5
+        # rigid inertia, and bias wrench B_i = V × (I V) − F^ext  (momentum: f = m (v + ω × c),
+        # τ = Ī_c ω + c × f)
+        _rigid_inertia(mf, i, W)
+        m = mf[i, MF_MASS]
+        cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+        f0 = m * (u0 + (w1 * cz - w2 * cy))
+        f1 = m * (u1 + (w2 * cx - w0 * cz))
+        f2 = m * (u2 + (w0 * cy - w1 * cx))
+        o = MF_INERTIA
+        n0 = mf[i, o] * w0 + mf[i, o + 1] * w1 + mf[i, o + 2] * w2 + (cy * f2 - cz * f1)
+        n1 = mf[i, o + 3] * w0 + mf[i, o + 4] * w1 + mf[i, o + 5] * w2 + (cz * f0 - cx * f2)
+        n2 = mf[i, o + 6] * w0 + mf[i, o + 7] * w1 + mf[i, o + 8] * w2 + (cx * f1 - cy * f0)
+        # V ×* [n; f] = [ω × n + v × f; ω × f]
+        B0 = (w1 * n2 - w2 * n1) + (u1 * f2 - u2 * f1)
+        B1 = (w2 * n0 - w0 * n2) + (u2 * f0 - u0 * f2)
+        B2 = (w0 * n1 - w1 * n0) + (u0 * f1 - u1 * f0)
+        B3 = w1 * f2 - w2 * f1
+        B4 = w2 * f0 - w0 * f2
+        B5 = w0 * f1 - w1 * f0
         if use_fext:
-            for k in range(6):
-                Bh[i, k] -= fext[i, k]
+            B0 -= fext[i, 3]
+            B1 -= fext[i, 4]
+            B2 -= fext[i, 5]
+            B3 -= fext[i, 0]
+            B4 -= fext[i, 1]
+            B5 -= fext[i, 2]
+        W[i, K_PA], W[i, K_PA + 1], W[i, K_PA + 2] = B0, B1, B2
+        W[i, K_PA + 3], W[i, K_PA + 4], W[i, K_PA + 5] = B3, B4, B5
 
     # ---------------------------------------------------------------- backward: Î, B̂, Π, β
     for i in range(nb1 - 1, 0, -1):
         jt = mi[i, MI_JTYPE]
-        nvj = joint_nv(jt)
         iv = mi[i, MI_IV]
-        ax = mf[i, MF_AXIS : MF_AXIS + 3]
-        # known acceleration part: η' = η + Σ_prescribed S_k q̈_k
-        nf = 0
-        for k in range(nvj):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
-            if presc[iv + k] != 0.0:
-                w = qdd_in[iv + k]
-                for r in range(6):
-                    eta[i, r] += s[r] * w
-            else:
-                free[nf] = k
-                nf += 1
-        # U = Î S_free, D = ⟨S_free, U⟩, u = τ_free − ⟨S_free, Î η' + B̂⟩
-        matvec6(Ih[i], eta[i], t6)
-        for r in range(6):
-            t6[r] += Bh[i, r]
-        for a in range(nf):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], free[a], s)
-            matvec6(Ih[i], s, col)
-            for r in range(6):
-                U[i, r, a] = col[r]
-            uu[a] = tau[iv + free[a]] - power6(s, t6)
-        for a in range(nf):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], free[a], s)
-            for b in range(nf):
-                Dm[a, b] = power6(s, U[i, :, b])
-        # β = B̂ + Î η' + U Ψ u
-        beta = t6  # already Î η' + B̂
-        if nf > 0:
-            if not chol_factor(Dm, nf, Lc[i]):
+        lam = mi[i, MI_PARENT]
+        c0, c1, c2 = W[i, K_C], W[i, K_C + 1], W[i, K_C + 2]
+        c3, c4, c5 = W[i, K_C + 3], W[i, K_C + 4], W[i, K_C + 5]
+        if _one_dof(jt) and not (has_presc and presc[iv] != 0.0):
+            # U = Î S,  D = Sᵀ U,  u = τ − Sᵀ B̂
+            s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+            U0, U1, U2, U3, U4, U5 = _ia_apply(W, i, K_I, s0, s1, s2, s3, s4, s5)
+            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
+            if not D > TINY_PIVOT:
                 return SINGULAR + i
-            chol_solve(Lc[i], nf, uu, sol)
-            for r in range(6):
-                acc = 0.0
-                for a in range(nf):
-                    acc += U[i, r, a] * sol[a]
-                beta[r] += acc
-        p = mi[i, MI_PARENT]
-        if p > 0:
-            # Π = Î − U Ψ Uᵀ P  (P swaps the wrench halves: ⟨S, Î ξ⟩ = (P U)ᵀ ξ)
-            for r in range(6):
-                for c in range(6):
-                    Isc[r, c] = Ih[i, r, c]
-            if nf == 1:
-                # Π = Î − u (P u)ᵀ / D for a single free axis (u = Î S)
-                dinv = 1.0 / (Lc[i, 0, 0] * Lc[i, 0, 0])
-                for r in range(6):
-                    ur = U[i, r, 0] * dinv
-                    for c in range(6):
-                        cc = c + 3 if c < 3 else c - 3
-                        Isc[r, c] -= ur * U[i, cc, 0]
-            for c in range(6 if nf > 1 else 0):
-                # row c of (P U)ᵀ, i.e. column c of the projection ⟨S_a, Î e_c⟩ = (P U[:, a])[c]
-                cc = c + 3 if c < 3 else c - 3
-                for a in range(nf):
-                    uu[a] = U[i, cc, a]
-                if nf > 0:
-                    chol_solve(Lc[i], nf, uu, sol)
-                for r in range(6):
-                    acc = 0.0
-                    for a in range(nf):
-                        acc += U[i, r, a] * sol[a]
-                    Isc[r, c] -= acc
-            transform_inertia_to_parent(xl[i], Isc, Ih[p], scr)
-            ad6(xl[i], beta, col)
-            for r in range(6):
-                Bh[p, r] += col[r]
+            dinv = 1.0 / D
+            u = tau[iv] - (s0 * W[i, K_PA] + s1 * W[i, K_PA + 1] + s2 * W[i, K_PA + 2]
+                           + s3 * W[i, K_PA + 3] + s4 * W[i, K_PA + 4] + s5 * W[i, K_PA + 5])
+            W[i, K_U], W[i, K_U + 1], W[i, K_U + 2] = U0, U1, U2
+            W[i, K_U + 3], W[i, K_U + 4], W[i, K_U + 5] = U3, U4, U5
+            W[i, K_L] = dinv
+            W[i, K_UU] = u
+            if lam == 0:
+                continue
+            V0, V1, V2, V3, V4, V5 = _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv)
+            # β = B̂ + Π η + U D⁻¹ u
+            P0, P1, P2, P3, P4, P5 = _ia_apply(W, nb1, SC_IA, c0, c1, c2, c3, c4, c5)
+            b0 = W[i, K_PA] + P0 + V0 * u
+            b1 = W[i, K_PA + 1] + P1 + V1 * u
+            b2 = W[i, K_PA + 2] + P2 + V2 * u
+            b3 = W[i, K_PA + 3] + P3 + V3 * u
+            b4 = W[i, K_PA + 4] + P4 + V4 * u
+            b5 = W[i, K_PA + 5] + P5 + V5 * u
+        else:
+            st, nf = _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt)
+            if st != OK:
+                return st
+            if lam == 0:
+                continue
+            c0, c1, c2 = W[i, K_C], W[i, K_C + 1], W[i, K_C + 2]  # (prescribed S q̈ added)
+            c3, c4, c5 = W[i, K_C + 3], W[i, K_C + 4], W[i, K_C + 5]
+            Lc = W[i, K_L : K_L + 36].reshape((6, 6))
+            uu = sc[SC_UU : SC_UU + 6]
+            sol = sc[SC_SOL : SC_SOL + 6]
+            _pi_generic(W, i, sc, nf)
+            # β = B̂ + Π η' + U D⁻¹ u
+            for a in range(nf):
+                uu[a] = W[i, K_UU + a]
+            if nf > 0:
+                chol_solve(Lc, nf, uu, sol)
+            P0, P1, P2, P3, P4, P5 = _ia_apply(W, nb1, SC_IA, c0, c1, c2, c3, c4, c5)
+            b0 = W[i, K_PA] + P0
+            b1 = W[i, K_PA + 1] + P1
+            b2 = W[i, K_PA + 2] + P2
+            b3 = W[i, K_PA + 3] + P3
+            b4 = W[i, K_PA + 4] + P4
+            b5 = W[i, K_PA + 5] + P5
+            for a in range(nf):
+                x = sol[a]
+                b0 += W[i, K_U + 6 * a] * x
+                b1 += W[i, K_U + 6 * a + 1] * x
+                b2 += W[i, K_U + 6 * a + 2] * x
+                b3 += W[i, K_U + 6 * a + 3] * x
+                b4 += W[i, K_U + 6 * a + 4] * x
+                b5 += W[i, K_U + 6 * a + 5] * x
+        # Î_λ += Ad(x) Π Ad(x*),  B̂_λ += Ad(x) β
+        _inertia_to_parent(W, i, lam, W, nb1)
+        _wrench_to_parent(W, i, lam, K_PA, b0, b1, b2, b3, b4, b5)
 
     # ---------------------------------------------------------------- forward: q̈, V̇
     for i in range(1, nb1):
         jt = mi[i, MI_JTYPE]
-        nvj = joint_nv(jt)
         iv = mi[i, MI_IV]
-        ax = mf[i, MF_AXIS : MF_AXIS + 3]
-        p = mi[i, MI_PARENT]
+        lam = mi[i, MI_PARENT]
         # a' = Ad(x_i^λ*) V̇_λ + η'
-        ad6_inv(xl[i], A[p], A[i])
-        for r in range(6):
-            A[i, r] += eta[i, r]
-        # F0 = Î a' + B̂  ;  q̈_free = Ψ (τ_free − ⟨S_free, F0⟩)
-        matvec6(Ih[i], A[i], t6)
-        for r in range(6):
-            t6[r] += Bh[i, r]
-        nf = 0
-        for k in range(nvj):
-            if presc[iv + k] == 0.0:
-                free[nf] = k
-                nf += 1
-        for a in range(nf):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], free[a], s)
-            uu[a] = tau[iv + free[a]] - power6(s, t6)
-        if nf > 0:
-            chol_solve(Lc[i], nf, uu, sol)
-        for a in range(nf):
-            k = free[a]
-            qdd[iv + k] = sol[a]
-            tau_out[iv + k] = tau[iv + k]
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
-            for r in range(6):
-                A[i, r] += s[r] * sol[a]
-        # prescribed DoFs: τ = ⟨S_k, F_i⟩ with F_i = Î V̇_i + B̂_i
-        if nf < nvj:
-            matvec6(Ih[i], A[i], t6)
-            for r in range(6):
-                t6[r] += Bh[i, r]
+        a0, a1, a2, a3, a4, a5 = _twist_from_parent(W, i, lam, K_A)
+        a0 += W[i, K_C]
+        a1 += W[i, K_C + 1]
+        a2 += W[i, K_C + 2]
+        a3 += W[i, K_C + 3]
+        a4 += W[i, K_C + 4]
+        a5 += W[i, K_C + 5]
+        if _one_dof(jt) and not (has_presc and presc[iv] != 0.0):
+            # q̈ = D⁻¹ (u − Uᵀ a'),  V̇ = a' + S q̈
+            x = W[i, K_L] * (W[i, K_UU] - (W[i, K_U] * a0 + W[i, K_U + 1] * a1
+                                           + W[i, K_U + 2] * a2 + W[i, K_U + 3] * a3
+                                           + W[i, K_U + 4] * a4 + W[i, K_U + 5] * a5))
+            qdd[iv] = x
+            tau_out[iv] = tau[iv]
+            s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+            a0 += s0 * x
+            a1 += s1 * x
+            a2 += s2 * x
+            a3 += s3 * x
+            a4 += s4 * x
+            a5 += s5 * x
+        else:
+            nvj = joint_nv(jt)
+            nf = 0
             for k in range(nvj):
-                if presc[iv + k] != 0.0:
-                    joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
-                    tau_out[iv + k] = power6(s, t6)
-                    qdd[iv + k] = qdd_in[iv + k]
+                if not (has_presc and presc[iv + k] != 0.0):
+                    sc[SC_FREE + nf] = k
+                    nf += 1
+            uu = sc[SC_UU : SC_UU + 6]
+            sol = sc[SC_SOL : SC_SOL + 6]
+            for a in range(nf):
+                uu[a] = W[i, K_UU + a] - (W[i, K_U + 6 * a] * a0 + W[i, K_U + 6 * a + 1] * a1
+                                          + W[i, K_U + 6 * a + 2] * a2 + W[i, K_U + 6 * a + 3] * a3
+                                          + W[i, K_U + 6 * a + 4] * a4 + W[i, K_U + 6 * a + 5] * a5)
+            if nf > 0:
+                chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), nf, uu, sol)
+            for a in range(nf):
+                k = int(sc[SC_FREE + a])
+                x = sol[a]
+                qdd[iv + k] = x
+                tau_out[iv + k] = tau[iv + k]
+                so = K_S + 6 * k
+                a0 += W[i, so] * x
+                a1 += W[i, so + 1] * x
+                a2 += W[i, so + 2] * x
+                a3 += W[i, so + 3] * x
+                a4 += W[i, so + 4] * x
+                a5 += W[i, so + 5] * x
+            if nf < nvj:
+                # prescribed DoFs: τ = Sᵀ F_i with F_i = Î V̇_i + B̂_i
+                F0, F1, F2, F3, F4, F5 = _ia_apply(W, i, K_I, a0, a1, a2, a3, a4, a5)
+                F0 += W[i, K_PA]
+                F1 += W[i, K_PA + 1]
+                F2 += W[i, K_PA + 2]
+                F3 += W[i, K_PA + 3]
+                F4 += W[i, K_PA + 4]
+                F5 += W[i, K_PA + 5]
+                for k in range(nvj):
+                    if has_presc and presc[iv + k] != 0.0:
+                        so = K_S + 6 * k
+                        tau_out[iv + k] = (W[i, so] * F0 + W[i, so + 1] * F1 + W[i, so + 2] * F2
+                                           + W[i, so + 3] * F3 + W[i, so + 4] * F4
+                                           + W[i, so + 5] * F5)
+                        qdd[iv + k] = qdd_in[iv + k]
+        W[i, K_A], W[i, K_A + 1], W[i, K_A + 2] = a0, a1, a2
+        W[i, K_A + 3], W[i, K_A + 4], W[i, K_A + 5] = a3, a4, a5
     return OK
 
 
@@ -468,15 +897,13 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
 def aba_kernel(mi, mf, q, v, tau, qdd, ws):
     """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
     prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
-    nv = v.shape[0]
     nb1 = mi.shape[0]
-    o = ws.shape[0] - 4 * nv - nb1 * 6
-    zeros = ws[o : o + nv]
-    for k in range(nv):
-        zeros[k] = 0.0
-    tau_out = ws[o + nv : o + 2 * nv]
-    fext = ws[o + 4 * nv : o + 4 * nv + nb1 * 6].reshape((nb1, 6))
-    return hybrid_kernel(mi, mf, q, v, tau, fext, False, zeros, zeros, qdd, tau_out, ws)
+    nv = v.shape[0]
+    o = (nb1 + 1) * K_COLS
+    tau_out = ws[o : o + nv]
+    empty = ws[o:o]
+    return hybrid_kernel(mi, mf, q, v, tau, ws[o:o].reshape((0, 6)), False, empty, empty, qdd,
+                         tau_out, ws)
 
 
 @njit
@@ -485,6 +912,54 @@ def aba_kernel_alloc(mi, mf, q, v, tau, qdd):
     if not (check_lengths(mi, q, v, tau.shape[0]) and qdd.shape[0] == tau.shape[0]):
         return BAD_SHAPE
     return aba_kernel(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], v.shape[0])))
+
+
+@njit
+def _has_mimic(mi):
+    for i in range(1, mi.shape[0]):
+        if mi[i, MI_NV] == 0 and mi[i, MI_JTYPE] != 0:
+            return True
+    return False
+
+
+@njit
+def aba_entry(mi, mf, q, v, tau, qdd):
+    """Single-state fast path of :func:`aba`: lengths and mimic joints checked here."""
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
+        return BAD_SHAPE
+    if _has_mimic(mi):
+        return MIMIC
+    return aba_kernel(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], nv)))
+
+
+@njit
+def hybrid_entry(mi, mf, q, v, a, tau, presc, qdd, tau_out):
+    """Single-state fast path of :func:`hybrid_dynamics` (no fext)."""
+    nv = mi[0, MI_IV]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or a.shape[0] != nv or tau.shape[0] != nv
+            or presc.shape[0] != nv):
+        return BAD_SHAPE
+    ws = np.empty(workspace_size_nb(mi.shape[0], nv))
+    return hybrid_kernel(mi, mf, q, v, tau, ws[0:0].reshape((0, 6)), False, presc, a, qdd,
+                         tau_out, ws)
+
+
+@njit
+def minv_entry(mi, mf, q, Minv):
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or Minv.shape[0] != nv or Minv.shape[1] != nv:
+        return BAD_SHAPE
+    if _has_mimic(mi):
+        return MIMIC
+    return minv_kernel(mi, mf, q, Minv)
+
+
+MIMIC = 4000  # the model has mimic joints (entry kernels only)
+_ABA = _HYBRID = _MINV = None  # entry kernels, armed on first use (_common.armed_call)
+ABA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
+HYBRID_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V, T_V, T_V, T_V)
+MINV_SIG = (T_MI, T_MF, T_V, T_M)
 
 
 @pjit
@@ -552,7 +1027,11 @@ def _run_hybrid(model, q, v, tau, presc, qdd_in, fext):
     TAU = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
     presc = np.ascontiguousarray(presc, dtype=np.float64)
-    hybrid_batch(model.mi, model.mf, Q, Vv, T, F, use_fext, presc, A, QDD, TAU, status)
+    if N == 1:  # (a prange loop would start the thread pool for one state)
+        status[0] = hybrid_kernel(model.mi, model.mf, Q[0], Vv[0], T[0], F[0], use_fext, presc, A[0],
+                                  QDD[0], TAU[0], np.empty(workspace_size(model.nbodies + 1, model.nv)))
+    else:
+        hybrid_batch(model.mi, model.mf, Q, Vv, T, F, use_fext, presc, A, QDD, TAU, status)
     st, row = first_bad(status)
     if st:
         _raise(model, st, row if N > 1 else None)
@@ -565,19 +1044,21 @@ def aba(model: Model, q, v, tau, fext=None) -> np.ndarray:
     Solves ``M(q) q̈ + C(q, v) v + g(q) = τ + Σ J_iᵀ F_i^ext`` in O(n).  ``fext`` (..., nbodies+1,
     6): one wrench ``[f, τ]`` per body, in the body frame at the body origin (row 0 ignored).
     """
+    if fext is None and type(q) is ND and q.ndim == 1:
+        qdd = np.empty(model.nv)
+        try:
+            st = _ABA(model.mi, model.mf, q, v, tau, qdd)
+        except TypeError:
+            st = armed_call(globals(), "_ABA", aba_entry, ABA_SIG, (model.mi, model.mf, q, v, tau, qdd))
+        if st == OK:
+            return qdd
+        if st is not None and st != BAD_SHAPE:
+            if st == MIMIC:
+                _reject_mimic(model, "aba")
+            _raise(model, st)
     if model._index["mimic"]:
         _reject_mimic(model, "aba")
     if fext is None:
-        if is_fast(q, v, tau):  # one state, float64 arrays: lengths are checked in the kernel
-            qdd = np.empty(model.nv)
-            st = aba_kernel_alloc(model.mi, model.mf, q, v, tau, qdd)
-            if st:
-                if st == BAD_SHAPE:
-                    as_vector(q, model.nq, "q", "the configuration, model.nq entries")
-                    as_vector(v, model.nv, "v", "the velocity, model.nv entries")
-                    as_vector(tau, model.nv, "tau", "generalized forces, model.nv entries")
-                _raise(model, st)
-            return qdd
         Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
         V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
         T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
@@ -585,7 +1066,11 @@ def aba(model: Model, q, v, tau, fext=None) -> np.ndarray:
         N = Q.shape[0]
         QDD = np.empty((N, model.nv))
         status = np.zeros(N, dtype=np.int64)
-        aba_batch(model.mi, model.mf, Q, V, T, QDD, status)
+        if N == 1:  # (a prange loop would start the thread pool for one state)
+            status[0] = aba_kernel(model.mi, model.mf, Q[0], V[0], T[0], QDD[0],
+                                   np.empty(workspace_size(model.nbodies + 1, model.nv)))
+        else:
+            aba_batch(model.mi, model.mf, Q, V, T, QDD, status)
         st, row = first_bad(status)
         if st:
             _raise(model, st, row)
@@ -618,7 +1103,17 @@ def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
     presc = np.asarray(prescribed, dtype=bool)
     if presc.shape != (model.nv,):
         raise ShapeError(f"prescribed must be {model.nv} booleans (one per DoF), got shape {presc.shape}")
-    return _run_hybrid(model, q, v, tau, presc.astype(np.float64), a, fext)
+    pf = presc.astype(np.float64)
+    if fext is None and type(q) is ND and q.ndim == 1:
+        qdd = np.empty(model.nv)
+        tau_out = np.empty(model.nv)
+        st = armed_call(globals(), "_HYBRID", hybrid_entry, HYBRID_SIG,
+                        (model.mi, model.mf, q, v, a, tau, pf, qdd, tau_out))
+        if st == OK:
+            return qdd, tau_out
+        if st is not None and st != BAD_SHAPE:
+            _raise(model, st)
+    return _run_hybrid(model, q, v, tau, pf, a, fext)
 
 
 def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -643,114 +1138,158 @@ def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 @njit
 def minv_kernel(mi, mf, q, Minv):
-    """``M(q)⁻¹`` without forming ``M``: one articulated-inertia sweep (q only), then per column
-    ``e_c`` a backward sweep along the path of DoF ``c`` and a forward sweep (seed 002 §3.2's
-    "simplified ABA" with the articulated quantities shared by all columns)."""
+    """``M(q)⁻¹`` without forming ``M``: one articulated-inertia sweep (q only; Table 3's backward
+    pass with no velocity), then per column ``e_c`` a backward sweep along the path of DoF ``c``
+    and a forward sweep (seed 002 §3.2's "simplified ABA" with the articulated quantities shared
+    by all columns).  Bodies neither on the path nor below it have zero acceleration and are
+    skipped."""
     st = check_q(mi, q)
     if st != OK:
         return st
     nb1 = mi.shape[0]
     nv = Minv.shape[0]
-    xl = np.empty((nb1, 8))
-    Ih = np.zeros((nb1, 6, 6))
-    U = np.zeros((nb1, 6, 6))
-    Lc = np.zeros((nb1, 6, 6))
-    Bh = np.zeros((nb1, 6))
-    A = np.zeros((nb1, 6))
-    uu = np.zeros((nb1, 6))
-    xj = np.empty(8)
-    s = np.empty(6)
-    t = np.empty(6)
-    col = np.empty(6)
-    sol = np.empty(6)
-    Dm = np.empty((6, 6))
-    Isc = np.empty((6, 6))
-    scr = np.empty((4, 3, 3))
+    W = np.empty((nb1 + 1, K_COLS))
+    sc = W[nb1]
+    mark = np.zeros(nb1, dtype=np.int64)
+    live = np.zeros(nb1, dtype=np.bool_)
+    zeros = np.zeros(nv)
+    empty = zeros[0:0]
     # ---------------------------------------------------------------- articulated inertias
     for i in range(1, nb1):
-        jt = mi[i, MI_JTYPE]
-        joint_transform(jt, mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ],
-                        mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl[i])
-        body_inertia6(mf, i, Ih[i])
+        _body_pose(mi, mf, i, q, W, sc)
+        _rigid_inertia(mf, i, W)
+        for k in range(6):
+            W[i, K_PA + k] = 0.0
     for i in range(nb1 - 1, 0, -1):
         jt = mi[i, MI_JTYPE]
-        nvj = joint_nv(jt)
-        ax = mf[i, MF_AXIS : MF_AXIS + 3]
-        for a in range(nvj):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
-            matvec6(Ih[i], s, col)
-            for r in range(6):
-                U[i, r, a] = col[r]
-        for a in range(nvj):
-            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
-            for b in range(nvj):
-                Dm[a, b] = power6(s, U[i, :, b])
-        if not chol_factor(Dm, nvj, Lc[i]):
-            return SINGULAR + i
-        p = mi[i, MI_PARENT]
-        if p > 0:
-            for r in range(6):
-                for c in range(6):
-                    Isc[r, c] = Ih[i, r, c]
-            for c in range(6):
-                cc = c + 3 if c < 3 else c - 3
-                for a in range(nvj):
-                    t[a] = U[i, cc, a]
-                chol_solve(Lc[i], nvj, t, sol)
-                for r in range(6):
-                    acc = 0.0
-                    for a in range(nvj):
-                        acc += U[i, r, a] * sol[a]
-                    Isc[r, c] -= acc
-            transform_inertia_to_parent(xl[i], Isc, Ih[p], scr)
+        lam = mi[i, MI_PARENT]
+        if _one_dof(jt):
+            s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+            U0, U1, U2, U3, U4, U5 = _ia_apply(W, i, K_I, s0, s1, s2, s3, s4, s5)
+            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
+            if not D > TINY_PIVOT:
+                return SINGULAR + i
+            dinv = 1.0 / D
+            W[i, K_U], W[i, K_U + 1], W[i, K_U + 2] = U0, U1, U2
+            W[i, K_U + 3], W[i, K_U + 4], W[i, K_U + 5] = U3, U4, U5
+            W[i, K_L] = dinv
+            if lam > 0:
+                _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv)
+        else:
+            st, nf = _generic_factor(mi, mf, i, q, W, sc, False, empty, empty, zeros,
+                                     mi[i, MI_IV], jt)
+            if st != OK:
+                return st
+            if lam > 0:
+                _pi_generic(W, i, sc, nf)
+        if lam > 0:
+            _inertia_to_parent(W, i, lam, W, nb1)
     # ---------------------------------------------------------------- one column per DoF
+    uu = sc[SC_UU : SC_UU + 6]
+    sol = sc[SC_SOL : SC_SOL + 6]
+    for k in range(6):
+        W[0, K_A + k] = 0.0
+    stamp = 0
     for j in range(1, nb1):
-        jt = mi[j, MI_JTYPE]
-        for k in range(joint_nv(jt)):
-            c = mi[j, MI_IV] + k
-            # backward along the path j → root: u = τ − ⟨S, B̂⟩, β = B̂ + U Ψ u
-            for i in range(nb1):
+        for kk in range(joint_nv(mi[j, MI_JTYPE])):
+            c = mi[j, MI_IV] + kk
+            stamp += 1
+            # backward along the path j → root: u = e_c − Sᵀ B̂,  β = B̂ + U D⁻¹ u
+            i = j
+            while i > 0:
+                mark[i] = stamp
                 for r in range(6):
-                    Bh[i, r] = 0.0
-                    uu[i, r] = 0.0
+                    W[i, K_PA + r] = 0.0
+                i = mi[i, MI_PARENT]
             i = j
             while i > 0:
                 ti = mi[i, MI_JTYPE]
-                nvi = joint_nv(ti)
-                axi = mf[i, MF_AXIS : MF_AXIS + 3]
-                for a in range(nvi):
-                    joint_column(ti, axi, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
-                    uu[i, a] = (1.0 if (i == j and a == k) else 0.0) - power6(s, Bh[i])
-                chol_solve(Lc[i], nvi, uu[i], sol)
-                for r in range(6):
-                    acc = Bh[i, r]
+                lam = mi[i, MI_PARENT]
+                if _one_dof(ti):
+                    s0, s1, s2, s3, s4, s5 = _axis6(mf, i, ti)
+                    u = (1.0 if i == j else 0.0) - (
+                        s0 * W[i, K_PA] + s1 * W[i, K_PA + 1] + s2 * W[i, K_PA + 2]
+                        + s3 * W[i, K_PA + 3] + s4 * W[i, K_PA + 4] + s5 * W[i, K_PA + 5])
+                    W[i, K_UU] = u
+                    x = u * W[i, K_L]
+                    if lam > 0:
+                        _wrench_to_parent(W, i, lam, K_PA,
+                                          W[i, K_PA] + W[i, K_U] * x, W[i, K_PA + 1] + W[i, K_U + 1] * x,
+                                          W[i, K_PA + 2] + W[i, K_U + 2] * x, W[i, K_PA + 3] + W[i, K_U + 3] * x,
+                                          W[i, K_PA + 4] + W[i, K_U + 4] * x, W[i, K_PA + 5] + W[i, K_U + 5] * x)
+                else:
+                    nvi = joint_nv(ti)
                     for a in range(nvi):
-                        acc += U[i, r, a] * sol[a]
-                    t[r] = acc
-                p = mi[i, MI_PARENT]
-                if p > 0:
-                    ad6(xl[i], t, col)
-                    for r in range(6):
-                        Bh[p, r] += col[r]
-                i = p
-            # forward over every body: q̈ = Ψ (u − ⟨S, Î a'⟩),  a = a' + S q̈
+                        so = K_S + 6 * a
+                        acc = 0.0
+                        for r in range(6):
+                            acc += W[i, so + r] * W[i, K_PA + r]
+                        uu[a] = (1.0 if (i == j and a == kk) else 0.0) - acc
+                        W[i, K_UU + a] = uu[a]
+                    if lam > 0:
+                        chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), nvi, uu, sol)
+                        b0, b1, b2 = W[i, K_PA], W[i, K_PA + 1], W[i, K_PA + 2]
+                        b3, b4, b5 = W[i, K_PA + 3], W[i, K_PA + 4], W[i, K_PA + 5]
+                        for a in range(nvi):
+                            x = sol[a]
+                            b0 += W[i, K_U + 6 * a] * x
+                            b1 += W[i, K_U + 6 * a + 1] * x
+                            b2 += W[i, K_U + 6 * a + 2] * x
+                            b3 += W[i, K_U + 6 * a + 3] * x
+                            b4 += W[i, K_U + 6 * a + 4] * x
+                            b5 += W[i, K_U + 6 * a + 5] * x
+                        _wrench_to_parent(W, i, lam, K_PA, b0, b1, b2, b3, b4, b5)
+                i = lam
+            # forward: q̈ = D⁻¹ (u − Uᵀ a'),  V̇ = a' + S q̈  (no gravity, no velocity)
             for i in range(1, nb1):
+                lam = mi[i, MI_PARENT]
                 ti = mi[i, MI_JTYPE]
-                nvi = joint_nv(ti)
-                axi = mf[i, MF_AXIS : MF_AXIS + 3]
-                ad6_inv(xl[i], A[mi[i, MI_PARENT]], A[i])
-                for a in range(nvi):
-                    # ⟨S_a, Î a'⟩ = (P U_a)ᵀ a'  (U = Î S)
-                    pu = (U[i, 3, a] * A[i, 0] + U[i, 4, a] * A[i, 1] + U[i, 5, a] * A[i, 2]
-                          + U[i, 0, a] * A[i, 3] + U[i, 1, a] * A[i, 4] + U[i, 2, a] * A[i, 5])
-                    t[a] = uu[i, a] - pu
-                chol_solve(Lc[i], nvi, t, sol)
-                for a in range(nvi):
-                    joint_column(ti, axi, mf[i, MF_PITCH], q, mi[i, MI_IQ], a, s)
-                    for r in range(6):
-                        A[i, r] += s[r] * sol[a]
-                    Minv[mi[i, MI_IV] + a, c] = sol[a]
+                iv = mi[i, MI_IV]
+                on = mark[i] == stamp
+                if not (on or live[lam]):
+                    live[i] = False
+                    for a in range(joint_nv(ti)):
+                        Minv[iv + a, c] = 0.0
+                    continue
+                live[i] = True
+                if live[lam]:
+                    a0, a1, a2, a3, a4, a5 = _twist_from_parent(W, i, lam, K_A)
+                else:
+                    a0 = a1 = a2 = a3 = a4 = a5 = 0.0
+                if _one_dof(ti):
+                    u = W[i, K_UU] if on else 0.0
+                    x = W[i, K_L] * (u - (W[i, K_U] * a0 + W[i, K_U + 1] * a1
+                                          + W[i, K_U + 2] * a2 + W[i, K_U + 3] * a3
+                                          + W[i, K_U + 4] * a4 + W[i, K_U + 5] * a5))
+                    Minv[iv, c] = x
+                    s0, s1, s2, s3, s4, s5 = _axis6(mf, i, ti)
+                    a0 += s0 * x
+                    a1 += s1 * x
+                    a2 += s2 * x
+                    a3 += s3 * x
+                    a4 += s4 * x
+                    a5 += s5 * x
+                else:
+                    nvi = joint_nv(ti)
+                    for a in range(nvi):
+                        uu[a] = (W[i, K_UU + a] if on else 0.0) - (
+                            W[i, K_U + 6 * a] * a0 + W[i, K_U + 6 * a + 1] * a1
+                            + W[i, K_U + 6 * a + 2] * a2 + W[i, K_U + 6 * a + 3] * a3
+                            + W[i, K_U + 6 * a + 4] * a4 + W[i, K_U + 6 * a + 5] * a5)
+                    if nvi > 0:
+                        chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), nvi, uu, sol)
+                    for a in range(nvi):
+                        x = sol[a]
+                        Minv[iv + a, c] = x
+                        so = K_S + 6 * a
+                        a0 += W[i, so] * x
+                        a1 += W[i, so + 1] * x
+                        a2 += W[i, so + 2] * x
+                        a3 += W[i, so + 3] * x
+                        a4 += W[i, so + 4] * x
+                        a5 += W[i, so + 5] * x
+                W[i, K_A], W[i, K_A + 1], W[i, K_A + 2] = a0, a1, a2
+                W[i, K_A + 3], W[i, K_A + 4], W[i, K_A + 5] = a3, a4, a5
     return OK
 
 
@@ -766,16 +1305,20 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     The articulated inertias are computed once; column ``c`` is then the ABA response to
     ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified passes).
     """
-    _reject_mimic(model, "mass_matrix_inverse")
     nv = model.nv
-    if is_fast(q):
-        if q.shape[0] != model.nq:
-            as_vector(q, model.nq, "q", "the configuration, model.nq entries")
+    if type(q) is ND and q.ndim == 1:
         out = np.empty((nv, nv))
-        st = minv_kernel(model.mi, model.mf, q, out)
-        if st:
+        try:
+            st = _MINV(model.mi, model.mf, q, out)
+        except TypeError:
+            st = armed_call(globals(), "_MINV", minv_entry, MINV_SIG, (model.mi, model.mf, q, out))
+        if st == OK:
+            return out
+        if st is not None and st != BAD_SHAPE:
+            if st == MIMIC:
+                _reject_mimic(model, "mass_matrix_inverse")
             _raise(model, st)
-        return out
+    _reject_mimic(model, "mass_matrix_inverse")
     Q, batch = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     N = Q.shape[0]
     out = np.empty((N, nv, nv))

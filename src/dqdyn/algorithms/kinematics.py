@@ -55,12 +55,21 @@ from ..multibody.model import (
     MI_IV,
     MI_JTYPE,
     MI_NQ,
+    MI_NV,
     MI_PARENT,
     Model,
 )
 from ._common import (
+    BAD_SHAPE,
     BAD_V_FINITE,
+    ND,
     OK,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    T_VRO,
+    armed_call,
     as_vector,
     as_vector_batch,
     broadcast_batch,
@@ -328,6 +337,80 @@ def express_twists(X, T, frame):
                 T[n, i, k] = c[k]
 
 
+# single-state entries (one signature each, armed on first use: _common.armed_call) ------------
+@njit
+def fk_entry(mi, mf, q, X):
+    if q.shape[0] != mi[0, MI_IQ] or X.shape[0] != mi.shape[0] or X.shape[1] != 8:
+        return BAD_SHAPE
+    return fk_kernel(mi, mf, q, X)
+
+
+@njit
+def frame_pose_entry(mi, mf, q, body, placement, out):
+    """``out = x_b^0 · placement``: poses along the path root → ``body`` only."""
+    if q.shape[0] != mi[0, MI_IQ] or out.shape[0] != 8:
+        return BAD_SHAPE
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    xj = np.empty(8)
+    xl = np.empty(8)
+    acc = np.empty(8)
+    tmp = np.empty(8)
+    for k in range(8):
+        out[k] = placement[k]
+    # x_b^0 · placement = x_{j1}^{λ} ⋯ x_b^{λ(b)} · placement, multiplied from the body down
+    j = body
+    while j > 0:
+        joint_transform(mi[j, MI_JTYPE], mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q,
+                        mi[j, MI_IQ], mf[j, MF_SCALE], mf[j, MF_OFFSET], xj)
+        dq_mul(mf[j, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)
+        dq_mul(xl, out, tmp)
+        for k in range(8):
+            out[k] = tmp[k]
+        j = mi[j, MI_PARENT]
+    return OK
+
+
+@njit
+def jacobian_entry(mi, mf, q, body, placement, frame, J):
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != nv:
+        return BAD_SHAPE
+    for r in range(6):
+        for c in range(nv):
+            J[r, c] = 0.0
+    return jacobian_kernel(mi, mf, q, body, placement, frame, np.empty((mi.shape[0], 8)), J)
+
+
+@njit
+def integrate_entry(mi, q, v, dt, out):
+    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != mi[0, MI_IV] or out.shape[0] != q.shape[0]:
+        return BAD_SHAPE
+    for k in range(q.shape[0]):
+        out[k] = q[k]
+    return integrate_kernel(mi, q, v, dt, out)
+
+
+@njit
+def difference_entry(mi, q0, q1, out):
+    if q0.shape[0] != mi[0, MI_IQ] or q1.shape[0] != mi[0, MI_IQ] or out.shape[0] != mi[0, MI_IV]:
+        return BAD_SHAPE
+    for k in range(out.shape[0]):
+        out[k] = 0.0
+    return difference_kernel(mi, q0, q1, out)
+
+
+_FK = _FRAME_POSE = _JACOBIAN = _INTEGRATE = _DIFFERENCE = None
+FK_SIG = (T_MI, T_MF, T_V, T_M)
+FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
+JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, nb.types.int64, T_M)
+INTEGRATE_SIG = (T_MI, T_V, T_V, nb.types.float64, T_V)
+DIFFERENCE_SIG = (T_MI, T_V, T_V, T_V)
+_IDENTITY8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+_IDENTITY8.flags.writeable = False
+
+
 # batched drivers ---------------------------------------------------------------------------
 @pjit
 def fk_batch(mi, mf, Q, X, status):
@@ -388,14 +471,25 @@ def _check(model, status):
 
 
 def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
-    """(body, placement) of a frame given by name, or a body index."""
+    """(body, placement) of a frame given by name, or a body index; the placement is a
+    read-only contiguous (8,) array (cached per model and name)."""
+    cache = model._index.get("frame_cache")
+    if cache is None:
+        cache = model._index["frame_cache"] = {}
+    else:
+        hit = cache.get(name)
+        if hit is not None and type(name) is str:
+            return hit
     if isinstance(name, (int, np.integer)):
         b = int(name)
         if not 0 <= b <= model.nbodies:
             raise ShapeError(f"body index {b} out of range 0..{model.nbodies}")
-        return b, np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+        return b, _IDENTITY8
     k = model.frame_index(name)
-    return int(model.frame_body[k]), np.ascontiguousarray(model.frame_placement[k])
+    pl = np.array(model.frame_placement[k], dtype=np.float64)
+    pl.flags.writeable = False
+    cache[name] = hit = (int(model.frame_body[k]), pl)
+    return hit
 
 
 def _frame_code(frame: str) -> int:
@@ -413,6 +507,16 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 
     Index 0 is the world (identity).  ``q`` has shape (..., nq).
     """
+    if type(q) is ND and q.ndim == 1:
+        X = np.empty((model.mi.shape[0], 8))
+        try:
+            st = _FK(model.mi, model.mf, q, X)
+        except TypeError:
+            st = armed_call(globals(), "_FK", fk_entry, FK_SIG, (model.mi, model.mf, q, X))
+        if st == OK:
+            return X
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     if np.ndim(q) == 1:
         qq = as_vector(q, model.nq, "q", "the configuration, model.nq entries")
         X = np.empty((model.nbodies + 1, 8))
@@ -431,6 +535,17 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 def frame_pose(model: Model, q, name) -> np.ndarray:
     """Pose ``x_f^0`` (..., 8) of a named frame (or body index) at configuration ``q``."""
     body, pl = _resolve_frame(model, name)
+    if type(q) is ND and q.ndim == 1:
+        out = np.empty(8)
+        try:
+            st = _FRAME_POSE(model.mi, model.mf, q, body, pl, out)
+        except TypeError:
+            st = armed_call(globals(), "_FRAME_POSE", frame_pose_entry, FRAME_POSE_SIG,
+                            (model.mi, model.mf, q, body, pl, out))
+        if st == OK:
+            return out
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     X = forward_kinematics(model, q)
     from ..algebra.rotations import quat_multiply
 
@@ -477,7 +592,10 @@ def body_twists(model: Model, q, v, frame: str = "body") -> np.ndarray:
     X = np.empty((N, nb1, 8))
     T = np.empty((N, nb1, 6))
     status = np.zeros(N, dtype=np.int64)
-    twists_batch(model.mi, model.mf, Q, V, X, T, status)
+    if N == 1:
+        status[0] = twists_kernel(model.mi, model.mf, Q[0], V[0], X[0], T[0])
+    else:
+        twists_batch(model.mi, model.mf, Q, V, X, T, status)
     _check(model, status)
     if code != 0:
         express_twists(X, T, code)
@@ -489,8 +607,21 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
 
     Rows ``[ω, v]``.  ``frame``: ``"body"``, ``"spatial"`` or ``"world_aligned"`` (module doc).
     """
-    code = _frame_code(frame)
+    code = FRAMES.get(frame) if type(frame) is str else None
+    if code is None:
+        code = _frame_code(frame)
     body, pl = _resolve_frame(model, name)
+    if type(q) is ND and q.ndim == 1:
+        J = np.empty((6, model.nv))
+        try:
+            st = _JACOBIAN(model.mi, model.mf, q, body, pl, code, J)
+        except TypeError:
+            st = armed_call(globals(), "_JACOBIAN", jacobian_entry, JACOBIAN_SIG,
+                            (model.mi, model.mf, q, body, pl, code, J))
+        if st == OK:
+            return J
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     if np.ndim(q) == 1:
         qq = as_vector(q, model.nq, "q", "the configuration, model.nq entries")
         X = np.empty((model.nbodies + 1, 8))
@@ -538,7 +669,11 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
     J = np.zeros((N, 6, model.nv))
     Jd = np.zeros((N, 6, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    jacobian_dot_batch(model.mi, model.mf, Q, V, body, pl, code, X, T, J, Jd, status)
+    if N == 1:
+        status[0] = jacobian_dot_kernel(model.mi, model.mf, Q[0], V[0], body, pl, code, X[0], T[0],
+                                        J[0], Jd[0])
+    else:
+        jacobian_dot_batch(model.mi, model.mf, Q, V, body, pl, code, X, T, J, Jd, status)
     _check(model, status)
     return J.reshape(batch + (6, model.nv)), Jd.reshape(batch + (6, model.nv))
 
@@ -574,27 +709,53 @@ def integrate(model: Model, q, v, dt: float = 1.0) -> np.ndarray:
     Vector joints add; spherical and free joints right-multiply the exact exponential of the
     body (angular) velocity, so unit (dual) quaternions stay unit.
     """
+    dt = float(dt)
+    if type(q) is ND and q.ndim == 1:
+        out = np.empty(model.nq)
+        try:
+            st = _INTEGRATE(model.mi, q, v, dt, out)
+        except TypeError:
+            st = armed_call(globals(), "_INTEGRATE", integrate_entry, INTEGRATE_SIG,
+                            (model.mi, q, v, dt, out))
+        if st == OK:
+            return out
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     Q, bq = _q_in(model, q)
     V, bv = _v_in(model, v)
     (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
     out = Q.copy()
     status = np.zeros(Q.shape[0], dtype=np.int64)
     if Q.shape[0] == 1:
-        status[0] = integrate_kernel(model.mi, Q[0], V[0], float(dt), out[0])
+        status[0] = integrate_kernel(model.mi, Q[0], V[0], dt, out[0])
     else:
-        integrate_batch(model.mi, Q, V, float(dt), out, status)
+        integrate_batch(model.mi, Q, V, dt, out, status)
     _check(model, status)
     return out.reshape(batch + (model.nq,))
 
 
 def difference(model: Model, q0, q1) -> np.ndarray:
     """``q1 ⊖ q0``: the velocity ``v`` (..., nv) with ``integrate(q0, v, 1) = q1``."""
+    if type(q0) is ND and q0.ndim == 1:
+        out = np.empty(model.nv)
+        try:
+            st = _DIFFERENCE(model.mi, q0, q1, out)
+        except TypeError:
+            st = armed_call(globals(), "_DIFFERENCE", difference_entry, DIFFERENCE_SIG,
+                            (model.mi, q0, q1, out))
+        if st == OK:
+            return out
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     Q0, b0 = _q_in(model, q0)
     Q1, b1 = _q_in(model, q1)
     (Q0, Q1), batch = broadcast_batch([Q0, Q1], [b0, b1])
     out = np.zeros((Q0.shape[0], model.nv))
     status = np.zeros(Q0.shape[0], dtype=np.int64)
-    difference_batch(model.mi, Q0, Q1, out, status)
+    if Q0.shape[0] == 1:  # (a prange loop would start the thread pool for one state)
+        status[0] = difference_kernel(model.mi, Q0[0], Q1[0], out[0])
+    else:
+        difference_batch(model.mi, Q0, Q1, out, status)
     _check(model, status)
     return out.reshape(batch + (model.nv,))
 

@@ -47,6 +47,7 @@ from ..multibody.joints import (
 from ..multibody.model import (
     MF_AXIS,
     MF_COM,
+    MF_GRAVITY,
     MF_INERTIA,
     MF_MASS,
     MF_OFFSET,
@@ -61,8 +62,15 @@ from ..multibody.model import (
     Model,
 )
 from ._common import (
+    BAD_SHAPE,
     BAD_V_FINITE,
+    ND,
     OK,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
     as_vector_batch,
     check_finite,
     check_q,
@@ -76,7 +84,9 @@ from .newton_euler import (
     W_COLS,
     _fast,
     _rnea_general,
+    RNEA_SIG,
     ne_core,
+    rnea_entry,
     rnea_kernel,
 )
 
@@ -502,6 +512,40 @@ def solve_kernel(mi, mf, q, M, B):
     return solve_core(mi, mf, q, ws, M, B)
 
 
+# ------------------------------------------------------------------------ fast-path entries
+# (one signature each, armed on first use: see _common.armed_call; lengths checked here)
+@njit
+def gravity_entry(mi, mf, q, tau):
+    if q.shape[0] != mi[0, MI_IQ] or tau.shape[0] != mi[0, MI_IV]:
+        return BAD_SHAPE
+    ws = np.empty((mi.shape[0] + 1, 20))
+    return gravity_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, ws, tau)
+
+
+@njit
+def crba_entry(mi, mf, q, M):
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or M.shape[0] != nv or M.shape[1] != nv:
+        return BAD_SHAPE
+    ws = np.empty((mi.shape[0] + 1, C_NCRBA))
+    return crba_core(mi, mf, q, ws, M)
+
+
+@njit
+def coriolis_entry(mi, mf, q, v, C):
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or C.shape[0] != nv or C.shape[1] != nv:
+        return BAD_SHAPE
+    ws = np.empty((mi.shape[0] + 1, C_NCOR))
+    return coriolis_core(mi, mf, q, v, ws, C)
+
+
+_GRAVITY = _CRBA = _CORIOLIS = _NLE = None
+GRAVITY_SIG = (T_MI, T_MF, T_V, T_V)
+CRBA_SIG = (T_MI, T_MF, T_V, T_M)
+CORIOLIS_SIG = (T_MI, T_MF, T_V, T_V, T_M)
+
+
 # ------------------------------------------------------------------------ batch drivers
 @pjit
 def gravity_batch(mi, mf, g, Q, TAU, status):
@@ -568,12 +612,16 @@ def _body_of_column(model: Model, col: int) -> int:
 
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
-    if _fast(q, model.nq):
+    if type(q) is ND and q.ndim == 1:
         tau = np.empty(model.nv) if out is None else out
-        st = gravity_kernel(model.mi, model.mf, model.gravity, q, tau)
-        if st:
+        try:
+            st = _GRAVITY(model.mi, model.mf, q, tau)
+        except TypeError:
+            st = armed_call(globals(), "_GRAVITY", gravity_entry, GRAVITY_SIG, (model.mi, model.mf, q, tau))
+        if st == OK:
+            return tau
+        if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
-        return tau
     Q, batch = _q_in(model, q)
     N = Q.shape[0]
     TAU = np.empty((N, model.nv))
@@ -588,13 +636,16 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
 
 def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
-    nv = model.nv
-    if _fast(q, model.nq) and _fast(v, nv):
-        tau = np.empty(nv) if out is None else out
-        st = rnea_kernel(model.mi, model.mf, model.gravity, q, v, _EMPTY1, tau)
-        if st:
+    if type(q) is ND and q.ndim == 1:
+        tau = np.empty(model.nv) if out is None else out
+        try:
+            st = _NLE(model.mi, model.mf, q, v, _EMPTY1, tau)
+        except TypeError:
+            st = armed_call(globals(), "_NLE", rnea_entry, RNEA_SIG, (model.mi, model.mf, q, v, _EMPTY1, tau))
+        if st == OK:
+            return tau
+        if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
-        return tau
     return _rnea_general(model, q, v, None, None, False, True, out)
 
 
@@ -606,12 +657,16 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     """
     nv = model.nv
     if method == "crba":
-        if _fast(q, model.nq):
+        if type(q) is ND and q.ndim == 1:
             M = np.empty((nv, nv)) if out is None else out
-            st = crba_kernel(model.mi, model.mf, q, M)
-            if st:
+            try:
+                st = _CRBA(model.mi, model.mf, q, M)
+            except TypeError:
+                st = armed_call(globals(), "_CRBA", crba_entry, CRBA_SIG, (model.mi, model.mf, q, M))
+            if st == OK:
+                return M
+            if st is not None and st != BAD_SHAPE:
                 raise_status(model, st)
-            return M
         Q, batch = _q_in(model, q)
         N = Q.shape[0]
         M = np.empty((N, nv, nv))
@@ -637,12 +692,16 @@ def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
     ``Ṁ − 2C`` skew-symmetric (the Christoffel-consistent factorization, as in Pinocchio's
     ``computeCoriolisMatrix``, in dqdyn's velocity layouts)."""
     nv = model.nv
-    if _fast(q, model.nq) and _fast(v, nv):
+    if type(q) is ND and q.ndim == 1:
         C = np.empty((nv, nv)) if out is None else out
-        st = coriolis_kernel(model.mi, model.mf, q, v, C)
-        if st:
+        try:
+            st = _CORIOLIS(model.mi, model.mf, q, v, C)
+        except TypeError:
+            st = armed_call(globals(), "_CORIOLIS", coriolis_entry, CORIOLIS_SIG, (model.mi, model.mf, q, v, C))
+        if st == OK:
+            return C
+        if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
-        return C
     from ._common import broadcast_batch
 
     Q, bq = _q_in(model, q)

@@ -68,6 +68,7 @@ from ..multibody.joints import (
 from ..multibody.model import (
     MF_AXIS,
     MF_COM,
+    MF_GRAVITY,
     MF_INERTIA,
     MF_MASS,
     MF_OFFSET,
@@ -83,9 +84,15 @@ from ..multibody.model import (
 from ._common import (
     BAD_A_FINITE,
     BAD_FEXT_FINITE,
+    BAD_SHAPE,
     BAD_V_FINITE,
     F64,
+    ND,
     OK,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
     as_vector_batch,
     broadcast_batch,
     check_finite,
@@ -494,6 +501,22 @@ def rnea_kernel(mi, mf, g, q, v, a, tau):
 
 
 @njit
+def rnea_entry(mi, mf, q, v, a, tau):
+    """Single-state fast path of :func:`rnea` (and of ``nonlinear_effects`` with ``a`` of length
+    0): input lengths checked here, gravity read from the world row of ``mf``."""
+    nv = mi[0, MI_IV]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv
+            or (a.shape[0] != nv and a.shape[0] != 0)):
+        return BAD_SHAPE
+    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
+    return ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, v, a, _EMPTY2, ws, tau)
+
+
+RNEA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
+_RNEA = None  # rnea_entry, armed on first use (see _common.armed_call)
+
+
+@njit
 def rnea_fext_kernel(mi, mf, g, q, v, a, fext, tau):
     ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
     return ne_core(mi, mf, g, q, v, a, fext, ws, tau)
@@ -605,13 +628,16 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     origin (row 0 ignored).  ``out`` (nv,) may be given for a single state to avoid an
     allocation.  Every joint type; mimic joints add into their master's entry.
     """
-    nv = model.nv
-    if fext is None and _fast(q, model.nq) and _fast(v, nv) and _fast(a, nv):
-        tau = np.empty(nv) if out is None else out
-        st = rnea_kernel(model.mi, model.mf, model.gravity, q, v, a, tau)
-        if st:
+    if fext is None and type(q) is ND and q.ndim == 1:
+        tau = np.empty(model.nv) if out is None else out
+        try:
+            st = _RNEA(model.mi, model.mf, q, v, a, tau)
+        except TypeError:
+            st = armed_call(globals(), "_RNEA", rnea_entry, RNEA_SIG, (model.mi, model.mf, q, v, a, tau))
+        if st == OK:
+            return tau
+        if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
-        return tau
     return _rnea_general(model, q, v, a, fext, False, False, out)
 
 
