@@ -102,6 +102,7 @@ from ._common import (
 )
 
 njit = nb.njit(cache=True)
+_empty = np.empty  # (a module global: one dictionary lookup less per fast-path call)
 pjit = nb.njit(cache=True, parallel=True)
 
 # workspace columns, one row per body (plus NSCRATCH scratch rows at the end)
@@ -629,7 +630,7 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     allocation.  Every joint type; mimic joints add into their master's entry.
     """
     if fext is None and type(q) is ND and q.ndim == 1:
-        tau = np.empty(model.nv) if out is None else out
+        tau = _empty(model.nv) if out is None else out
         try:
             st = _RNEA(model.mi, model.mf, q, v, a, tau)
         except TypeError:
