@@ -96,6 +96,31 @@ def test_mass_matrix_inverse(tree):
     np.testing.assert_allclose(Mi, Mi.T, atol=1e-10 * np.abs(Mi).max())
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_mass_matrix_inverse_any_numbering(seed):
+    """The recursive M⁻¹ works on depth-first DoF ranges; models numbered otherwise (random
+    attachments, several world children), deep chains and floating bases all give M⁻¹."""
+    m = dqdyn.random_tree(25, seed=seed, branching=0.2 + 0.2 * seed)
+    q = dqdyn.random_configuration(m, seed=seed)
+    Mi = mass_matrix_inverse(m, q)
+    np.testing.assert_array_equal(Mi, Mi.T)
+    np.testing.assert_allclose(Mi @ dqdyn.mass_matrix(m, q), np.eye(m.nv), atol=1e-8)
+    b = dqdyn.ModelBuilder("not_depth_first")
+    kw = dict(mass=1.0, com=(0.1, 0.05, 0), inertia=np.diag([0.02, 0.03, 0.04]))
+    b.add_body("a", joint="revolute", axis=(0, 0, 1), **kw)
+    b.add_body("b", joint="spherical", xyz=(0.3, 0, 0), **kw)
+    b.add_body("c", "a", "prismatic", axis=(1, 0, 0), xyz=(0.2, 0, 0), **kw)
+    b.add_body("d", "b", "revolute", axis=(0, 1, 0), xyz=(0.2, 0, 0), **kw)
+    b.add_body("e", "a", "cylindrical", axis=(0, 1, 0), xyz=(0, 0.2, 0), **kw)
+    m = b.build()
+    q = dqdyn.random_configuration(m, seed=seed)
+    M = dqdyn.mass_matrix(m, q)
+    np.testing.assert_allclose(mass_matrix_inverse(m, q), np.linalg.inv(M), rtol=1e-10, atol=1e-10)
+    m = dqdyn.serial_chain(60)
+    q = dqdyn.random_configuration(m, seed=seed)
+    np.testing.assert_allclose(mass_matrix_inverse(m, q) @ dqdyn.mass_matrix(m, q), np.eye(60), atol=1e-8)
+
+
 def test_batch_equals_single(tree):
     m, pm = tree
     rng = np.random.default_rng(4)

@@ -329,10 +329,10 @@ def _axis6(mf, i, jt):
 
 
 @ijit
-def _body_pose(mi, mf, i, q, W, sc):
-    """``W[i, K_R…], W[i, K_P…]``: rotation and translation of ``x_i^λ = x_J^λ x_J(q_i)``."""
-    r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, sc[SC_AX : SC_AX + 3],
-                                            sc[SC_XJ : SC_XJ + 8], sc[SC_XL : SC_XL + 8])
+def _body_pose(mi, mf, i, q, W, ax, xj, xl):
+    """``W[i, K_R…], W[i, K_P…]``: rotation and translation of ``x_i^λ = x_J^λ x_J(q_i)``
+    (``ax``, ``xj``, ``xl``: joint_pose's scratch, views made once per sweep)."""
+    r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, ax, xj, xl)
     rotation_matrix(r0, r1, r2, r3, W, i, K_R)
     W[i, K_P] = t0
     W[i, K_P + 1] = t1
@@ -340,18 +340,18 @@ def _body_pose(mi, mf, i, q, W, sc):
 
 
 @ijit
-def _rigid_inertia(mf, i, W):
-    """``W[i, K_I…]``: the rigid inertia of body ``i`` at its origin (symmetric form)."""
-    m = mf[i, MF_MASS]
-    cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+def _rigid_inertia_of(W, i, m, cx, cy, cz, J00, J01, J02, J11, J12, J22):
+    """``W[i, K_I…]``: the inertia (symmetric form) about the frame origin of a rigid body of
+    mass ``m``, CoM ``c`` and rotational inertia ``J`` about the CoM (upper triangle), all in
+    that frame: ``Ī = J + m(|c|² 1 − c cᵀ)``, ``H = m [c]×``, ``M = m 1``."""
     mx, my, mz = m * cx, m * cy, m * cz
     o = K_I
-    W[i, o] = mf[i, MF_INERTIA] + my * cy + mz * cz
-    W[i, o + 1] = mf[i, MF_INERTIA + 1] - mx * cy
-    W[i, o + 2] = mf[i, MF_INERTIA + 2] - mx * cz
-    W[i, o + 3] = mf[i, MF_INERTIA + 4] + mx * cx + mz * cz
-    W[i, o + 4] = mf[i, MF_INERTIA + 5] - my * cz
-    W[i, o + 5] = mf[i, MF_INERTIA + 8] + mx * cx + my * cy
+    W[i, o] = J00 + my * cy + mz * cz
+    W[i, o + 1] = J01 - mx * cy
+    W[i, o + 2] = J02 - mx * cz
+    W[i, o + 3] = J11 + mx * cx + mz * cz
+    W[i, o + 4] = J12 - my * cz
+    W[i, o + 5] = J22 + mx * cx + my * cy
     # H = m [c]×
     W[i, o + 6] = 0.0
     W[i, o + 7] = -mz
@@ -368,6 +368,14 @@ def _rigid_inertia(mf, i, W):
     W[i, o + 18] = m
     W[i, o + 19] = 0.0
     W[i, o + 20] = m
+
+
+@ijit
+def _rigid_inertia(mf, i, W):
+    """``W[i, K_I…]``: the rigid inertia of body ``i`` at its origin (symmetric form)."""
+    o = MF_INERTIA
+    _rigid_inertia_of(W, i, mf[i, MF_MASS], mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2],
+                      mf[i, o], mf[i, o + 1], mf[i, o + 2], mf[i, o + 4], mf[i, o + 5], mf[i, o + 8])
 
 
 @ijit
@@ -537,10 +545,90 @@ def _twist_from_parent(W, i, lam, off):
             R01 * f0 + R11 * f1 + R21 * f2, R02 * f0 + R12 * f1 + R22 * f2)
 
 
+# ------------------------------------------------------------------ M⁻¹ (Carpentier's recursion)
+# Per-body columns of the M⁻¹ kernel (same W rows as the ABA kernel; K_R, K_P hold x_i^λ, K_I
+# the articulated inertia — here in the world frame —, K_U = Î S, K_S = S, K_L the factor of D):
+K_R0 = K_V  # rotation of x_i^0 (9, row-major: F_i axes → world axes), in the K_V / K_C slots
+K_P0 = K_V + 9  # origin of F_i in the world (3)
+K_SW = K_S  # S_i in the world frame, column a at K_SW + 6a
+K_UD = K_L  # U_i D_i⁻¹ in the world frame, column a at K_UD + 6a (overwrites the factor of D)
+
+
 @ijit
-def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt):
+def _world_pose(W, i, lam):
+    """``W[i, K_R0…], W[i, K_P0…]``: ``x_i^0 = x_λ^0 x_i^λ`` from the local (R, p) of body i."""
+    if lam == 0:
+        for k in range(9):
+            W[i, K_R0 + k] = W[i, K_R + k]
+        for k in range(3):
+            W[i, K_P0 + k] = W[i, K_P + k]
+        return
+    for r in range(3):
+        a0, a1, a2 = W[lam, K_R0 + 3 * r], W[lam, K_R0 + 3 * r + 1], W[lam, K_R0 + 3 * r + 2]
+        for c in range(3):
+            W[i, K_R0 + 3 * r + c] = (a0 * W[i, K_R + c] + a1 * W[i, K_R + 3 + c]
+                                      + a2 * W[i, K_R + 6 + c])
+        W[i, K_P0 + r] = (W[lam, K_P0 + r] + a0 * W[i, K_P] + a1 * W[i, K_P + 1]
+                          + a2 * W[i, K_P + 2])
+
+
+@ijit
+def _twist_to_world(W, i, w0, w1, w2, u0, u1, u2):
+    """``Ad(x_i^0) [ω; v]``: ``ω' = R ω``, ``v' = R v + p × ω'``."""
+    R00, R01, R02 = W[i, K_R0], W[i, K_R0 + 1], W[i, K_R0 + 2]
+    R10, R11, R12 = W[i, K_R0 + 3], W[i, K_R0 + 4], W[i, K_R0 + 5]
+    R20, R21, R22 = W[i, K_R0 + 6], W[i, K_R0 + 7], W[i, K_R0 + 8]
+    p0, p1, p2 = W[i, K_P0], W[i, K_P0 + 1], W[i, K_P0 + 2]
+    e0 = R00 * w0 + R01 * w1 + R02 * w2
+    e1 = R10 * w0 + R11 * w1 + R12 * w2
+    e2 = R20 * w0 + R21 * w1 + R22 * w2
+    return (e0, e1, e2,
+            R00 * u0 + R01 * u1 + R02 * u2 + (p1 * e2 - p2 * e1),
+            R10 * u0 + R11 * u1 + R12 * u2 + (p2 * e0 - p0 * e2),
+            R20 * u0 + R21 * u1 + R22 * u2 + (p0 * e1 - p1 * e0))
+
+
+@ijit
+def _rigid_inertia_world(mf, i, W):
+    """``W[i, K_I…]``: the rigid inertia of body ``i`` about the world origin, in world axes
+    (``c' = p + R c``, ``J' = R J Rᵀ`` with ``x_i^0`` at ``K_R0``, ``K_P0``)."""
+    R00, R01, R02 = W[i, K_R0], W[i, K_R0 + 1], W[i, K_R0 + 2]
+    R10, R11, R12 = W[i, K_R0 + 3], W[i, K_R0 + 4], W[i, K_R0 + 5]
+    R20, R21, R22 = W[i, K_R0 + 6], W[i, K_R0 + 7], W[i, K_R0 + 8]
+    cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
+    o = MF_INERTIA
+    a00, a01, a02 = mf[i, o], mf[i, o + 1], mf[i, o + 2]
+    a11, a12, a22 = mf[i, o + 4], mf[i, o + 5], mf[i, o + 8]
+    T00 = R00 * a00 + R01 * a01 + R02 * a02
+    T01 = R00 * a01 + R01 * a11 + R02 * a12
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a01 + R12 * a02
+    T11 = R10 * a01 + R11 * a11 + R12 * a12
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a01 + R22 * a02
+    T21 = R20 * a01 + R21 * a11 + R22 * a12
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    _rigid_inertia_of(W, i, mf[i, MF_MASS],
+                      W[i, K_P0] + R00 * cx + R01 * cy + R02 * cz,
+                      W[i, K_P0 + 1] + R10 * cx + R11 * cy + R12 * cz,
+                      W[i, K_P0 + 2] + R20 * cx + R21 * cy + R22 * cz,
+                      T00 * R00 + T01 * R01 + T02 * R02, T00 * R10 + T01 * R11 + T02 * R12,
+                      T00 * R20 + T01 * R21 + T02 * R22, T10 * R10 + T11 * R11 + T12 * R12,
+                      T10 * R20 + T11 * R21 + T12 * R22, T20 * R20 + T21 * R21 + T22 * R22)
+
+
+@ijit
+def _add_inertia(W, lam, sc):
+    """``Î_λ += Π`` for ``Π`` at ``sc[SC_IA…]`` when both are in the same frame (the world)."""
+    for k in range(21):
+        W[lam, K_I + k] += sc[SC_IA + k]
+
+
+@ijit
+def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt, world):
     """Multi-DoF (or partly prescribed) joint, pass 2: ``S`` columns, ``η += S_p q̈_p``, ``U``,
-    ``u``, the Cholesky factor of ``D``; returns (status, number of free DoFs)."""
+    ``u``, the Cholesky factor of ``D``; returns (status, number of free DoFs).  ``world``:
+    ``S`` is moved to the world frame (``x_i^0`` at ``K_R0``, ``K_P0``), where ``Î`` then is."""
     nvj = joint_nv(jt)
     ax = sc[SC_AX : SC_AX + 3]
     ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
@@ -548,6 +636,9 @@ def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt):
     for k in range(nvj):
         s = W[i, K_S + 6 * k : K_S + 6 * k + 6]
         joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)
+        if world:
+            s[0], s[1], s[2], s[3], s[4], s[5] = _twist_to_world(W, i, s[0], s[1], s[2], s[3],
+                                                                 s[4], s[5])
         if has_presc and presc[iv + k] != 0.0:
             w = qdd_in[iv + k]
             for r in range(6):
@@ -578,31 +669,76 @@ def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt):
 
 
 @ijit
-def _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv):
-    """``sc[SC_IA…] = Π = Î − U D⁻¹ Uᵀ`` for a single free axis; returns ``U D⁻¹``."""
+def _pi_1dof(W, i, d, od, add, U0, U1, U2, U3, U4, U5, dinv):
+    """``Π = Î − U D⁻¹ Uᵀ`` for a single free axis, written to ``W[d, od…]`` (``add``: added
+    there — the parent's ``Î`` when both are in the same frame); returns ``U D⁻¹``."""
     o = K_I
     V0, V1, V2, V3, V4, V5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
-    sc[0] = W[i, o] - V0 * U0
-    sc[1] = W[i, o + 1] - V0 * U1
-    sc[2] = W[i, o + 2] - V0 * U2
-    sc[3] = W[i, o + 3] - V1 * U1
-    sc[4] = W[i, o + 4] - V1 * U2
-    sc[5] = W[i, o + 5] - V2 * U2
-    sc[6] = W[i, o + 6] - V0 * U3
-    sc[7] = W[i, o + 7] - V0 * U4
-    sc[8] = W[i, o + 8] - V0 * U5
-    sc[9] = W[i, o + 9] - V1 * U3
-    sc[10] = W[i, o + 10] - V1 * U4
-    sc[11] = W[i, o + 11] - V1 * U5
-    sc[12] = W[i, o + 12] - V2 * U3
-    sc[13] = W[i, o + 13] - V2 * U4
-    sc[14] = W[i, o + 14] - V2 * U5
-    sc[15] = W[i, o + 15] - V3 * U3
-    sc[16] = W[i, o + 16] - V3 * U4
-    sc[17] = W[i, o + 17] - V3 * U5
-    sc[18] = W[i, o + 18] - V4 * U4
-    sc[19] = W[i, o + 19] - V4 * U5
-    sc[20] = W[i, o + 20] - V5 * U5
+    p0 = W[i, o] - V0 * U0
+    p1 = W[i, o + 1] - V0 * U1
+    p2 = W[i, o + 2] - V0 * U2
+    p3 = W[i, o + 3] - V1 * U1
+    p4 = W[i, o + 4] - V1 * U2
+    p5 = W[i, o + 5] - V2 * U2
+    p6 = W[i, o + 6] - V0 * U3
+    p7 = W[i, o + 7] - V0 * U4
+    p8 = W[i, o + 8] - V0 * U5
+    p9 = W[i, o + 9] - V1 * U3
+    p10 = W[i, o + 10] - V1 * U4
+    p11 = W[i, o + 11] - V1 * U5
+    p12 = W[i, o + 12] - V2 * U3
+    p13 = W[i, o + 13] - V2 * U4
+    p14 = W[i, o + 14] - V2 * U5
+    p15 = W[i, o + 15] - V3 * U3
+    p16 = W[i, o + 16] - V3 * U4
+    p17 = W[i, o + 17] - V3 * U5
+    p18 = W[i, o + 18] - V4 * U4
+    p19 = W[i, o + 19] - V4 * U5
+    p20 = W[i, o + 20] - V5 * U5
+    if add:
+        W[d, od] += p0
+        W[d, od + 1] += p1
+        W[d, od + 2] += p2
+        W[d, od + 3] += p3
+        W[d, od + 4] += p4
+        W[d, od + 5] += p5
+        W[d, od + 6] += p6
+        W[d, od + 7] += p7
+        W[d, od + 8] += p8
+        W[d, od + 9] += p9
+        W[d, od + 10] += p10
+        W[d, od + 11] += p11
+        W[d, od + 12] += p12
+        W[d, od + 13] += p13
+        W[d, od + 14] += p14
+        W[d, od + 15] += p15
+        W[d, od + 16] += p16
+        W[d, od + 17] += p17
+        W[d, od + 18] += p18
+        W[d, od + 19] += p19
+        W[d, od + 20] += p20
+    else:
+        W[d, od] = p0
+        W[d, od + 1] = p1
+        W[d, od + 2] = p2
+        W[d, od + 3] = p3
+        W[d, od + 4] = p4
+        W[d, od + 5] = p5
+        W[d, od + 6] = p6
+        W[d, od + 7] = p7
+        W[d, od + 8] = p8
+        W[d, od + 9] = p9
+        W[d, od + 10] = p10
+        W[d, od + 11] = p11
+        W[d, od + 12] = p12
+        W[d, od + 13] = p13
+        W[d, od + 14] = p14
+        W[d, od + 15] = p15
+        W[d, od + 16] = p16
+        W[d, od + 17] = p17
+        W[d, od + 18] = p18
+        W[d, od + 19] = p19
+        W[d, od + 20] = p20
     return V0, V1, V2, V3, V4, V5
 
 
@@ -685,11 +821,12 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
     W[0, K_A + 5] = -mf[0, MF_GRAVITY + 2]
 
     # ---------------------------------------------------------------- forward: V_i, η_i, B_i
+    ax3, xj8, xl8 = sc[SC_AX : SC_AX + 3], sc[SC_XJ : SC_XJ + 8], sc[SC_XL : SC_XL + 8]
     for i in range(1, nb1):
         jt = mi[i, MI_JTYPE]
         lam = mi[i, MI_PARENT]
         iv = mi[i, MI_IV]
-        _body_pose(mi, mf, i, q, W, sc)
+        _body_pose(mi, mf, i, q, W, ax3, xj8, xl8)
         # V_i = Ad(x_i^λ*) V_λ + S q̇
         w0, w1, w2, u0, u1, u2 = _twist_from_parent(W, i, lam, K_V)
         if _one_dof(jt):
@@ -773,7 +910,8 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
             W[i, K_UU] = u
             if lam == 0:
                 continue
-            V0, V1, V2, V3, V4, V5 = _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv)
+            V0, V1, V2, V3, V4, V5 = _pi_1dof(W, i, nb1, SC_IA, False, U0, U1, U2, U3, U4, U5,
+                                              dinv)
             # β = B̂ + Π η + U D⁻¹ u
             P0, P1, P2, P3, P4, P5 = _ia_apply(W, nb1, SC_IA, c0, c1, c2, c3, c4, c5)
             b0 = W[i, K_PA] + P0 + V0 * u
@@ -783,7 +921,8 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
             b4 = W[i, K_PA + 4] + P4 + V4 * u
             b5 = W[i, K_PA + 5] + P5 + V5 * u
         else:
-            st, nf = _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt)
+            st, nf = _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt,
+                                     False)
             if st != OK:
                 return st
             if lam == 0:
@@ -1136,13 +1275,83 @@ def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
     return out.T
 
 
+# rows of the integer table of minv_kernel
+T_NSUB, T_DV, T_NEXT, T_SLOT, T_LAST, T_CEND, T_ORDER, T_BSUB, T_NEXTB = 0, 1, 2, 3, 4, 5, 6, 7, 8
+
+
+@ijit
+def _minv_topology(mi, T):
+    """Depth-first numbering of the tree (O(n), per call); returns the number of acceleration
+    slots.  ``T[T_DV, i]``: first DoF of body i in depth-first order, so that a subtree's DoFs
+    are the contiguous range ``[dv, dv + nsub)``; ``T[T_CEND, i]``: end of the range of the world
+    child that carries i (M⁻¹ is zero beyond it); ``T[T_ORDER]``: the bodies in preorder;
+    ``T[T_LAST, i]``: the last child of i (0 for a leaf); ``T[T_SLOT, i]``: where pass 3 keeps
+    the column accelerations of i — a last child overwrites its parent's slot (which no one
+    reads afterwards), the other children take the next one (a chain needs a single slot)."""
+    nb1 = mi.shape[0]
+    for i in range(nb1):
+        T[T_NSUB, i] = mi[i, MI_NV] if i > 0 else 0
+        T[T_BSUB, i] = 1
+        T[T_LAST, i] = 0
+    for i in range(nb1 - 1, 0, -1):
+        lam = mi[i, MI_PARENT]
+        T[T_NSUB, lam] += T[T_NSUB, i]
+        T[T_BSUB, lam] += T[T_BSUB, i]
+        if T[T_LAST, lam] == 0:
+            T[T_LAST, lam] = i
+    T[T_NEXT, 0] = 0
+    T[T_NEXTB, 0] = 0
+    T[T_SLOT, 0] = 0
+    nslots = 1
+    for i in range(1, nb1):
+        lam = mi[i, MI_PARENT]
+        d = T[T_NEXT, lam]
+        T[T_DV, i] = d
+        T[T_NEXT, lam] = d + T[T_NSUB, i]
+        T[T_NEXT, i] = d + mi[i, MI_NV]
+        pb = T[T_NEXTB, lam]
+        T[T_ORDER, pb] = i
+        T[T_NEXTB, lam] = pb + T[T_BSUB, i]
+        T[T_NEXTB, i] = pb + 1
+        T[T_CEND, i] = T[T_CEND, lam] if lam > 0 else d + T[T_NSUB, i]
+        s = T[T_SLOT, lam] + (0 if T[T_LAST, lam] == i else 1)
+        T[T_SLOT, i] = s
+        if s + 1 > nslots:
+            nslots = s + 1
+    return nslots
+
+
+# The column loops of the M⁻¹ kernel index 2-D arrays directly (no views: numba reference-counts
+# every view, which costs more than the arithmetic on small robots) with unsigned column indices
+# (no negative-index wrap-around test in the loop, so LLVM can vectorize it).
+U64 = np.uint64
+
+
 @njit
 def minv_kernel(mi, mf, q, Minv):
-    """``M(q)⁻¹`` without forming ``M``: one articulated-inertia sweep (q only; Table 3's backward
-    pass with no velocity), then per column ``e_c`` a backward sweep along the path of DoF ``c``
-    and a forward sweep (seed 002 §3.2's "simplified ABA" with the articulated quantities shared
-    by all columns).  Bodies neither on the path nor below it have zero acceleration and are
-    skipped."""
+    """``M(q)⁻¹`` without forming ``M``: Carpentier's recursive inverse (the structure of
+    Pinocchio's ``computeMinverse``), i.e. the articulated-body algorithm of seed 002 Table 3
+    (digest §1B.7, eqs. 41, 45, 49, 50) run for the unit forces ``τ = e_c`` of all columns at
+    once, with ``q̇ = 0`` and no gravity (so ``η = 0`` and ``B̂`` is the sum of the children's
+    ``β``).  Inertias, motion axes, wrenches and accelerations are expressed in the world frame,
+    where every ``Ad(x_k^i)`` of eqs. 49–50 is the identity:
+
+    * pass 1 (root → leaves): ``x_i^λ`` (R, p) from the joint pose, ``x_i^0 = x_λ^0 x_i^λ``,
+      the rigid inertia of body i in the world frame;
+    * pass 2 (leaves → root), per joint i: ``S_i``, ``U_i = Î_i S_i``, ``D_i = ⟨S_i, U_i⟩``
+      (scalar for 1-DoF joints, Cholesky otherwise) and ``Î_λ += Î_i − U_i D_i⁻¹ U_iᵀ``
+      (eq. 49).  ``F`` (6 × nv) holds per column c the ``β`` (eq. 50) of the topmost body
+      processed so far above DoF c; then for the columns of i's subtree:
+      ``M⁻¹_ii = D_i⁻¹``, ``M⁻¹_ic = −D_i⁻¹ ⟨S_i, F_c⟩`` for c below i (eq. 45's ``D⁻¹ u_i``
+      with ``u_i = e_c,i − Sᵀ B̂_i``), and ``F_c += U_i M⁻¹_ic`` (``β_i = B̂_i + U_i D⁻¹ u_i``);
+    * pass 3 (root → leaves, depth-first): ``A_i`` (6 × nv, the accelerations of body i for
+      every column), ``M⁻¹_ic −= D_i⁻¹ ⟨U_i, A_λ,c⟩`` (eq. 45's ``−D⁻¹ Uᵀ a'``; ``u_i = 0`` for c
+      outside the subtree) and ``A_i,c = A_λ,c + S_i M⁻¹_ic`` (eq. 41).
+
+    Only the upper triangle (in depth-first DoF order, where every subtree is a contiguous range)
+    is computed, over the columns of the world child that carries the body (beyond it M⁻¹ is
+    zero); it is then mirrored (and permuted back when the model's DoF order is not depth-first).
+    Cost O(n · depth) plus the O(nv²) output."""
     st = check_q(mi, q)
     if st != OK:
         return st
@@ -1150,146 +1359,226 @@ def minv_kernel(mi, mf, q, Minv):
     nv = Minv.shape[0]
     W = np.empty((nb1 + 1, K_COLS))
     sc = W[nb1]
-    mark = np.zeros(nb1, dtype=np.int64)
-    live = np.zeros(nb1, dtype=np.bool_)
-    zeros = np.zeros(nv)
-    empty = zeros[0:0]
-    # ---------------------------------------------------------------- articulated inertias
+    T = np.empty((9, nb1), dtype=np.int64)
+    nslots = _minv_topology(mi, T)
+    ident = True
     for i in range(1, nb1):
-        _body_pose(mi, mf, i, q, W, sc)
-        _rigid_inertia(mf, i, W)
-        for k in range(6):
-            W[i, K_PA + k] = 0.0
+        if T[T_DV, i] != mi[i, MI_IV]:
+            ident = False
+    Mi = Minv if ident else np.empty((nv, nv))
+    buf = np.empty((6 * (nslots + 1) + 1, nv))
+    F = buf[0:6]
+    zeros = buf[6 * (nslots + 1)]  # τ for _generic_factor (the u it derives is not used here)
+    zeros[:] = 0.0
+    empty = zeros[0:0]
+    # ---------------------------------------------------------------- pass 1: poses, inertias
+    ax3, xj8, xl8 = sc[SC_AX : SC_AX + 3], sc[SC_XJ : SC_XJ + 8], sc[SC_XL : SC_XL + 8]
+    for i in range(1, nb1):
+        _body_pose(mi, mf, i, q, W, ax3, xj8, xl8)
+        _world_pose(W, i, mi[i, MI_PARENT])
+        _rigid_inertia_world(mf, i, W)
+    # ---------------------------------------------------------------- pass 2: leaves → root
     for i in range(nb1 - 1, 0, -1):
         jt = mi[i, MI_JTYPE]
         lam = mi[i, MI_PARENT]
+        r = T[T_DV, i]
+        c1 = r + T[T_NSUB, i]
         if _one_dof(jt):
             s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+            s0, s1, s2, s3, s4, s5 = _twist_to_world(W, i, s0, s1, s2, s3, s4, s5)
             U0, U1, U2, U3, U4, U5 = _ia_apply(W, i, K_I, s0, s1, s2, s3, s4, s5)
             D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
             if not D > TINY_PIVOT:
                 return SINGULAR + i
             dinv = 1.0 / D
-            W[i, K_U], W[i, K_U + 1], W[i, K_U + 2] = U0, U1, U2
-            W[i, K_U + 3], W[i, K_U + 4], W[i, K_U + 5] = U3, U4, U5
-            W[i, K_L] = dinv
             if lam > 0:
-                _pi_1dof(W, i, sc, U0, U1, U2, U3, U4, U5, dinv)
+                _pi_1dof(W, i, lam, K_I, True, U0, U1, U2, U3, U4, U5, dinv)
+            W[i, K_SW], W[i, K_SW + 1], W[i, K_SW + 2] = s0, s1, s2
+            W[i, K_SW + 3], W[i, K_SW + 4], W[i, K_SW + 5] = s3, s4, s5
+            W[i, K_UD], W[i, K_UD + 1], W[i, K_UD + 2] = U0 * dinv, U1 * dinv, U2 * dinv
+            W[i, K_UD + 3], W[i, K_UD + 4], W[i, K_UD + 5] = U3 * dinv, U4 * dinv, U5 * dinv
+            Mi[r, r] = dinv
+            d0, d1, d2 = s0 * dinv, s1 * dinv, s2 * dinv
+            d3, d4, d5 = s3 * dinv, s4 * dinv, s5 * dinv
+            if lam > 0:
+                F[0, r], F[1, r], F[2, r] = U0 * dinv, U1 * dinv, U2 * dinv
+                F[3, r], F[4, r], F[5, r] = U3 * dinv, U4 * dinv, U5 * dinv
+                for c in range(U64(r + 1), U64(c1)):
+                    x = -(d0 * F[0, c] + d1 * F[1, c] + d2 * F[2, c] + d3 * F[3, c]
+                          + d4 * F[4, c] + d5 * F[5, c])
+                    Mi[r, c] = x
+                    F[0, c] += U0 * x
+                    F[1, c] += U1 * x
+                    F[2, c] += U2 * x
+                    F[3, c] += U3 * x
+                    F[4, c] += U4 * x
+                    F[5, c] += U5 * x
+            else:
+                for c in range(U64(r + 1), U64(c1)):
+                    Mi[r, c] = -(d0 * F[0, c] + d1 * F[1, c] + d2 * F[2, c] + d3 * F[3, c]
+                                 + d4 * F[4, c] + d5 * F[5, c])
         else:
             st, nf = _generic_factor(mi, mf, i, q, W, sc, False, empty, empty, zeros,
-                                     mi[i, MI_IV], jt)
+                                     mi[i, MI_IV], jt, True)
             if st != OK:
                 return st
             if lam > 0:
                 _pi_generic(W, i, sc, nf)
+                _add_inertia(W, lam, sc)
+            if nf == 0:
+                continue
+            # D⁻¹ (from its Cholesky factor), S D⁻¹, U D⁻¹ (S and U are in the world frame)
+            Lc = W[i, K_L : K_L + 36].reshape((6, 6))
+            Dinv = sc[SC_DM : SC_DM + 36].reshape((6, 6))
+            uu = sc[SC_UU : SC_UU + 6]
+            sol = sc[SC_SOL : SC_SOL + 6]
+            for b in range(nf):
+                for a in range(nf):
+                    uu[a] = 1.0 if a == b else 0.0
+                chol_solve(Lc, nf, uu, sol)
+                for a in range(nf):
+                    Dinv[a, b] = sol[a]
+            SD = sc[SC_P : SC_P + 36].reshape((6, 6))  # column a: S D⁻¹ e_a
+            for a in range(nf):
+                for k in range(6):
+                    acc = 0.0
+                    acc2 = 0.0
+                    for b in range(nf):
+                        acc += W[i, K_SW + 6 * b + k] * Dinv[b, a]
+                        acc2 += W[i, K_U + 6 * b + k] * Dinv[b, a]
+                    SD[a, k] = acc
+                    W[i, K_UD + 6 * a + k] = acc2
+            for a in range(nf):
+                ra = r + a
+                for b in range(nf):
+                    Mi[ra, r + b] = Dinv[a, b]
+                e0, e1, e2 = SD[a, 0], SD[a, 1], SD[a, 2]
+                e3, e4, e5 = SD[a, 3], SD[a, 4], SD[a, 5]
+                for c in range(U64(r + nf), U64(c1)):
+                    Mi[ra, c] = -(e0 * F[0, c] + e1 * F[1, c] + e2 * F[2, c] + e3 * F[3, c]
+                                  + e4 * F[4, c] + e5 * F[5, c])
+            if lam > 0:
+                for c in range(r, r + nf):
+                    F[0, c] = F[1, c] = F[2, c] = F[3, c] = F[4, c] = F[5, c] = 0.0
+                for a in range(nf):
+                    ra = r + a
+                    uo = K_U + 6 * a
+                    U0, U1, U2 = W[i, uo], W[i, uo + 1], W[i, uo + 2]
+                    U3, U4, U5 = W[i, uo + 3], W[i, uo + 4], W[i, uo + 5]
+                    for c in range(U64(r), U64(c1)):
+                        x = Mi[ra, c]
+                        F[0, c] += U0 * x
+                        F[1, c] += U1 * x
+                        F[2, c] += U2 * x
+                        F[3, c] += U3 * x
+                        F[4, c] += U4 * x
+                        F[5, c] += U5 * x
+    # ---------------------------------------------------------------- pass 3: root → leaves
+    for p in range(nb1 - 1):
+        i = T[T_ORDER, p]
+        lam = mi[i, MI_PARENT]
+        nvi = mi[i, MI_NV]
+        r = T[T_DV, i]
+        cr, ce = U64(r), U64(T[T_CEND, i])
+        pa = 6 * (T[T_SLOT, lam] + 1)  # rows of A_λ in buf
+        ai = 6 * (T[T_SLOT, i] + 1)  # rows of A_i
+        kids = T[T_LAST, i] != 0
+        # columns beyond the subtree (u_i = 0 there) start from 0; those past ce stay 0
+        for a in range(nvi):
+            for c in range(U64(r + T[T_NSUB, i]), U64(nv)):
+                Mi[r + a, c] = 0.0
+        if nvi == 1:
+            s0, s1, s2 = W[i, K_SW], W[i, K_SW + 1], W[i, K_SW + 2]
+            s3, s4, s5 = W[i, K_SW + 3], W[i, K_SW + 4], W[i, K_SW + 5]
+            if lam > 0:
+                u0, u1, u2 = W[i, K_UD], W[i, K_UD + 1], W[i, K_UD + 2]
+                u3, u4, u5 = W[i, K_UD + 3], W[i, K_UD + 4], W[i, K_UD + 5]
+                if kids and ai == pa:  # a last child: A_i overwrites A_λ (a chain)
+                    for c in range(cr, ce):
+                        x = Mi[r, c] - (u0 * buf[pa, c] + u1 * buf[pa + 1, c] + u2 * buf[pa + 2, c]
+                                        + u3 * buf[pa + 3, c] + u4 * buf[pa + 4, c]
+                                        + u5 * buf[pa + 5, c])
+                        Mi[r, c] = x
+                        buf[pa, c] += s0 * x
+                        buf[pa + 1, c] += s1 * x
+                        buf[pa + 2, c] += s2 * x
+                        buf[pa + 3, c] += s3 * x
+                        buf[pa + 4, c] += s4 * x
+                        buf[pa + 5, c] += s5 * x
+                elif kids:
+                    for c in range(cr, ce):
+                        b0, b1, b2 = buf[pa, c], buf[pa + 1, c], buf[pa + 2, c]
+                        b3, b4, b5 = buf[pa + 3, c], buf[pa + 4, c], buf[pa + 5, c]
+                        x = Mi[r, c] - (u0 * b0 + u1 * b1 + u2 * b2 + u3 * b3 + u4 * b4 + u5 * b5)
+                        Mi[r, c] = x
+                        buf[ai, c] = b0 + s0 * x
+                        buf[ai + 1, c] = b1 + s1 * x
+                        buf[ai + 2, c] = b2 + s2 * x
+                        buf[ai + 3, c] = b3 + s3 * x
+                        buf[ai + 4, c] = b4 + s4 * x
+                        buf[ai + 5, c] = b5 + s5 * x
+                else:
+                    for c in range(cr, ce):
+                        Mi[r, c] -= (u0 * buf[pa, c] + u1 * buf[pa + 1, c] + u2 * buf[pa + 2, c]
+                                     + u3 * buf[pa + 3, c] + u4 * buf[pa + 4, c]
+                                     + u5 * buf[pa + 5, c])
+            elif kids:
+                for c in range(cr, ce):
+                    x = Mi[r, c]
+                    buf[ai, c] = s0 * x
+                    buf[ai + 1, c] = s1 * x
+                    buf[ai + 2, c] = s2 * x
+                    buf[ai + 3, c] = s3 * x
+                    buf[ai + 4, c] = s4 * x
+                    buf[ai + 5, c] = s5 * x
+            continue
         if lam > 0:
-            _inertia_to_parent(W, i, lam, W, nb1)
-    # ---------------------------------------------------------------- one column per DoF
-    uu = sc[SC_UU : SC_UU + 6]
-    sol = sc[SC_SOL : SC_SOL + 6]
-    for k in range(6):
-        W[0, K_A + k] = 0.0
-    stamp = 0
-    for j in range(1, nb1):
-        for kk in range(joint_nv(mi[j, MI_JTYPE])):
-            c = mi[j, MI_IV] + kk
-            stamp += 1
-            # backward along the path j → root: u = e_c − Sᵀ B̂,  β = B̂ + U D⁻¹ u
-            i = j
-            while i > 0:
-                mark[i] = stamp
-                for r in range(6):
-                    W[i, K_PA + r] = 0.0
-                i = mi[i, MI_PARENT]
-            i = j
-            while i > 0:
-                ti = mi[i, MI_JTYPE]
-                lam = mi[i, MI_PARENT]
-                if _one_dof(ti):
-                    s0, s1, s2, s3, s4, s5 = _axis6(mf, i, ti)
-                    u = (1.0 if i == j else 0.0) - (
-                        s0 * W[i, K_PA] + s1 * W[i, K_PA + 1] + s2 * W[i, K_PA + 2]
-                        + s3 * W[i, K_PA + 3] + s4 * W[i, K_PA + 4] + s5 * W[i, K_PA + 5])
-                    W[i, K_UU] = u
-                    x = u * W[i, K_L]
-                    if lam > 0:
-                        _wrench_to_parent(W, i, lam, K_PA,
-                                          W[i, K_PA] + W[i, K_U] * x, W[i, K_PA + 1] + W[i, K_U + 1] * x,
-                                          W[i, K_PA + 2] + W[i, K_U + 2] * x, W[i, K_PA + 3] + W[i, K_U + 3] * x,
-                                          W[i, K_PA + 4] + W[i, K_U + 4] * x, W[i, K_PA + 5] + W[i, K_U + 5] * x)
-                else:
-                    nvi = joint_nv(ti)
-                    for a in range(nvi):
-                        so = K_S + 6 * a
-                        acc = 0.0
-                        for r in range(6):
-                            acc += W[i, so + r] * W[i, K_PA + r]
-                        uu[a] = (1.0 if (i == j and a == kk) else 0.0) - acc
-                        W[i, K_UU + a] = uu[a]
-                    if lam > 0:
-                        chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), nvi, uu, sol)
-                        b0, b1, b2 = W[i, K_PA], W[i, K_PA + 1], W[i, K_PA + 2]
-                        b3, b4, b5 = W[i, K_PA + 3], W[i, K_PA + 4], W[i, K_PA + 5]
-                        for a in range(nvi):
-                            x = sol[a]
-                            b0 += W[i, K_U + 6 * a] * x
-                            b1 += W[i, K_U + 6 * a + 1] * x
-                            b2 += W[i, K_U + 6 * a + 2] * x
-                            b3 += W[i, K_U + 6 * a + 3] * x
-                            b4 += W[i, K_U + 6 * a + 4] * x
-                            b5 += W[i, K_U + 6 * a + 5] * x
-                        _wrench_to_parent(W, i, lam, K_PA, b0, b1, b2, b3, b4, b5)
-                i = lam
-            # forward: q̈ = D⁻¹ (u − Uᵀ a'),  V̇ = a' + S q̈  (no gravity, no velocity)
-            for i in range(1, nb1):
-                lam = mi[i, MI_PARENT]
-                ti = mi[i, MI_JTYPE]
-                iv = mi[i, MI_IV]
-                on = mark[i] == stamp
-                if not (on or live[lam]):
-                    live[i] = False
-                    for a in range(joint_nv(ti)):
-                        Minv[iv + a, c] = 0.0
-                    continue
-                live[i] = True
-                if live[lam]:
-                    a0, a1, a2, a3, a4, a5 = _twist_from_parent(W, i, lam, K_A)
-                else:
-                    a0 = a1 = a2 = a3 = a4 = a5 = 0.0
-                if _one_dof(ti):
-                    u = W[i, K_UU] if on else 0.0
-                    x = W[i, K_L] * (u - (W[i, K_U] * a0 + W[i, K_U + 1] * a1
-                                          + W[i, K_U + 2] * a2 + W[i, K_U + 3] * a3
-                                          + W[i, K_U + 4] * a4 + W[i, K_U + 5] * a5))
-                    Minv[iv, c] = x
-                    s0, s1, s2, s3, s4, s5 = _axis6(mf, i, ti)
-                    a0 += s0 * x
-                    a1 += s1 * x
-                    a2 += s2 * x
-                    a3 += s3 * x
-                    a4 += s4 * x
-                    a5 += s5 * x
-                else:
-                    nvi = joint_nv(ti)
-                    for a in range(nvi):
-                        uu[a] = (W[i, K_UU + a] if on else 0.0) - (
-                            W[i, K_U + 6 * a] * a0 + W[i, K_U + 6 * a + 1] * a1
-                            + W[i, K_U + 6 * a + 2] * a2 + W[i, K_U + 6 * a + 3] * a3
-                            + W[i, K_U + 6 * a + 4] * a4 + W[i, K_U + 6 * a + 5] * a5)
-                    if nvi > 0:
-                        chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), nvi, uu, sol)
-                    for a in range(nvi):
-                        x = sol[a]
-                        Minv[iv + a, c] = x
-                        so = K_S + 6 * a
-                        a0 += W[i, so] * x
-                        a1 += W[i, so + 1] * x
-                        a2 += W[i, so + 2] * x
-                        a3 += W[i, so + 3] * x
-                        a4 += W[i, so + 4] * x
-                        a5 += W[i, so + 5] * x
-                W[i, K_A], W[i, K_A + 1], W[i, K_A + 2] = a0, a1, a2
-                W[i, K_A + 3], W[i, K_A + 4], W[i, K_A + 5] = a3, a4, a5
+            for a in range(nvi):
+                uo = K_UD + 6 * a
+                u0, u1, u2 = W[i, uo], W[i, uo + 1], W[i, uo + 2]
+                u3, u4, u5 = W[i, uo + 3], W[i, uo + 4], W[i, uo + 5]
+                for c in range(cr, ce):
+                    Mi[r + a, c] -= (u0 * buf[pa, c] + u1 * buf[pa + 1, c] + u2 * buf[pa + 2, c]
+                                     + u3 * buf[pa + 3, c] + u4 * buf[pa + 4, c]
+                                     + u5 * buf[pa + 5, c])
+        if not kids:
+            continue
+        if lam == 0:
+            for k in range(6):
+                for c in range(cr, ce):
+                    buf[ai + k, c] = 0.0
+        elif ai != pa:
+            for k in range(6):
+                for c in range(cr, ce):
+                    buf[ai + k, c] = buf[pa + k, c]
+        for a in range(nvi):
+            so = K_SW + 6 * a
+            s0, s1, s2 = W[i, so], W[i, so + 1], W[i, so + 2]
+            s3, s4, s5 = W[i, so + 3], W[i, so + 4], W[i, so + 5]
+            for c in range(cr, ce):
+                x = Mi[r + a, c]
+                buf[ai, c] += s0 * x
+                buf[ai + 1, c] += s1 * x
+                buf[ai + 2, c] += s2 * x
+                buf[ai + 3, c] += s3 * x
+                buf[ai + 4, c] += s4 * x
+                buf[ai + 5, c] += s5 * x
+    # ---------------------------------------------------------------- mirror (and reorder)
+    if ident:
+        for c in range(1, nv):  # row c of the lower triangle from column c of the upper one
+            for r in range(U64(0), U64(c)):
+                Minv[c, r] = Minv[r, c]
+        return OK
+    pv = np.empty(nv, dtype=np.int64)
+    for i in range(1, nb1):
+        for a in range(mi[i, MI_NV]):
+            pv[T[T_DV, i] + a] = mi[i, MI_IV] + a
+    for r in range(nv):
+        pr = pv[r]
+        for c in range(r, nv):
+            x = Mi[r, c]
+            Minv[pr, pv[c]] = x
+            Minv[pv[c], pr] = x
     return OK
 
 
