@@ -250,18 +250,32 @@ def chol_factor(A, n, L):
 
 
 @njit
-def chol_solve(L, n, b, x):
-    """Solve ``L Lᵀ x = b`` (``b`` and ``x`` may alias)."""
+def lower_solve(L, n, x):
+    """In place ``x ← L⁻¹ x`` (``L`` lower triangular, leading ``n × n`` block)."""
     for i in range(n):
-        s = b[i]
+        s = x[i]
         for k in range(i):
             s -= L[i, k] * x[k]
         x[i] = s / L[i, i]
+
+
+@njit
+def lower_t_solve(L, n, x):
+    """In place ``x ← L⁻ᵀ x``."""
     for i in range(n - 1, -1, -1):
         s = x[i]
         for k in range(i + 1, n):
             s -= L[k, i] * x[k]
         x[i] = s / L[i, i]
+
+
+@njit
+def chol_solve(L, n, b, x):
+    """Solve ``L Lᵀ x = b`` (``b`` and ``x`` may alias)."""
+    for i in range(n):
+        x[i] = b[i]
+    lower_solve(L, n, x)
+    lower_t_solve(L, n, x)
 
 
 # =============================================================================== the kernel

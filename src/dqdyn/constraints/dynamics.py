@@ -48,6 +48,7 @@ import numpy as np
 from .base import as_constraint_list, as_states, stack_terms
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import Model
+from ..algorithms.forward import chol_factor, lower_solve, lower_t_solve
 from ..algorithms.kinematics import integrate
 
 njit = nb.njit(cache=True)
@@ -94,46 +95,19 @@ _NOT_PD = ("the mass matrix of model {!r} is not positive definite at this confi
 @njit
 def _chol(M, L):
     """Lower Cholesky factor of SPD ``M`` into ``L``; False if not positive definite."""
-    n = M.shape[0]
-    for i in range(n):
-        for j in range(n):
-            L[i, j] = 0.0
-    for j in range(n):
-        d = M[j, j]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 1e-300:
-            return False
-        d = math.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, n):
-            s = M[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s / d
-    return True
+    return chol_factor(M, M.shape[0], L)
 
 
 @njit
 def _lsolve(L, x):
     """In place ``x ← L⁻¹ x`` (lower triangular)."""
-    n = L.shape[0]
-    for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
+    lower_solve(L, L.shape[0], x)
 
 
 @njit
 def _ltsolve(L, x):
     """In place ``x ← L⁻ᵀ x``."""
-    n = L.shape[0]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
+    lower_t_solve(L, L.shape[0], x)
 
 
 @njit
