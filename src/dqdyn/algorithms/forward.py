@@ -354,6 +354,25 @@ def _body_pose(mi, mf, i, q, W, ax, xj, xl):
 
 
 @ijit
+def _sym_congruence(R00, R01, R02, R10, R11, R12, R20, R21, R22,
+                    a00, a01, a02, a11, a12, a22):
+    """``R S Rᵀ`` of a symmetric 3×3 ``S`` (upper triangle in, upper triangle out): the frame
+    change ``Ad(r) L3(𝕀) Ad(r*)`` of a rotational inertia (seed 000 eq. 14)."""
+    T00 = R00 * a00 + R01 * a01 + R02 * a02
+    T01 = R00 * a01 + R01 * a11 + R02 * a12
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a01 + R12 * a02
+    T11 = R10 * a01 + R11 * a11 + R12 * a12
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a01 + R22 * a02
+    T21 = R20 * a01 + R21 * a11 + R22 * a12
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    return (T00 * R00 + T01 * R01 + T02 * R02, T00 * R10 + T01 * R11 + T02 * R12,
+            T00 * R20 + T01 * R21 + T02 * R22, T10 * R10 + T11 * R11 + T12 * R12,
+            T10 * R20 + T11 * R21 + T12 * R22, T20 * R20 + T21 * R21 + T22 * R22)
+
+
+@ijit
 def _rigid_inertia_of(W, i, m, cx, cy, cz, J00, J01, J02, J11, J12, J22):
     """``W[i, K_I…]``: the inertia (symmetric form) about the frame origin of a rigid body of
     mass ``m``, CoM ``c`` and rotational inertia ``J`` about the CoM (upper triangle), all in
@@ -428,39 +447,13 @@ def _inertia_to_parent(W, i, lam, A, ra):
     # ---- Ī_r = R Ī Rᵀ (symmetric)
     a00, a01, a02 = A[ra, o], A[ra, o + 1], A[ra, o + 2]
     a11, a12, a22 = A[ra, o + 3], A[ra, o + 4], A[ra, o + 5]
-    T00 = R00 * a00 + R01 * a01 + R02 * a02
-    T01 = R00 * a01 + R01 * a11 + R02 * a12
-    T02 = R00 * a02 + R01 * a12 + R02 * a22
-    T10 = R10 * a00 + R11 * a01 + R12 * a02
-    T11 = R10 * a01 + R11 * a11 + R12 * a12
-    T12 = R10 * a02 + R11 * a12 + R12 * a22
-    T20 = R20 * a00 + R21 * a01 + R22 * a02
-    T21 = R20 * a01 + R21 * a11 + R22 * a12
-    T22 = R20 * a02 + R21 * a12 + R22 * a22
-    i00 = T00 * R00 + T01 * R01 + T02 * R02
-    i01 = T00 * R10 + T01 * R11 + T02 * R12
-    i02 = T00 * R20 + T01 * R21 + T02 * R22
-    i11 = T10 * R10 + T11 * R11 + T12 * R12
-    i12 = T10 * R20 + T11 * R21 + T12 * R22
-    i22 = T20 * R20 + T21 * R21 + T22 * R22
+    i00, i01, i02, i11, i12, i22 = _sym_congruence(
+        R00, R01, R02, R10, R11, R12, R20, R21, R22, a00, a01, a02, a11, a12, a22)
     # ---- M_r = R M Rᵀ (symmetric)
     a00, a01, a02 = A[ra, o + 15], A[ra, o + 16], A[ra, o + 17]
     a11, a12, a22 = A[ra, o + 18], A[ra, o + 19], A[ra, o + 20]
-    T00 = R00 * a00 + R01 * a01 + R02 * a02
-    T01 = R00 * a01 + R01 * a11 + R02 * a12
-    T02 = R00 * a02 + R01 * a12 + R02 * a22
-    T10 = R10 * a00 + R11 * a01 + R12 * a02
-    T11 = R10 * a01 + R11 * a11 + R12 * a12
-    T12 = R10 * a02 + R11 * a12 + R12 * a22
-    T20 = R20 * a00 + R21 * a01 + R22 * a02
-    T21 = R20 * a01 + R21 * a11 + R22 * a12
-    T22 = R20 * a02 + R21 * a12 + R22 * a22
-    m00 = T00 * R00 + T01 * R01 + T02 * R02
-    m01 = T00 * R10 + T01 * R11 + T02 * R12
-    m02 = T00 * R20 + T01 * R21 + T02 * R22
-    m11 = T10 * R10 + T11 * R11 + T12 * R12
-    m12 = T10 * R20 + T11 * R21 + T12 * R22
-    m22 = T20 * R20 + T21 * R21 + T22 * R22
+    m00, m01, m02, m11, m12, m22 = _sym_congruence(
+        R00, R01, R02, R10, R11, R12, R20, R21, R22, a00, a01, a02, a11, a12, a22)
     # ---- H_r = R H Rᵀ
     a00, a01, a02 = A[ra, o + 6], A[ra, o + 7], A[ra, o + 8]
     a10, a11, a12 = A[ra, o + 9], A[ra, o + 10], A[ra, o + 11]
@@ -613,22 +606,13 @@ def _rigid_inertia_world(mf, i, W):
     o = MF_INERTIA
     a00, a01, a02 = mf[i, o], mf[i, o + 1], mf[i, o + 2]
     a11, a12, a22 = mf[i, o + 4], mf[i, o + 5], mf[i, o + 8]
-    T00 = R00 * a00 + R01 * a01 + R02 * a02
-    T01 = R00 * a01 + R01 * a11 + R02 * a12
-    T02 = R00 * a02 + R01 * a12 + R02 * a22
-    T10 = R10 * a00 + R11 * a01 + R12 * a02
-    T11 = R10 * a01 + R11 * a11 + R12 * a12
-    T12 = R10 * a02 + R11 * a12 + R12 * a22
-    T20 = R20 * a00 + R21 * a01 + R22 * a02
-    T21 = R20 * a01 + R21 * a11 + R22 * a12
-    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    j00, j01, j02, j11, j12, j22 = _sym_congruence(
+        R00, R01, R02, R10, R11, R12, R20, R21, R22, a00, a01, a02, a11, a12, a22)
     _rigid_inertia_of(W, i, mf[i, MF_MASS],
                       W[i, K_P0] + R00 * cx + R01 * cy + R02 * cz,
                       W[i, K_P0 + 1] + R10 * cx + R11 * cy + R12 * cz,
                       W[i, K_P0 + 2] + R20 * cx + R21 * cy + R22 * cz,
-                      T00 * R00 + T01 * R01 + T02 * R02, T00 * R10 + T01 * R11 + T02 * R12,
-                      T00 * R20 + T01 * R21 + T02 * R22, T10 * R10 + T11 * R11 + T12 * R12,
-                      T10 * R20 + T11 * R21 + T12 * R22, T20 * R20 + T21 * R21 + T22 * R22)
+                      j00, j01, j02, j11, j12, j22)
 
 
 @ijit
