@@ -110,6 +110,27 @@ def check_finite(x, code):
     return OK
 
 
+@jit
+def check_state(mi, q, v, x, bad_x, fext, use_fext):
+    """Status of a dynamics input: ``q`` (:func:`check_q`), then finite ``v``, ``x`` (``a`` or
+    ``τ``, status ``bad_x``) and, when ``use_fext``, finite rows of ``fext``."""
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    st = check_finite(v, BAD_V_FINITE)
+    if st != OK:
+        return st
+    st = check_finite(x, bad_x)
+    if st != OK:
+        return st
+    if use_fext:
+        for i in range(fext.shape[0]):
+            st = check_finite(fext[i], BAD_FEXT_FINITE)
+            if st != OK:
+                return st
+    return OK
+
+
 def raise_status(model: Model, status: int, row: int | None = None) -> None:
     """Raise the exception that corresponds to a kernel status code."""
     if status == OK:

@@ -85,17 +85,14 @@ from ..multibody.model import (
 )
 from ._common import (
     BAD_A_FINITE,
-    BAD_FEXT_FINITE,
     BAD_SHAPE,
     BAD_TAU_FINITE,
-    BAD_V_FINITE,
     OK,
     as_vector,
     as_vector_batch,
     broadcast_batch,
-    check_finite,
     check_lengths,
-    check_q,
+    check_state,
     first_bad,
     is_fast,
     raise_status,
@@ -530,13 +527,7 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
     nv = v.shape[0]
     if not (check_lengths(mi, q, v, a.shape[0]) and out.shape[1] == nv):
         return BAD_SHAPE
-    st = check_q(mi, q)
-    if st != OK:
-        return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    st = check_finite(a, BAD_A_FINITE)
+    st = check_state(mi, q, v, a, BAD_A_FINITE, v, False)
     if st != OK:
         return st
     nb1 = mi.shape[0]
@@ -560,20 +551,9 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
     nv = v.shape[0]
     if not (check_lengths(mi, q, v, tau.shape[0]) and out.shape[1] == nv):
         return BAD_SHAPE
-    st = check_q(mi, q)
+    st = check_state(mi, q, v, tau, BAD_TAU_FINITE, fext, use_fext)
     if st != OK:
         return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    st = check_finite(tau, BAD_TAU_FINITE)
-    if st != OK:
-        return st
-    if use_fext:
-        for i in range(fext.shape[0]):
-            st = check_finite(fext[i], BAD_FEXT_FINITE)
-            if st != OK:
-                return st
     nb1 = mi.shape[0]
     ws = np.empty(_ws_size(nb1, nv) + 4 * nv * nv + 2 * nv)
     X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
@@ -809,13 +789,7 @@ def _unit_param_wrench(e, V, Vd, out, t, t2):
 @njit
 def regressor_kernel(mi, mf, g, q, v, a, Y):
     """``Y`` (nv, 10·nbodies) with ``τ = Y π`` (zeroed on entry); status code."""
-    st = check_q(mi, q)
-    if st != OK:
-        return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    st = check_finite(a, BAD_A_FINITE)
+    st = check_state(mi, q, v, a, BAD_A_FINITE, v, False)
     if st != OK:
         return st
     nb1 = mi.shape[0]

@@ -36,7 +36,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
+from ..algebra._core import ad6, ad6_inv
 from ..errors import InfeasibleError, ModelError, NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
     HELICAL,
@@ -44,7 +44,6 @@ from ..multibody.joints import (
     REVOLUTE,
     joint_column,
     joint_nv,
-    joint_transform,
     joint_velocity,
     joint_velocity_bias,
 )
@@ -53,9 +52,7 @@ from ..multibody.model import (
     MF_COM,
     MF_INERTIA,
     MF_MASS,
-    MF_OFFSET,
     MF_PITCH,
-    MF_PLACEMENT,
     MF_SCALE,
     MF_GRAVITY,
     MI_IQ,
@@ -67,24 +64,21 @@ from ..multibody.model import (
 )
 from .newton_euler import joint_pose, rotation_matrix
 from ._common import (
+    BAD_SHAPE,
+    BAD_TAU_FINITE,
     ND,
+    OK,
     T_M,
     T_MF,
     T_MI,
     T_V,
     armed_call,
-    BAD_SHAPE,
-    check_lengths,
-    is_fast,
-    BAD_FEXT_FINITE,
-    BAD_TAU_FINITE,
-    BAD_V_FINITE,
-    OK,
     as_vector,
     as_vector_batch,
     broadcast_batch,
-    check_finite,
+    check_lengths,
     check_q,
+    check_state,
     first_bad,
     raise_status,
 )
@@ -792,20 +786,9 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
     Revolute, prismatic and helical joints whose DoF is free take a scalar path (``S`` a
     constant axis, ``D`` a number); other joints go through the generic motion-axis helpers.
     """
-    st = check_q(mi, q)
+    st = check_state(mi, q, v, tau, BAD_TAU_FINITE, fext, use_fext)
     if st != OK:
         return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    st = check_finite(tau, BAD_TAU_FINITE)
-    if st != OK:
-        return st
-    if use_fext:
-        for i in range(fext.shape[0]):
-            st = check_finite(fext[i], BAD_FEXT_FINITE)
-            if st != OK:
-                return st
     nb1 = mi.shape[0]
     has_presc = presc.shape[0] > 0
     W = ws[: (nb1 + 1) * K_COLS].reshape((nb1 + 1, K_COLS))

@@ -55,7 +55,6 @@ from ..multibody.model import (
     MI_IV,
     MI_JTYPE,
     MI_NQ,
-    MI_NV,
     MI_PARENT,
     Model,
 )

@@ -30,7 +30,6 @@ derivatives are ``𝒮̇_k = ξ_i^0 × 𝒮_k + Ad(x_i^0) Ṡ_k`` (seed 000 Lemm
 
 from __future__ import annotations
 
-import math
 
 import numba as nb
 import numpy as np
@@ -83,7 +82,6 @@ from .newton_euler import (
     _EMPTY2,
     NSCRATCH,
     W_COLS,
-    _fast,
     _rnea_general,
     RNEA_SIG,
     joint_pose,

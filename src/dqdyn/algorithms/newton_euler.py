@@ -52,7 +52,7 @@ import numpy as np
 
 import math
 
-from ..algebra._core import ad6, dq_mul, jit, pose_translation, power6
+from ..algebra._core import ad6, dq_mul, jit
 from ..errors import ShapeError
 from ..multibody.joints import (
     HELICAL,
@@ -73,7 +73,6 @@ from ..multibody.model import (
     MF_MASS,
     MF_OFFSET,
     MF_PITCH,
-    MF_PLACEMENT,
     MF_SCALE,
     MI_IQ,
     MI_IV,
@@ -83,9 +82,7 @@ from ..multibody.model import (
 )
 from ._common import (
     BAD_A_FINITE,
-    BAD_FEXT_FINITE,
     BAD_SHAPE,
-    BAD_V_FINITE,
     F64,
     ND,
     OK,
@@ -94,9 +91,7 @@ from ._common import (
     T_V,
     armed_call,
     as_vector_batch,
-    broadcast_batch,
-    check_finite,
-    check_q,
+    check_state,
     first_bad,
     raise_status,
 )
@@ -437,27 +432,8 @@ def ne_backward(mi, mf, q, fext, ws, tau, sc):
 
 
 @jit
-def check_fext(fext):
-    for i in range(fext.shape[0]):
-        for k in range(6):
-            x = fext[i, k]
-            if not (x - x == 0.0):
-                return BAD_FEXT_FINITE
-    return OK
-
-
-@jit
 def ne_check(mi, q, v, a, fext):
-    st = check_q(mi, q)
-    if st != OK:
-        return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    st = check_finite(a, BAD_A_FINITE)
-    if st != OK:
-        return st
-    return check_fext(fext)
+    return check_state(mi, q, v, a, BAD_A_FINITE, fext, fext.shape[0] > 0)
 
 
 @jit
