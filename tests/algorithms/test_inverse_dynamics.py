@@ -310,6 +310,8 @@ def test_bad_input():
         dqdyn.rnea(m, q, np.zeros(3), v)
     with pytest.raises(errors.NonFiniteError):
         dqdyn.rnea(m, q, v, np.full(m.nv, np.nan))
+    with pytest.raises(errors.ShapeError, match="a must"):  # an empty a is not a zero a
+        dqdyn.rnea(m, q, v, np.zeros(0))
     with pytest.raises(errors.NonFiniteError):
         dqdyn.mass_matrix(m, np.full(m.nq, np.inf))
     with pytest.raises(errors.ShapeError, match="fext"):

@@ -611,9 +611,9 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
             st = _RNEA(model.mi, model.mf, q, v, a, tau)
         except TypeError:
             st = armed_call(globals(), "_RNEA", rnea_entry, RNEA_SIG, (model.mi, model.mf, q, v, a, tau))
-        if st == OK:
+        if st == OK and len(a):  # (the entry kernel reads an empty ``a`` as zero: not here)
             return tau
-        if st is not None and st != BAD_SHAPE:
+        if st is not None and st != BAD_SHAPE and st != OK:
             raise_status(model, st)
     return _rnea_general(model, q, v, a, fext, False, False, out)
 
