@@ -1,4 +1,4 @@
-"""Run-time settings: the number of threads batched calls use."""
+"""Run-time settings: the number of threads batched calls use, and the chunk size of batches."""
 
 from __future__ import annotations
 
@@ -22,4 +22,26 @@ def get_num_threads() -> int:
     return numba.get_num_threads()
 
 
-__all__ = ["set_num_threads", "get_num_threads"]
+#: states per compiled call of a batched function (see :func:`set_batch_chunk`)
+BATCH_CHUNK = 1 << 16
+
+
+def set_batch_chunk(n: int) -> None:
+    """Process batches in chunks of ``n`` states (default 65536).
+
+    A batched call runs one compiled ``prange`` call per chunk, so what dqdyn allocates besides
+    the output (status codes, the rows of an input shared by the whole batch) is bounded by the
+    chunk, not by the batch: with ``np.memmap`` inputs and ``out=`` a memmap, a batch larger
+    than memory streams through.  Results do not depend on ``n``."""
+    global BATCH_CHUNK
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ShapeError(f"n must be a positive integer (states per chunk), got {n!r}")
+    BATCH_CHUNK = n
+
+
+def get_batch_chunk() -> int:
+    """The number of states per compiled call of a batched function."""
+    return BATCH_CHUNK
+
+
+__all__ = ["set_num_threads", "get_num_threads", "set_batch_chunk", "get_batch_chunk"]

@@ -13,6 +13,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .. import config
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
 from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
@@ -200,3 +201,67 @@ def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[lis
             a = np.ascontiguousarray(a.reshape(-1, a.shape[-1]))
         out.append(a)
     return out, shape
+
+
+def lazy_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple, int]:
+    """Like :func:`broadcast_batch`, but an input with no batch axes stays one row (the chunked
+    driver :func:`run_chunked` shares it); only partial broadcasts (e.g. (3, 1) against (1, 4))
+    are expanded.  Returns the arrays, the common batch shape and the number of states."""
+    try:
+        shape = np.broadcast_shapes(*batches)
+    except ValueError:
+        raise ShapeError(f"batch shapes {batches} of the inputs do not broadcast together") from None
+    N = int(np.prod(shape)) if shape else 1
+    out = []
+    for a, b in zip(arrays, batches):
+        if b != shape and b != ():
+            trail = a.shape[1:]
+            a = np.ascontiguousarray(np.broadcast_to(a.reshape(b + trail), shape + trail).reshape((N,) + trail))
+        out.append(a)
+    return out, shape, N
+
+
+def out_batch(out, shape: tuple, name: str = "out") -> np.ndarray | None:
+    """``out`` (a float64, C-contiguous, writable array of ``shape``, e.g. an ``np.memmap``) as a
+    plain ndarray view, or ``None`` when ``out`` is ``None``."""
+    if out is None:
+        return None
+    if (not isinstance(out, np.ndarray) or out.dtype != F64 or out.shape != shape
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ShapeError(
+            f"{name} must be a writable C-contiguous float64 array of shape {shape}, got "
+            f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}"
+        )
+    return np.asarray(out)
+
+
+def run_chunked(kernel, head: tuple, ins: list, outs: list, N: int, shared: tuple, raise_row):
+    """Run the ``prange`` batch kernel ``kernel(*head, *ins, *outs, status)`` over ``N`` states,
+    :data:`dqdyn.config.BATCH_CHUNK` states per call.
+
+    ``ins``: arrays with ``N`` rows, or one row shared by every state; the kernel broadcasts a
+    shared row itself for the inputs whose indices are in ``shared``, the others are expanded
+    one chunk at a time.  ``outs``: arrays with ``N`` rows.  After each chunk the first non-zero
+    status is passed to ``raise_row(status, row)`` with ``row`` the index in the whole batch.
+    """
+    chunk = config.BATCH_CHUNK
+    status = np.zeros(min(N, chunk), dtype=np.int64)
+    for s in range(0, N, chunk):
+        e = min(N, s + chunk)
+        n = e - s
+        args = list(head)
+        for k, X in enumerate(ins):
+            if X.shape[0] == N:
+                args.append(X[s:e])
+            elif k in shared:
+                args.append(X)
+            else:
+                args.append(np.ascontiguousarray(np.broadcast_to(X, (n,) + X.shape[1:])))
+        for O in outs:
+            args.append(O[s:e])
+        st = status[:n]
+        st[:] = 0
+        kernel(*args, st)
+        code, row = first_bad(st)
+        if code:
+            raise_row(code, s + row)

@@ -76,6 +76,9 @@ from ._common import (
     as_vector,
     as_vector_batch,
     broadcast_batch,
+    lazy_batch,
+    out_batch,
+    run_chunked,
     check_lengths,
     check_q,
     check_state,
@@ -1158,14 +1161,16 @@ def _run_hybrid(model, q, v, tau, presc, qdd_in, fext):
     return QDD.reshape(batch + (model.nv,)), TAU.reshape(batch + (model.nv,))
 
 
-def aba(model: Model, q, v, tau, fext=None) -> np.ndarray:
+def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): ``q̈`` (..., nv).
 
     Solves ``M(q) q̈ + C(q, v) v + g(q) = τ + Σ J_iᵀ F_i^ext`` in O(n).  ``fext`` (..., nbodies+1,
     6): one wrench ``[f, τ]`` per body, in the body frame at the body origin (row 0 ignored).
+    ``out``: an array of the result's shape to write into (e.g. an ``np.memmap`` for a batch
+    larger than memory; batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
     """
     if fext is None and type(q) is ND and q.ndim == 1:
-        qdd = np.empty(model.nv)
+        qdd = np.empty(model.nv) if out is None else out
         try:
             st = _ABA(model.mi, model.mf, q, v, tau, qdd)
         except TypeError:
@@ -1182,21 +1187,18 @@ def aba(model: Model, q, v, tau, fext=None) -> np.ndarray:
         Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
         V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
         T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
-        (Q, V, T), batch = broadcast_batch([Q, V, T], [bq, bv, bt])
-        N = Q.shape[0]
-        QDD = np.empty((N, model.nv))
-        status = np.zeros(N, dtype=np.int64)
-        if N == 1:  # (a prange loop would start the thread pool for one state)
-            status[0] = aba_kernel(model.mi, model.mf, Q[0], V[0], T[0], QDD[0],
-                                   np.empty(workspace_size(model.nbodies + 1, model.nv)))
-        else:
-            aba_batch(model.mi, model.mf, Q, V, T, QDD, status)
-        st, row = first_bad(status)
-        if st:
-            _raise(model, st, row)
+        (Q, V, T), batch, N = lazy_batch([Q, V, T], [bq, bv, bt])
+        QDD = out_batch(out, batch + (model.nv,))
+        QDD = np.empty((N, model.nv)) if QDD is None else QDD.reshape(N, model.nv)
+        run_chunked(aba_batch, (model.mi, model.mf), [Q, V, T], [QDD], N, (),
+                    lambda st, row: _raise(model, st, row if batch else None))
         return QDD.reshape(batch + (model.nv,))
-    presc = np.zeros(model.nv)
-    return _run_hybrid(model, q, v, tau, presc, np.zeros(model.nv), fext)[0]
+    qdd = _run_hybrid(model, q, v, tau, np.zeros(model.nv), np.zeros(model.nv), fext)[0]
+    if out is None:
+        return qdd
+    o = out_batch(out, qdd.shape)
+    o[...] = qdd
+    return out
 
 
 def _raise(model, st, row=None):

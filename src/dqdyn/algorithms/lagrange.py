@@ -74,7 +74,10 @@ from ._common import (
     check_finite,
     check_q,
     first_bad,
+    lazy_batch,
+    out_batch,
     raise_status,
+    run_chunked,
 )
 from .forward import chol_factor, chol_solve
 from .newton_euler import (
@@ -598,24 +601,6 @@ def solve_core(mi, mf, q, ws, M, L, B):
 
 # ------------------------------------------------------------------------ single-state kernels
 @njit
-def gravity_kernel(mi, mf, g, q, tau):
-    ws = np.empty((mi.shape[0] + 1, G_NCOLS))
-    return gravity_core(mi, mf, g, q, ws, tau)
-
-
-@njit
-def crba_kernel(mi, mf, q, M):
-    ws = np.empty((mi.shape[0] + 1, C_NCRBA))
-    return crba_core(mi, mf, q, ws, M)
-
-
-@njit
-def coriolis_kernel(mi, mf, q, v, C):
-    ws = np.empty((mi.shape[0] + 1, C_NCOR))
-    return coriolis_core(mi, mf, q, v, ws, C)
-
-
-@njit
 def mass_matrix_ne_kernel(mi, mf, g, q, M):
     n = M.shape[0]
     ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
@@ -705,11 +690,15 @@ def _q_in(model: Model, q):
 
 def _check(model: Model, status: np.ndarray) -> None:
     st, row = first_bad(status)
-    if not st:
-        return
+    if st:
+        _raise_row(model, st, row if status.shape[0] > 1 else None)
+
+
+def _raise_row(model: Model, st: int, row: int | None) -> None:
+    """Raise the exception of status ``st`` (``row``: the batch element, None for one state)."""
     if st >= SINGULAR_M and st < SINGULAR_M + 1000:
         col = st - SINGULAR_M
-        where = "" if status.shape[0] == 1 else f" (batch element {row})"
+        where = "" if row is None else f" (batch element {row})"
         body = _body_of_column(model, col)
         raise SingularError(
             f"the mass matrix is singular{where}: no inertia moves with velocity v[{col}] of "
@@ -717,7 +706,7 @@ def _check(model: Model, status: np.ndarray) -> None:
             "body (or subtree) with zero rotational inertia at the end of a chain makes M(q) "
             "singular — give it a mass/inertia or merge it with a fixed joint"
         )
-    raise_status(model, st, row if status.shape[0] > 1 else None)
+    raise_status(model, st, row)
 
 
 def _body_of_column(model: Model, col: int) -> int:
@@ -726,6 +715,17 @@ def _body_of_column(model: Model, col: int) -> int:
         if nv and iv <= col < iv + nv:
             return i
     return 0
+
+
+def _out(model: Model, out, batch: tuple, trail: tuple) -> np.ndarray:
+    """The (N, *trail) output of a batched call: ``out`` (shape batch + trail) or a new array."""
+    N = int(np.prod(batch)) if batch else 1
+    o = out_batch(out, batch + trail)
+    return np.empty((N,) + trail) if o is None else o.reshape((N,) + trail)
+
+
+def _raiser(model: Model, batch: tuple):
+    return lambda st, row: _raise_row(model, st, row if batch else None)
 
 
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
@@ -742,13 +742,9 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
             raise_status(model, st)
     Q, batch = _q_in(model, q)
     N = Q.shape[0]
-    TAU = np.empty((N, model.nv))
-    status = np.zeros(N, dtype=np.int64)
-    if N == 1 and not batch:
-        status[0] = gravity_kernel(model.mi, model.mf, model.gravity, Q[0], TAU[0])
-    else:
-        gravity_batch(model.mi, model.mf, model.gravity, Q, TAU, status)
-    _check(model, status)
+    TAU = _out(model, out, batch, (model.nv,))
+    run_chunked(gravity_batch, (model.mi, model.mf, model.gravity), [Q], [TAU], N, (),
+                _raiser(model, batch))
     return TAU.reshape(batch + (model.nv,))
 
 
@@ -785,23 +781,14 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
                 return M
             if st is not None and st != BAD_SHAPE:
                 raise_status(model, st)
-        Q, batch = _q_in(model, q)
-        N = Q.shape[0]
-        M = np.empty((N, nv, nv))
-        status = np.zeros(N, dtype=np.int64)
-        crba_batch(model.mi, model.mf, Q, M, status)
+        kernel, head = crba_batch, (model.mi, model.mf)
     elif method == "newton_euler":
-        Q, batch = _q_in(model, q)
-        N = Q.shape[0]
-        M = np.empty((N, nv, nv))
-        status = np.zeros(N, dtype=np.int64)
-        if N == 1:
-            status[0] = mass_matrix_ne_kernel(model.mi, model.mf, model.gravity, Q[0], M[0])
-        else:
-            mass_matrix_ne_batch(model.mi, model.mf, model.gravity, Q, M, status)
+        kernel, head = mass_matrix_ne_batch, (model.mi, model.mf, model.gravity)
     else:
         raise ShapeError(f"method must be 'crba' or 'newton_euler', got {method!r}")
-    _check(model, status)
+    Q, batch = _q_in(model, q)
+    M = _out(model, out, batch, (nv, nv))
+    run_chunked(kernel, head, [Q], [M], Q.shape[0], (), _raiser(model, batch))
     return M.reshape(batch + (nv, nv))
 
 
@@ -820,16 +807,11 @@ def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
             return C
         if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
-    from ._common import broadcast_batch
-
     Q, bq = _q_in(model, q)
     V, bv = as_vector_batch(v, nv, "v", "a velocity, model.nv entries")
-    (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
-    N = Q.shape[0]
-    C = np.empty((N, nv, nv))
-    status = np.zeros(N, dtype=np.int64)
-    coriolis_batch(model.mi, model.mf, Q, V, C, status)
-    _check(model, status)
+    (Q, V), batch, N = lazy_batch([Q, V], [bq, bv])
+    C = _out(model, out, batch, (nv, nv))
+    run_chunked(coriolis_batch, (model.mi, model.mf), [Q, V], [C], N, (), _raiser(model, batch))
     return C.reshape(batch + (nv, nv))
 
 

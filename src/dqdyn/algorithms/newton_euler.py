@@ -92,8 +92,10 @@ from ._common import (
     armed_call,
     as_vector_batch,
     check_state,
-    first_bad,
+    lazy_batch,
+    out_batch,
     raise_status,
+    run_chunked,
 )
 
 njit = nb.njit(cache=True)
@@ -544,12 +546,6 @@ def _fast(x, n: int) -> bool:
     return type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous
 
 
-def _check_batch(model: Model, status: np.ndarray) -> None:
-    st, row = first_bad(status)
-    if st:
-        raise_status(model, st, row if status.shape[0] > 1 else None)
-
-
 def _vec_in(model: Model, x, n: int, name: str, what: str, allow_none: bool):
     """(2-D array, batch shape); ``None`` → a (1, 0) array meaning zero."""
     if x is None:
@@ -579,22 +575,9 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
     V, bv = _vec_in(model, v, model.nv, "v", "a velocity, model.nv entries", v_none)
     A, ba = _vec_in(model, a, model.nv, "a", "an acceleration, model.nv entries", a_none)
     F, bf = fext_in(model, fext)
-    try:
-        batch = np.broadcast_shapes(bq, bv, ba, bf)
-    except ValueError:
-        raise ShapeError(
-            f"batch shapes of q {bq}, v {bv}, a {ba}, fext {bf} do not broadcast together"
-        ) from None
-    N = int(np.prod(batch)) if batch else 1
-    out = []
-    for k, (X, b) in enumerate(((Q, bq), (V, bv), (A, ba), (F, bf))):
-        # kernels broadcast a single row themselves; q, and partial batches, are expanded
-        if b != batch and (k == 0 or X.shape[0] != 1):
-            trail = X.shape[1:]
-            X = np.ascontiguousarray(
-                np.broadcast_to(X.reshape(b + trail), batch + trail).reshape((N,) + trail))
-        out.append(X)
-    return out, batch, N
+    # rows shared by the whole batch stay single (run_chunked shares or expands them per chunk)
+    (Q, V, A, F2), batch, N = lazy_batch([Q, V, A, F.reshape(F.shape[0], -1)], [bq, bv, ba, bf])
+    return (Q, V, A, F2.reshape(F2.shape[0], -1, 6)), batch, N
 
 
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
@@ -621,16 +604,17 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
 def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
     (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, v_none, a_none)
     if not batch:
-        tau = np.empty(model.nv) if out is None else out
+        tau = out_batch(out, (model.nv,))
+        tau = np.empty(model.nv) if tau is None else tau
         ws = np.empty((model.nbodies + 1 + NSCRATCH, W_COLS))
         st = ne_core(model.mi, model.mf, model.gravity, Q[0], V[0], A[0], F[0], ws, tau)
         if st:
             raise_status(model, st)
         return tau
-    TAU = np.empty((N, model.nv))
-    status = np.zeros(N, dtype=np.int64)
-    rnea_batch(model.mi, model.mf, model.gravity, Q, V, A, F, TAU, status)
-    _check_batch(model, status)
+    TAU = out_batch(out, batch + (model.nv,))
+    TAU = np.empty((N, model.nv)) if TAU is None else TAU.reshape(N, model.nv)
+    run_chunked(rnea_batch, (model.mi, model.mf, model.gravity), [Q, V, A, F], [TAU], N, (1, 2, 3),
+                lambda st, row: raise_status(model, st, row))
     return TAU.reshape(batch + (model.nv,))
 
 
@@ -671,14 +655,9 @@ def newton_euler(model: Model, q, v, a, fext=None) -> NewtonEulerResult:
     WS = np.empty((N, nb1 + NSCRATCH, W_COLS))
     TAU = np.empty((N, model.nv))
     G = np.empty((N, nb1, 6))
-    if N == 1:
-        st = newton_euler_kernel(model.mi, model.mf, model.gravity, Q[0], V[0], A[0], F[0],
-                                 WS[0], TAU[0], G[0])
-        status = np.array([st])
-    else:
-        status = np.zeros(N, dtype=np.int64)
-        newton_euler_batch(model.mi, model.mf, model.gravity, Q, V, A, F, WS, TAU, G, status)
-    _check_batch(model, status)
+    run_chunked(newton_euler_batch, (model.mi, model.mf, model.gravity), [Q, V, A, F],
+                [WS, TAU, G], N, (1, 2, 3),
+                lambda st, row: raise_status(model, st, row if batch else None))
     WS = WS[:, :nb1]
     return NewtonEulerResult(
         tau=TAU.reshape(batch + (model.nv,)),

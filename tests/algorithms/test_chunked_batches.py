@@ -1,0 +1,132 @@
+"""Batches run in chunks (dqdyn.config.set_batch_chunk): same numbers as one state at a time,
+errors name the element of the whole batch, ``out=`` (an np.memmap too) is written in place,
+and what dqdyn allocates besides the output is bounded by the chunk, not by the batch."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn.errors import NonFiniteError, ShapeError
+
+
+@pytest.fixture
+def chunk():
+    old = dqdyn.config.get_batch_chunk()
+    yield dqdyn.config.set_batch_chunk
+    dqdyn.config.set_batch_chunk(old)
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return dqdyn.random_tree(6, seed=3, joint_types=("revolute", "prismatic", "spherical"))
+
+
+def _states(m, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return (dqdyn.random_configuration(m, size=n, seed=rng), rng.normal(size=(n, m.nv)),
+            rng.normal(size=(n, m.nv)))
+
+
+CALLS = {
+    "rnea": lambda m, q, v, a, **k: dqdyn.rnea(m, q, v, a, **k),
+    "nonlinear_effects": lambda m, q, v, a, **k: dqdyn.nonlinear_effects(m, q, v, **k),
+    "gravity": lambda m, q, v, a, **k: dqdyn.gravity(m, q, **k),
+    "mass_matrix": lambda m, q, v, a, **k: dqdyn.mass_matrix(m, q, **k),
+    "mass_matrix_ne": lambda m, q, v, a, **k: dqdyn.mass_matrix(m, q, method="newton_euler", **k),
+    "coriolis_matrix": lambda m, q, v, a, **k: dqdyn.coriolis_matrix(m, q, v, **k),
+    "aba": lambda m, q, v, a, **k: dqdyn.aba(m, q, v, a, **k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_chunks_equal_single_states(arm, chunk, name):
+    f = CALLS[name]
+    Q, V, A = _states(arm, 23)
+    chunk(5)  # 4 full chunks and a remainder of 3
+    got = f(arm, Q, V, A)
+    want = np.array([f(arm, Q[k], V[k], A[k]) for k in range(23)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # a velocity / acceleration shared by the whole batch, and q shared by a batch of v
+    got = f(arm, Q, V[4], A[7])
+    want = np.array([f(arm, Q[k], V[4], A[7]) for k in range(23)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if name in ("gravity", "mass_matrix", "mass_matrix_ne"):
+        return  # (functions of q alone)
+    got = f(arm, Q[2], V, A)
+    want = np.array([f(arm, Q[2], V[k], A[k]) for k in range(23)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # partial broadcast (3, 1) × (1, 4)
+    Qb = Q[:3].reshape(3, 1, -1)
+    Vb = V[:4].reshape(1, 4, -1)
+    got = f(arm, Qb, Vb, A[0])
+    assert got.shape[:2] == (3, 4)
+    np.testing.assert_allclose(got[2, 1], f(arm, Q[2], V[1], A[0]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["rnea", "gravity", "mass_matrix", "aba", "coriolis_matrix"])
+def test_error_names_the_element_of_the_whole_batch(arm, chunk, name):
+    Q, V, A = _states(arm, 23)
+    Q[17, 0] = np.nan
+    chunk(5)
+    with pytest.raises(NonFiniteError, match="batch element 17"):
+        CALLS[name](arm, Q, V, A)
+
+
+@pytest.mark.parametrize("name", ["rnea", "nonlinear_effects", "gravity", "mass_matrix", "aba",
+                                  "coriolis_matrix"])
+def test_out_memmap(arm, chunk, tmp_path, name):
+    f = CALLS[name]
+    Q, V, A = _states(arm, 11)
+    want = f(arm, Q, V, A)
+    out = np.lib.format.open_memmap(tmp_path / "out.npy", mode="w+", shape=want.shape)
+    chunk(4)
+    res = f(arm, Q, V, A, out=out)
+    assert res.base is not None or res is out
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ShapeError, match="out"):
+        f(arm, Q, V, A, out=np.empty(want.shape[:-1] + (want.shape[-1] + 1,)))
+    with pytest.raises(ShapeError, match="out"):
+        f(arm, Q, V, A, out=np.empty(want.shape, dtype=np.float32))
+
+
+def test_single_state_out_of_wrong_length_is_a_shape_error(arm):
+    q, v, a = (x[0] for x in _states(arm, 1))
+    for f in (CALLS["rnea"], CALLS["gravity"], CALLS["aba"]):
+        with pytest.raises(ShapeError, match="out"):
+            f(arm, q, v, a, out=np.empty(arm.nv + 2))
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("name", ["rnea", "aba", "gravity"])
+def test_temporaries_bounded_by_the_chunk(chunk, name):
+    """200 000 states: the status codes alone would take 1.6 MB and a shared v expanded to the
+    batch 11 MB; with 4096-state chunks and ``out=`` dqdyn's own allocations stay under 1 MB."""
+    m = dqdyn.serial_chain(7)
+    N = 200_000
+    rng = np.random.default_rng(0)
+    Q = rng.uniform(-3, 3, size=(N, m.nq))
+    v, a = rng.normal(size=(2, m.nv))
+    out = np.empty((N, m.nv))
+    f = CALLS[name]
+    chunk(4096)
+    f(m, Q[:10], v, a)  # compile / warm up outside the measurement
+    peak = _peak_bytes(lambda: f(m, Q, v, a, out=out))
+    assert peak < 1_000_000, peak
+    np.testing.assert_allclose(out[123_456], f(m, Q[123_456], v, a), rtol=1e-12, atol=1e-12)
+
+
+def test_set_batch_chunk_rejects_bad_values():
+    for bad in (0, -3, 2.5, True, "8"):
+        with pytest.raises(ShapeError, match="chunk"):
+            dqdyn.config.set_batch_chunk(bad)
