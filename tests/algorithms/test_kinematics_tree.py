@@ -147,6 +147,10 @@ def test_bad_input_errors():
     bad[0] = np.nan
     with pytest.raises(errors.NonFiniteError, match="q contains NaN"):
         K.forward_kinematics(m, bad)
+    with pytest.raises(errors.NonFiniteError, match="q contains NaN"):
+        K.joint_jacobians(m, bad)
+    with pytest.raises(errors.ShapeError, match=r"q must have shape"):
+        K.joint_jacobians(m, q[:-1])
     # break a quaternion
     i = int(np.flatnonzero(m.joint_type == dqdyn.multibody.joints.SPHERICAL)[0])
     bad = q.copy()

@@ -54,6 +54,24 @@ def test_link_poses_match_pinocchio(robot):
                                        err_msg=f"{name}: frame {f}")
 
 
+def test_joint_jacobians_match_pinocchio(robot):
+    """``joint_jacobians`` = Pinocchio's ``data.J`` (spatial axes, rows reordered to [ω, v]),
+    single state (the fast path) and batched."""
+    name, m, pm = robot
+    if getattr(pm, "nvExtended", pm.nv) != pm.nv:
+        pytest.skip("mimic joints: Pinocchio's data.J keeps a column per mimic joint (nvExtended), "
+                    "dqdyn adds it into its master's; the frame Jacobians below cover mimics")
+    pd = pm.createData()
+    rng = np.random.default_rng(2)
+    Q = dqdyn.random_configuration(m, size=3, seed=rng)
+    J = dqdyn.joint_jacobians(m, Q)
+    for k, q in enumerate(Q):
+        Jp = pin_jac_to_ours(pin.computeJointJacobians(pm, pd, q_to_pin(m, pm, q)))
+        want = Jp @ v_transform(m, pm, q)
+        np.testing.assert_allclose(dqdyn.joint_jacobians(m, q), want, atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(J[k], want, atol=1e-10, err_msg=name)
+
+
 @pytest.mark.parametrize("frame", ["body", "spatial", "world_aligned"])
 def test_frame_jacobians_match_pinocchio(robot, frame):
     name, m, pm = robot

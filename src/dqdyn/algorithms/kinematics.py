@@ -345,6 +345,16 @@ def fk_entry(mi, mf, q, X):
 
 
 @njit
+def joint_jacobians_entry(mi, mf, q, J):
+    if q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != mi[0, MI_IV]:
+        return BAD_SHAPE
+    for r in range(6):
+        for c in range(J.shape[1]):
+            J[r, c] = 0.0
+    return joint_jacobians_kernel(mi, mf, q, np.empty((mi.shape[0], 8)), J)
+
+
+@njit
 def frame_pose_entry(mi, mf, q, body, placement, out):
     """``out = x_b^0 · placement``: poses along the path root → ``body`` only."""
     if q.shape[0] != mi[0, MI_IQ] or out.shape[0] != 8:
@@ -400,8 +410,9 @@ def difference_entry(mi, q0, q1, out):
     return difference_kernel(mi, q0, q1, out)
 
 
-_FK = _FRAME_POSE = _JACOBIAN = _INTEGRATE = _DIFFERENCE = None
+_FK = _FRAME_POSE = _JACOBIAN = _INTEGRATE = _DIFFERENCE = _JOINT_JACOBIANS = None
 FK_SIG = (T_MI, T_MF, T_V, T_M)
+JOINT_JACOBIANS_SIG = FK_SIG
 FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
 JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, nb.types.int64, T_M)
 INTEGRATE_SIG = (T_MI, T_V, T_V, nb.types.float64, T_V)
@@ -641,6 +652,17 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
 
 def joint_jacobians(model: Model, q) -> np.ndarray:
     """Spatial motion axes of every DoF, ``Ad(x_j^0) S_j`` (..., 6, nv) — Pinocchio's ``data.J``."""
+    if type(q) is ND and q.ndim == 1:
+        J = np.empty((6, model.nv))
+        try:
+            st = _JOINT_JACOBIANS(model.mi, model.mf, q, J)
+        except TypeError:
+            st = armed_call(globals(), "_JOINT_JACOBIANS", joint_jacobians_entry,
+                            JOINT_JACOBIANS_SIG, (model.mi, model.mf, q, J))
+        if st == OK:
+            return J
+        if st is not None and st != BAD_SHAPE:
+            raise_status(model, st)
     Q, batch = _q_in(model, q)
     N = Q.shape[0]
     X = np.empty((N, model.nbodies + 1, 8))
