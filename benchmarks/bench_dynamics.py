@@ -6,7 +6,7 @@ Per call (interleaved A/B, median µs): ``rnea``, ``mass_matrix`` (vs ``crba``),
 ``coriolis_matrix`` (vs ``computeCoriolisMatrix``), ``gravity`` (vs
 ``computeGeneralizedGravity``), ``nonlinear_effects`` (vs ``nonLinearEffects``) on Panda (9 DoF,
 fingers independent as in Pinocchio's default), UR5, Talos (free-floating, 38 DoF) and a 50-DoF
-chain.  Batched: ``rnea`` on 10⁵ states in one call against ``pin.rneaInParallel`` (1 thread and
+chain, and a 1-joint chain whose times are each library's fixed cost of a call.  Batched: ``rnea`` on 10⁵ states in one call against ``pin.rneaInParallel`` (1 thread and
 all cores) and a Python loop of ``pin.rnea``.  Scaling: ``rnea`` on n-link chains, n = 10 … 400
 (µs per body should stay flat: linear cost).
 """
@@ -40,6 +40,10 @@ def _robots(pin, quick):
         out.append((f"{name} ({m.nv} dof)", m, pm))
     m = dqdyn.serial_chain(50)
     out.append(("chain 50", m, pin_from_model(m)[0]))
+    # one revolute joint: almost no arithmetic, so the time is each library's fixed cost of a call
+    # from Python (argument conversion, dispatch, allocating the result)
+    m = dqdyn.serial_chain(1)
+    out.append(("chain 1 (call overhead)", m, pin_from_model(m)[0]))
     return out
 
 

@@ -17,7 +17,12 @@ from .. import config
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
 from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
-from ..multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
+from ..multibody.model import MF_COLS, MI_COLS, MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
+
+try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C compiler exists
+    from .._gate import call as GATE
+except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
+    GATE = None
 
 F64 = np.dtype(np.float64)
 ND = np.ndarray
@@ -93,6 +98,56 @@ def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
         return fn(*args)
     except TypeError:
         return None
+
+
+# ------------------------------------------------------------------------ the C call gate
+#: signature of the kernels behind the gate: (mi, mf, nb1, bufs, lens) -> status (_gate.c)
+GATE_SIG = nb.types.int64(
+    nb.types.CPointer(nb.types.int64), nb.types.CPointer(nb.types.float64), nb.types.int64,
+    nb.types.CPointer(nb.types.CPointer(nb.types.float64)), nb.types.CPointer(nb.types.int64))
+_GATED = {}  # the compiled cfuncs (kept alive: the gate holds only their addresses)
+
+
+def gate_address(namespace: dict, name: str, body, fastmath=False) -> int:
+    """Compile (or load from numba's disk cache) ``body`` as a C-callable kernel of signature
+    :data:`GATE_SIG`, store its address in ``namespace[name]`` and return it.
+
+    The public functions' single-state fast paths call ``GATE(namespace[name] or
+    gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
+    buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
+    the dispatcher path.  ``fastmath``: the flags of the calling module's kernels (the inlined
+    recursion is then compiled as in the batch kernels, so single and batched results agree to
+    the bit).
+    """
+    fn = nb.cfunc(GATE_SIG, cache=True, error_model="numpy", fastmath=fastmath)(body)
+    _GATED[body] = fn
+    namespace[name] = fn.address
+    return fn.address
+
+
+@jit
+def gate_tables(mip, mfp, nb1):
+    """The model tables ``mi``, ``mf`` from the gate's raw pointers."""
+    return nb.carray(mip, (nb1, MI_COLS)), nb.carray(mfp, (nb1, MF_COLS))
+
+
+@jit
+def gate_vector(bufs, lens, k):
+    """Buffer ``k`` of a gate call as a float64 vector."""
+    return nb.carray(bufs[k], (lens[k],))
+
+
+@jit
+def flat_workspace(ws, rows, cols):
+    """The first ``rows · cols`` entries of the flat scratch ``ws`` as a (rows, cols) matrix
+    (the caller has checked ``ws.shape[0] >= rows · cols``)."""
+    return ws[: rows * cols].reshape((rows, cols))
+
+
+@jit
+def gate_matrix(bufs, lens, k, rows):
+    """Buffer ``k`` of a gate call as a (rows, lens[k] // rows) float64 matrix."""
+    return nb.carray(bufs[k], (rows, lens[k] // max(rows, 1)))
 
 
 def is_fast(*arrays) -> bool:

@@ -72,6 +72,7 @@ from ._common import (
     T_MF,
     T_MI,
     T_V,
+    GATE,
     armed_call,
     as_vector,
     as_vector_batch,
@@ -83,6 +84,10 @@ from ._common import (
     check_q,
     check_state,
     first_bad,
+    gate_address,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
     raise_status,
 )
 
@@ -1047,13 +1052,20 @@ def _has_mimic(mi):
 
 @njit
 def aba_entry(mi, mf, q, v, tau, qdd):
-    """Single-state fast path of :func:`aba`: lengths and mimic joints checked here."""
+    """Single-state fast path of :func:`aba` (:func:`aba_checked` with its own scratch)."""
+    return aba_checked(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], mi[0, MI_IV])))
+
+
+@ijit
+def aba_checked(mi, mf, q, v, tau, qdd, ws):
+    """Single-state :func:`aba` on the flat scratch ``ws``: lengths and mimic joints checked."""
     nv = mi[0, MI_IV]
-    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv
+            or ws.shape[0] < workspace_size_nb(mi.shape[0], nv)):
         return BAD_SHAPE
     if _has_mimic(mi):
         return MIMIC
-    return aba_kernel(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], nv)))
+    return aba_kernel(mi, mf, q, v, tau, qdd, ws)
 
 
 @njit
@@ -1083,6 +1095,22 @@ _ABA = _HYBRID = _MINV = None  # entry kernels, armed on first use (_common.arme
 ABA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
 HYBRID_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V, T_V, T_V, T_V)
 MINV_SIG = (T_MI, T_MF, T_V, T_M)
+
+
+# gate kernels (see _common.gate_address): raw buffers → the entries above
+def _c_aba(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return aba_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                       gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 4),
+                       gate_vector(bufs, lens, 3))
+
+
+def _c_minv(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return minv_entry(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 1, mi[0, MI_IV]))
+
+
+_ABA_C = _MINV_C = 0  # their addresses, set on first use
 
 
 @pjit
@@ -1169,6 +1197,12 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     ``out``: an array of the result's shape to write into (e.g. an ``np.memmap`` for a batch
     larger than memory; batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
     """
+    if fext is None and out is None and GATE is not None:
+        r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba, {"contract"}), model.mi,
+                 model.mf, model.nv, 0, q, v, tau, model._scratch)
+        if type(r) is ND:
+            return r
+        _gate_status(model, r, "aba")
     if fext is None and type(q) is ND and q.ndim == 1:
         qdd = np.empty(model.nv) if out is None else out
         try:
@@ -1199,6 +1233,15 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     o = out_batch(out, qdd.shape)
     o[...] = qdd
     return out
+
+
+def _gate_status(model, r, what: str) -> None:
+    """Raise for a gate call's status ``r`` unless it sends the call down the general path
+    (``None``: inputs not plain vectors; ``BAD_SHAPE``: the general path names the argument)."""
+    if r is not None and r != BAD_SHAPE:
+        if r == MIMIC:
+            _reject_mimic(model, what)
+        _raise(model, r)
 
 
 def _raise(model, st, row=None):
@@ -1578,6 +1621,12 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified passes).
     """
     nv = model.nv
+    if GATE is not None:
+        r = GATE(_MINV_C or gate_address(globals(), "_MINV_C", _c_minv, {"contract"}), model.mi,
+                 model.mf, nv, nv, q)
+        if type(r) is ND:
+            return r
+        _gate_status(model, r, "mass_matrix_inverse")
     if type(q) is ND and q.ndim == 1:
         out = np.empty((nv, nv))
         try:

@@ -32,7 +32,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, pose_translation
+from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, jit, pose_translation
 from ..errors import ShapeError
 from ..multibody.joints import (
     FREE,
@@ -59,6 +59,7 @@ from ..multibody.model import (
     Model,
 )
 from ._common import (
+    GATE,
     BAD_SHAPE,
     BAD_V_FINITE,
     ND,
@@ -75,6 +76,11 @@ from ._common import (
     check_finite,
     check_q,
     first_bad,
+    flat_workspace,
+    gate_address,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
     raise_status,
 )
 
@@ -354,18 +360,18 @@ def joint_jacobians_entry(mi, mf, q, J):
     return joint_jacobians_kernel(mi, mf, q, np.empty((mi.shape[0], 8)), J)
 
 
-@njit
-def frame_pose_entry(mi, mf, q, body, placement, out):
-    """``out = x_b^0 · placement``: poses along the path root → ``body`` only."""
-    if q.shape[0] != mi[0, MI_IQ] or out.shape[0] != 8:
+@jit
+def frame_pose_checked(mi, mf, q, body, placement, out, ws):
+    """``out = x_b^0 · placement``: poses along the path root → ``body`` only; ``ws`` (≥ 16)."""
+    if (q.shape[0] != mi[0, MI_IQ] or out.shape[0] != 8 or placement.shape[0] != 8
+            or not 0 <= body < mi.shape[0] or ws.shape[0] < 24):
         return BAD_SHAPE
     st = check_q(mi, q)
     if st != OK:
         return st
-    xj = np.empty(8)
-    xl = np.empty(8)
-    acc = np.empty(8)
-    tmp = np.empty(8)
+    xj = ws[0:8]
+    xl = ws[8:16]
+    tmp = ws[16:24]
     for k in range(8):
         out[k] = placement[k]
     # x_b^0 · placement = x_{j1}^{λ} ⋯ x_b^{λ(b)} · placement, multiplied from the body down
@@ -382,14 +388,28 @@ def frame_pose_entry(mi, mf, q, body, placement, out):
 
 
 @njit
-def jacobian_entry(mi, mf, q, body, placement, frame, J):
+def frame_pose_entry(mi, mf, q, body, placement, out):
+    return frame_pose_checked(mi, mf, q, body, placement, out, np.empty(24))
+
+
+@jit
+def jacobian_checked(mi, mf, q, body, placement, frame, J, ws):
+    """Twist Jacobian of a frame (see :func:`jacobian_kernel`) on the flat scratch ``ws``."""
     nv = mi[0, MI_IV]
-    if q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != nv:
+    nb1 = mi.shape[0]
+    if (q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != nv
+            or placement.shape[0] != 8 or not 0 <= body < nb1 or not 0 <= frame <= 2
+            or ws.shape[0] < nb1 * 8):
         return BAD_SHAPE
     for r in range(6):
         for c in range(nv):
             J[r, c] = 0.0
-    return jacobian_kernel(mi, mf, q, body, placement, frame, np.empty((mi.shape[0], 8)), J)
+    return jacobian_kernel(mi, mf, q, body, placement, frame, flat_workspace(ws, nb1, 8), J)
+
+
+@njit
+def jacobian_entry(mi, mf, q, body, placement, frame, J):
+    return jacobian_checked(mi, mf, q, body, placement, frame, J, np.empty(mi.shape[0] * 8))
 
 
 @njit
@@ -413,6 +433,34 @@ def difference_entry(mi, q0, q1, out):
 _FK = _FRAME_POSE = _JACOBIAN = _INTEGRATE = _DIFFERENCE = _JOINT_JACOBIANS = None
 FK_SIG = (T_MI, T_MF, T_V, T_M)
 JOINT_JACOBIANS_SIG = FK_SIG
+
+
+# gate kernels (see _common.gate_address): raw buffers → the entries above
+def _c_fk(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return fk_entry(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 1, nb1))
+
+
+def _c_joint_jacobians(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return joint_jacobians_entry(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 1, 6))
+
+
+def _c_frame_pose(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return frame_pose_checked(mi, mf, gate_vector(bufs, lens, 0), lens[2],
+                              nb.carray(bufs[1], (min(lens[1], 8),)), gate_vector(bufs, lens, 4),
+                              gate_vector(bufs, lens, 3))
+
+
+def _c_jacobian(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return jacobian_checked(mi, mf, gate_vector(bufs, lens, 0), lens[2],
+                            nb.carray(bufs[1], (min(lens[1], 8),)), lens[3],
+                            gate_matrix(bufs, lens, 5, 6), gate_vector(bufs, lens, 4))
+
+
+_FK_C = _JOINT_JACOBIANS_C = _FRAME_POSE_C = _JACOBIAN_C = 0  # their addresses, set on first use
 FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
 JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, nb.types.int64, T_M)
 INTEGRATE_SIG = (T_MI, T_V, T_V, nb.types.float64, T_V)
@@ -517,6 +565,13 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 
     Index 0 is the world (identity).  ``q`` has shape (..., nq).
     """
+    if GATE is not None:
+        r = GATE(_FK_C or gate_address(globals(), "_FK_C", _c_fk), model.mi, model.mf,
+                 model.mi.shape[0], 8, q)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         X = np.empty((model.mi.shape[0], 8))
         try:
@@ -545,6 +600,13 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 def frame_pose(model: Model, q, name) -> np.ndarray:
     """Pose ``x_f^0`` (..., 8) of a named frame (or body index) at configuration ``q``."""
     body, pl = _resolve_frame(model, name)
+    if GATE is not None:
+        r = GATE(_FRAME_POSE_C or gate_address(globals(), "_FRAME_POSE_C", _c_frame_pose),
+                 model.mi, model.mf, 8, 0, q, pl, body, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         out = np.empty(8)
         try:
@@ -621,6 +683,13 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
     if code is None:
         code = _frame_code(frame)
     body, pl = _resolve_frame(model, name)
+    if GATE is not None:
+        r = GATE(_JACOBIAN_C or gate_address(globals(), "_JACOBIAN_C", _c_jacobian), model.mi,
+                 model.mf, 6, model.nv, q, pl, body, code, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         J = np.empty((6, model.nv))
         try:
@@ -652,6 +721,13 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
 
 def joint_jacobians(model: Model, q) -> np.ndarray:
     """Spatial motion axes of every DoF, ``Ad(x_j^0) S_j`` (..., 6, nv) — Pinocchio's ``data.J``."""
+    if GATE is not None:
+        r = GATE(_JOINT_JACOBIANS_C or gate_address(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians),
+                 model.mi, model.mf, 6, model.nv, q)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         J = np.empty((6, model.nv))
         try:

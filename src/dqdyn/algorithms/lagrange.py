@@ -61,6 +61,7 @@ from ..multibody.model import (
     Model,
 )
 from ._common import (
+    GATE,
     BAD_SHAPE,
     BAD_V_FINITE,
     ND,
@@ -74,6 +75,11 @@ from ._common import (
     check_finite,
     check_q,
     first_bad,
+    flat_workspace,
+    gate_address,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
     lazy_batch,
     out_batch,
     raise_status,
@@ -89,6 +95,7 @@ from .newton_euler import (
     RNEA_SIG,
     joint_pose,
     ne_core,
+    rnea_checked,
     rnea_entry,
     rotation_matrix,
 )
@@ -617,36 +624,88 @@ def solve_kernel(mi, mf, q, M, B):
 
 # ------------------------------------------------------------------------ fast-path entries
 # (one signature each, armed on first use: see _common.armed_call; lengths checked here)
+@jit
+def gravity_checked(mi, mf, q, tau, ws):
+    """Single-state :func:`gravity` on the flat scratch ``ws``, input lengths checked."""
+    nb1 = mi.shape[0]
+    if q.shape[0] != mi[0, MI_IQ] or tau.shape[0] != mi[0, MI_IV] or ws.shape[0] < (nb1 + 1) * G_NCOLS:
+        return BAD_SHAPE
+    return gravity_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q,
+                        flat_workspace(ws, nb1 + 1, G_NCOLS), tau)
+
+
+@jit
+def crba_checked(mi, mf, q, M, ws):
+    """Single-state :func:`mass_matrix` (CRBA) on the flat scratch ``ws``, lengths checked."""
+    nv = mi[0, MI_IV]
+    nb1 = mi.shape[0]
+    if (q.shape[0] != mi[0, MI_IQ] or M.shape[0] != nv or M.shape[1] != nv
+            or ws.shape[0] < (nb1 + 1) * C_NCRBA):
+        return BAD_SHAPE
+    return crba_core(mi, mf, q, flat_workspace(ws, nb1 + 1, C_NCRBA), M)
+
+
+@jit
+def coriolis_checked(mi, mf, q, v, C, ws):
+    """Single-state :func:`coriolis_matrix` on the flat scratch ``ws``, lengths checked."""
+    nv = mi[0, MI_IV]
+    nb1 = mi.shape[0]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or C.shape[0] != nv or C.shape[1] != nv
+            or ws.shape[0] < (nb1 + 1) * C_NCOR):
+        return BAD_SHAPE
+    return coriolis_core(mi, mf, q, v, flat_workspace(ws, nb1 + 1, C_NCOR), C)
+
+
+# the dispatcher's fast paths: the checked kernels with their own scratch
 @njit
 def gravity_entry(mi, mf, q, tau):
-    if q.shape[0] != mi[0, MI_IQ] or tau.shape[0] != mi[0, MI_IV]:
-        return BAD_SHAPE
-    ws = np.empty((mi.shape[0] + 1, G_NCOLS))
-    return gravity_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, ws, tau)
+    return gravity_checked(mi, mf, q, tau, np.empty((mi.shape[0] + 1) * G_NCOLS))
 
 
 @njit
 def crba_entry(mi, mf, q, M):
-    nv = mi[0, MI_IV]
-    if q.shape[0] != mi[0, MI_IQ] or M.shape[0] != nv or M.shape[1] != nv:
-        return BAD_SHAPE
-    ws = np.empty((mi.shape[0] + 1, C_NCRBA))
-    return crba_core(mi, mf, q, ws, M)
+    return crba_checked(mi, mf, q, M, np.empty((mi.shape[0] + 1) * C_NCRBA))
 
 
 @njit
 def coriolis_entry(mi, mf, q, v, C):
-    nv = mi[0, MI_IV]
-    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or C.shape[0] != nv or C.shape[1] != nv:
-        return BAD_SHAPE
-    ws = np.empty((mi.shape[0] + 1, C_NCOR))
-    return coriolis_core(mi, mf, q, v, ws, C)
+    return coriolis_checked(mi, mf, q, v, C, np.empty((mi.shape[0] + 1) * C_NCOR))
 
 
 _GRAVITY = _CRBA = _CORIOLIS = _NLE = None
 GRAVITY_SIG = (T_MI, T_MF, T_V, T_V)
 CRBA_SIG = (T_MI, T_MF, T_V, T_M)
 CORIOLIS_SIG = (T_MI, T_MF, T_V, T_V, T_M)
+
+
+# gate kernels (see _common.gate_address): raw buffers (inputs, the model's scratch, the
+# result) → the checked kernels above
+def _c_gravity(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return gravity_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 2),
+                           gate_vector(bufs, lens, 1))
+
+
+def _c_crba(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return crba_checked(mi, mf, gate_vector(bufs, lens, 0),
+                        gate_matrix(bufs, lens, 2, mi[0, MI_IV]), gate_vector(bufs, lens, 1))
+
+
+def _c_coriolis(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return coriolis_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                            gate_matrix(bufs, lens, 3, mi[0, MI_IV]), gate_vector(bufs, lens, 2))
+
+
+def _c_nle(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return rnea_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                        nb.carray(bufs[1], (0,)), gate_vector(bufs, lens, 3),
+                        gate_vector(bufs, lens, 2))
+
+
+_GRAVITY_C = _CRBA_C = _CORIOLIS_C = _NLE_C = 0  # their addresses, set on first use
 
 
 # ------------------------------------------------------------------------ batch drivers
@@ -730,6 +789,13 @@ def _raiser(model: Model, batch: tuple):
 
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
+    if out is None and GATE is not None:
+        r = GATE(_GRAVITY_C or gate_address(globals(), "_GRAVITY_C", _c_gravity), model.mi,
+                 model.mf, model.nv, 0, q, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:
@@ -750,6 +816,13 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
 
 def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
+    if out is None and GATE is not None:
+        r = GATE(_NLE_C or gate_address(globals(), "_NLE_C", _c_nle), model.mi, model.mf,
+                 model.nv, 0, q, v, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:
@@ -771,6 +844,13 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     """
     nv = model.nv
     if method == "crba":
+        if out is None and GATE is not None:
+            r = GATE(_CRBA_C or gate_address(globals(), "_CRBA_C", _c_crba), model.mi, model.mf,
+                     nv, nv, q, model._scratch)
+            if type(r) is ND:
+                return r
+            if r is not None and r != BAD_SHAPE:
+                raise_status(model, r)
         if type(q) is ND and q.ndim == 1:
             M = _empty((nv, nv)) if out is None else out
             try:
@@ -797,6 +877,13 @@ def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
     ``Ṁ − 2C`` skew-symmetric (the Christoffel-consistent factorization, as in Pinocchio's
     ``computeCoriolisMatrix``, in dqdyn's velocity layouts)."""
     nv = model.nv
+    if out is None and GATE is not None:
+        r = GATE(_CORIOLIS_C or gate_address(globals(), "_CORIOLIS_C", _c_coriolis), model.mi,
+                 model.mf, nv, nv, q, v, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         C = _empty((nv, nv)) if out is None else out
         try:

@@ -81,6 +81,7 @@ from ..multibody.model import (
     Model,
 )
 from ._common import (
+    GATE,
     BAD_A_FINITE,
     BAD_SHAPE,
     F64,
@@ -92,6 +93,10 @@ from ._common import (
     armed_call,
     as_vector_batch,
     check_state,
+    flat_workspace,
+    gate_address,
+    gate_tables,
+    gate_vector,
     lazy_batch,
     out_batch,
     raise_status,
@@ -479,20 +484,40 @@ def rnea_kernel(mi, mf, g, q, v, a, tau):
     return ne_core(mi, mf, g, q, v, a, _EMPTY2, ws, tau)
 
 
+@jit
+def rnea_checked(mi, mf, q, v, a, tau, ws):
+    """Single-state :func:`rnea` (and ``nonlinear_effects`` with ``a`` of length 0) on the flat
+    scratch ``ws``: input lengths checked here, gravity read from the world row of ``mf``."""
+    nv = mi[0, MI_IV]
+    nb2 = mi.shape[0] + NSCRATCH
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv
+            or (a.shape[0] != nv and a.shape[0] != 0) or ws.shape[0] < nb2 * W_COLS):
+        return BAD_SHAPE
+    return ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, v, a, _EMPTY2,
+                   flat_workspace(ws, nb2, W_COLS), tau)
+
+
 @njit
 def rnea_entry(mi, mf, q, v, a, tau):
-    """Single-state fast path of :func:`rnea` (and of ``nonlinear_effects`` with ``a`` of length
-    0): input lengths checked here, gravity read from the world row of ``mf``."""
-    nv = mi[0, MI_IV]
-    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv
-            or (a.shape[0] != nv and a.shape[0] != 0)):
-        return BAD_SHAPE
-    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
-    return ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, v, a, _EMPTY2, ws, tau)
+    """:func:`rnea_checked` with its own scratch (the dispatcher's fast path)."""
+    return rnea_checked(mi, mf, q, v, a, tau, np.empty((mi.shape[0] + NSCRATCH) * W_COLS))
 
 
 RNEA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
 _RNEA = None  # rnea_entry, armed on first use (see _common.armed_call)
+
+
+def _c_rnea(mip, mfp, nb1, bufs, lens):
+    """Gate kernel of :func:`rnea` (q, v, a, scratch → τ; see _common.gate_address)."""
+    mi, mf = gate_tables(mip, mfp, nb1)
+    if lens[2] != lens[1]:  # (rnea_checked reads an empty ``a`` as zero: not for rnea)
+        return BAD_SHAPE
+    return rnea_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                        gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 4),
+                        gate_vector(bufs, lens, 3))
+
+
+_RNEA_C = 0  # address of the compiled _c_rnea, set on first use
 
 
 @njit
@@ -588,6 +613,13 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     origin (row 0 ignored).  ``out`` (nv,) may be given for a single state to avoid an
     allocation.  Every joint type; mimic joints add into their master's entry.
     """
+    if fext is None and out is None and GATE is not None:
+        r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), model.mi, model.mf,
+                 model.nv, 0, q, v, a, model._scratch)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     if fext is None and type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:

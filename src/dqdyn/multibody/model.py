@@ -40,6 +40,8 @@ MF_INERTIA = 16  # 9 (row-major Ī_c)
 MF_SCALE = 25  # mimic multiplier (1 for ordinary joints)
 MF_OFFSET = 26  # mimic offset (0)
 MF_COLS = 27
+#: columns per body of :attr:`Model._scratch`, the workspace of the single-state kernels
+SCRATCH_COLS = 192
 #: row 0 (the world) has no joint: its axis slot holds the gravity vector, so that kernels get
 #: gravity without one more argument (numba's dispatch cost grows with the argument count)
 MF_GRAVITY = MF_AXIS
@@ -86,6 +88,10 @@ class Model:
     nv: int
     constraints: tuple = ()
     _index: dict = field(default_factory=dict, repr=False)
+    #: workspace the single-state kernels behind the C call gate write their intermediate
+    #: results into (like Pinocchio's ``Data``): (nbodies + 3) · SCRATCH_COLS + 2 nv floats.
+    #: Calls hold the GIL, so one per model suffices; batches use their own.
+    _scratch: np.ndarray = field(init=False, repr=False)
 
     # ------------------------------------------------------------------ construction helpers
     def __post_init__(self):
@@ -115,6 +121,7 @@ class Model:
         idx["joint_names"] = tuple(
             self.joint_names_all[i] for i in range(1, nb1) if self.mi[i, MI_NV] > 0
         )
+        object.__setattr__(self, "_scratch", np.empty((nb1 + 2) * SCRATCH_COLS + 2 * self.nv))
 
     # ------------------------------------------------------------------ sizes and views
     @property

@@ -1,0 +1,121 @@
+"""The C call gate (src/dqdyn/_gate.c): single-state calls of plain float64 vectors go through
+it; everything else takes the numba dispatcher / general path.  Both must give the same numbers
+and the same errors."""
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn.algorithms import _common, forward, kinematics, lagrange, newton_euler
+from dqdyn.errors import NonFiniteError, NotUnitError, ShapeError
+from dqdyn.multibody.model import MF_COLS, MI_COLS
+
+MODULES = (newton_euler, lagrange, forward, kinematics)
+
+CALLS = {
+    "rnea": lambda m, q, v, a: dqdyn.rnea(m, q, v, a),
+    "nonlinear_effects": lambda m, q, v, a: dqdyn.nonlinear_effects(m, q, v),
+    "gravity": lambda m, q, v, a: dqdyn.gravity(m, q),
+    "mass_matrix": lambda m, q, v, a: dqdyn.mass_matrix(m, q),
+    "coriolis_matrix": lambda m, q, v, a: dqdyn.coriolis_matrix(m, q, v),
+    "aba": lambda m, q, v, a: dqdyn.aba(m, q, v, a),
+    "mass_matrix_inverse": lambda m, q, v, a: dqdyn.mass_matrix_inverse(m, q),
+    "forward_kinematics": lambda m, q, v, a: dqdyn.forward_kinematics(m, q),
+    "joint_jacobians": lambda m, q, v, a: dqdyn.joint_jacobians(m, q),
+    "twist_jacobian": lambda m, q, v, a: dqdyn.twist_jacobian(m, q, m.nbodies, "spatial"),
+    "frame_jacobian": lambda m, q, v, a: dqdyn.twist_jacobian(m, q, m.frame_names[-1], "body"),
+    "frame_pose": lambda m, q, v, a: dqdyn.frame_pose(m, q, m.frame_names[-1]),
+}
+
+
+def test_gate_is_built_and_agrees_with_the_model_tables():
+    """CI builds the extension; its idea of the model tables' layout is the model's."""
+    from dqdyn import _gate
+
+    assert _common.GATE is _gate.call
+    assert (_gate.MI_COLS, _gate.MF_COLS) == (MI_COLS, MF_COLS)
+
+
+@pytest.fixture
+def no_gate(monkeypatch):
+    def off():
+        for mod in MODULES:
+            monkeypatch.setattr(mod, "GATE", None)
+    return off
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return dqdyn.random_tree(9, seed=11)  # every joint type
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_gate_equals_dispatcher_path(tree, no_gate, name):
+    f = CALLS[name]
+    rng = np.random.default_rng(5)
+    states = [(dqdyn.random_configuration(tree, seed=rng), rng.normal(size=tree.nv),
+               rng.normal(size=tree.nv)) for _ in range(3)]
+    gated = [f(tree, *s) for s in states]
+    no_gate()
+    for s, g in zip(states, gated):
+        np.testing.assert_allclose(g, f(tree, *s), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_results_are_fresh_arrays(tree, name):
+    """The model's scratch is reused between calls; the results never are."""
+    f = CALLS[name]
+    rng = np.random.default_rng(6)
+    s1 = (dqdyn.random_configuration(tree, seed=rng), rng.normal(size=tree.nv), rng.normal(size=tree.nv))
+    s2 = (dqdyn.random_configuration(tree, seed=rng), rng.normal(size=tree.nv), rng.normal(size=tree.nv))
+    r1 = f(tree, *s1)
+    keep = r1.copy()
+    r2 = f(tree, *s2)
+    assert r1 is not r2 and not np.shares_memory(r1, r2)
+    np.testing.assert_array_equal(r1, keep)
+    assert not np.shares_memory(r1, tree._scratch)
+
+
+@pytest.mark.parametrize("name", ["rnea", "gravity", "mass_matrix", "aba", "coriolis_matrix"])
+def test_other_inputs_take_the_general_path(tree, name):
+    """Lists, float32, strided views and ndarray subclasses are not gated: same numbers."""
+    f = CALLS[name]
+    rng = np.random.default_rng(7)
+    q = dqdyn.random_configuration(tree, seed=rng)
+    v, a = rng.normal(size=(2, tree.nv))
+    want = f(tree, q, v, a)
+    np.testing.assert_allclose(f(tree, list(q), list(v), list(a)), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f(tree, np.repeat(q, 2)[::2], v, a), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f(tree, q.view(np.matrix).A1, v, a), want, rtol=1e-12, atol=1e-12)
+    got32 = f(tree, q.astype(np.float32).astype(np.float64), v, a)
+    assert got32.shape == want.shape
+
+
+def test_errors_through_the_gate():
+    m = dqdyn.random_tree(8, seed=0, joint_types=("revolute", "spherical", "free"))
+    rng = np.random.default_rng(0)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    bad = q.copy()
+    bad[1] = np.nan
+    for f in CALLS.values():
+        with pytest.raises(NonFiniteError, match="q"):
+            f(m, bad, v, a)
+        with pytest.raises(ShapeError):
+            f(m, q[:-1], v, a)
+    with pytest.raises(NonFiniteError, match="v"):
+        dqdyn.rnea(m, q, np.full(m.nv, np.inf), a)
+    with pytest.raises(NonFiniteError, match="a"):
+        dqdyn.rnea(m, q, v, np.full(m.nv, np.nan))
+    with pytest.raises(NonFiniteError, match="tau"):
+        dqdyn.aba(m, q, v, np.full(m.nv, np.nan))
+    with pytest.raises(ShapeError):
+        dqdyn.rnea(m, q, v, a[:0])  # an empty a is not a zero acceleration
+    with pytest.raises(ShapeError):
+        dqdyn.aba(m, q, v[:-1], a)
+    i = int(np.flatnonzero(m.joint_type == dqdyn.multibody.joints.SPHERICAL)[0])
+    off = q.copy()
+    off[m.idx_q[i]] *= 1.5
+    for f in CALLS.values():
+        with pytest.raises(NotUnitError, match=m.joint_names_all[i]):
+            f(m, off, v, a)
