@@ -26,6 +26,9 @@ from harness import print_table, write_results  # noqa: E402
 
 
 def _best(fn, repeat=3) -> float:
+    # let the other library's worker threads stop spinning first (OpenMP's and numba's pools
+    # busy-wait for a while after a parallel region; on few cores that steals the next run's CPU)
+    time.sleep(0.5)
     fn()
     out = np.inf
     for _ in range(repeat):

@@ -1021,6 +1021,11 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
     return OK
 
 
+# hybrid_kernel compiled to inline into aba_kernel, where the compiler drops its prescribed-DoF
+# and external-force branches (7% per state); the same function, not a copy
+_hybrid_inline = ijit(hybrid_kernel.py_func)
+
+
 @njit
 def aba_kernel(mi, mf, q, v, tau, qdd, ws):
     """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
@@ -1030,8 +1035,8 @@ def aba_kernel(mi, mf, q, v, tau, qdd, ws):
     o = (nb1 + 1) * K_COLS
     tau_out = ws[o : o + nv]
     empty = ws[o:o]
-    return hybrid_kernel(mi, mf, q, v, tau, ws[o:o].reshape((0, 6)), False, empty, empty, qdd,
-                         tau_out, ws)
+    return _hybrid_inline(mi, mf, q, v, tau, ws[o:o].reshape((0, 6)), False, empty, empty, qdd,
+                          tau_out, ws)
 
 
 @njit

@@ -527,12 +527,6 @@ def rnea_fext_kernel(mi, mf, g, q, v, a, fext, tau):
 
 
 @njit
-def rnea_ws_kernel(mi, mf, g, q, v, a, fext, ws, tau):
-    # not inlined: numba's parfor lowering mistypes the inlined recursion inside ``prange``
-    return ne_core(mi, mf, g, q, v, a, fext, ws, tau)
-
-
-@njit
 def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
     st = ne_core(mi, mf, g, q, v, a, fext, ws, tau)
     if st != OK:
@@ -548,11 +542,12 @@ def rnea_batch(mi, mf, g, Q, V, A, F, TAU, status):
     bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
     for n in nb.prange(Q.shape[0]):
         ws = np.empty((nb2, W_COLS))
-        # (select rows, not indices: a uint/int index mix would be typed float in prange)
-        vn = V[n] if bv else V[0]
-        an = A[n] if ba else A[0]
-        fn = F[n] if bf else F[0]
-        status[n] = rnea_ws_kernel(mi, mf, g, Q[n], vn, an, fn, ws, TAU[n])
+        # (the recursion is inlined here; rows shared by the batch are selected by an int64
+        # index — a mix of prange's unsigned index and a signed 0 would be typed float)
+        k = np.int64(n)
+        z = np.int64(0)
+        status[n] = ne_core(mi, mf, g, Q[k], V[k if bv else z], A[k if ba else z],
+                            F[k if bf else z], ws, TAU[k])
 
 
 @pjit
