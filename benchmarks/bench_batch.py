@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -22,20 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from harness import print_table, write_results  # noqa: E402
-
-
-def _best(fn, repeat=3) -> float:
-    # let the other library's worker threads stop spinning first (OpenMP's and numba's pools
-    # busy-wait for a while after a parallel region; on few cores that steals the next run's CPU)
-    time.sleep(0.5)
-    fn()
-    out = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t0)
-    return out
+from harness import best_time as _best, print_table, write_results  # noqa: E402
 
 
 def main(argv=None):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -25,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from harness import interleaved, print_table, write_results  # noqa: E402
+from harness import best_time, interleaved, print_table, write_results  # noqa: E402
 
 
 def _robots(pin, quick):
@@ -83,13 +82,12 @@ def main(argv=None):
             QP = np.asfortranarray(np.array([q_to_pin(m, pm, x) for x in Q]).T)
             VP, AP = np.asfortranarray(V.T), np.asfortranarray(A.T)  # T = I for fixed-base arms
             dqdyn.rnea(m, Q[:10], V[:10], A[:10])
-            t_ours = min(_timed(lambda: dqdyn.rnea(m, Q, V, A)) for _ in range(3)) / N
+            t_ours = best_time(lambda: dqdyn.rnea(m, Q, V, A)) / N
             best, how = np.inf, ""
             pool = pin.ModelPool(pm, os.cpu_count() or 1)
             out = np.zeros((m.nv, N), order="F")
             for nthreads in sorted({1, os.cpu_count() or 1}):
-                t = min(_timed(lambda: pin.rneaInParallel(nthreads, pool, QP, VP, AP, out))
-                        for _ in range(3)) / N
+                t = best_time(lambda: pin.rneaInParallel(nthreads, pool, QP, VP, AP, out)) / N
                 if t < best:
                     best, how = t, f"rneaInParallel({nthreads})"
             rows.append({"robot": label, "function": f"rnea batch {N} (pin: {how})",
@@ -146,12 +144,6 @@ def _plot_scaling(scaling) -> None:
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "scaling.png"), dpi=120)
     plt.close(fig)
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

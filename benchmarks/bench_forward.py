@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import dqdyn  # noqa: E402
 from dqdyn.algorithms.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
 from dqdyn.algorithms.forward import aba, mass_matrix_inverse  # noqa: E402
-from harness import interleaved, print_table, write_results  # noqa: E402
+from harness import best_time, interleaved, print_table, write_results  # noqa: E402
 
 
 def main(argv=None):
@@ -71,17 +71,13 @@ def main(argv=None):
         QP = np.array([q_to_pin(m, pm, x) for x in Q]).T.copy()
         VP, TP = V.T.copy(), TAU.T.copy()  # T is the identity for these fixed-base arms
         aba(m, Q[:10], V[:10], TAU[:10])
-        t0 = time.perf_counter()
-        aba(m, Q, V, TAU)
-        t_ours = (time.perf_counter() - t0) / N
+        t_ours = best_time(lambda: aba(m, Q, V, TAU)) / N
         best_pin, how = np.inf, ""
         if hasattr(pin, "abaInParallel") and hasattr(pin, "ModelPool"):
             pool = pin.ModelPool(pm, os.cpu_count() or 1)
             out = np.zeros((m.nv, N), order="F")
             for nthreads in (1, os.cpu_count() or 1):
-                t0 = time.perf_counter()
-                pin.abaInParallel(nthreads, pool, QP, VP, TP, out)
-                t = (time.perf_counter() - t0) / N
+                t = best_time(lambda: pin.abaInParallel(nthreads, pool, QP, VP, TP, out)) / N
                 if t < best_pin:
                     best_pin, how = t, f"abaInParallel({nthreads})"
         n_loop = min(N, 20_000)

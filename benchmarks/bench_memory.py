@@ -1,6 +1,6 @@
 """A batch larger than memory: 10⁷ states of a 7-DoF arm through ``rnea`` and ``aba``.
 
-    python benchmarks/bench_memory.py [--states N] [--dir DIR]
+    python benchmarks/bench_memory.py [--states N] [--dir DIR] [--quick]
 
 The inputs (q, v, a: 3 × 560 MB for 10⁷ xArm7 states) and the output live in ``np.memmap``
 files under ``DIR`` (default: a temporary directory), written chunk by chunk; dqdyn is called
@@ -72,7 +72,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--states", type=int, default=10_000_000)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--quick", action="store_true", help="10⁶ states instead of 10⁷")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.states = min(args.states, 1_000_000)
     warnings.simplefilter("ignore")
     m, label = _arm()
     N = args.states

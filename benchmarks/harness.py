@@ -40,6 +40,17 @@ def interleaved(a: Callable, b: Callable, *, rounds: int = 15, target_s: float =
     return statistics.median(ta) * 1e6, statistics.median(tb) * 1e6
 
 
+def best_time(fn: Callable[[], object], repeat: int = 3, pause: float = 0.5) -> float:
+    """Best wall time (s) of ``repeat`` calls of a batched ``fn`` (after one warm-up call).
+
+    Sleeps ``pause`` seconds first: OpenMP's and numba's worker threads busy-wait for a while
+    after a parallel region, and on few cores they would steal the CPU of the next contender.
+    """
+    time.sleep(pause)
+    fn()
+    return min(per_call(fn, 1) for _ in range(repeat))
+
+
 def throughput(fn: Callable[[], object], n_states: int, repeat: int = 3) -> float:
     """States per second of a batched call (best of ``repeat``)."""
     fn()

@@ -1133,9 +1133,12 @@ def hybrid_batch(mi, mf, Q, V, TAU, FEXT, use_fext, presc, QDD_IN, QDD, TAU_OUT,
 def aba_batch(mi, mf, Q, V, TAU, QDD, status):
     nb1 = mi.shape[0]
     nv = V.shape[1]
-    for n in nb.prange(Q.shape[0]):
+    N = Q.shape[0]
+    nblk = min(N, 8 * nb.get_num_threads())
+    for b in nb.prange(nblk):  # blocks of states sharing one workspace (15 kB for a 7-DoF arm)
         ws = np.empty(workspace_size_nb(nb1, nv))
-        status[n] = aba_kernel(mi, mf, Q[n], V[n], TAU[n], QDD[n], ws)
+        for n in range(b * N // nblk, (b + 1) * N // nblk):
+            status[n] = aba_kernel(mi, mf, Q[n], V[n], TAU[n], QDD[n], ws)
 
 
 # =============================================================================== public API
