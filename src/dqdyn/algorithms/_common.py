@@ -34,6 +34,10 @@ T_V = nb.types.Array(nb.float64, 1, "C")
 T_M = nb.types.Array(nb.float64, 2, "C")
 T_VRO = nb.types.Array(nb.float64, 1, "C", readonly=True)
 
+#: blocks of states per batch call of the kernels that share one workspace per block (a
+#: constant: ``numba.get_num_threads()`` inside a kernel would stop numba caching it)
+BLOCKS = 256
+
 #: tolerance on |r| - 1 and on P·D for the unit (dual) quaternions of spherical and free joints
 UNIT_TOL = 1e-6
 

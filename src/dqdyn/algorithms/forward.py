@@ -64,6 +64,7 @@ from ..multibody.model import (
 )
 from .newton_euler import joint_pose, rotation_matrix
 from ._common import (
+    BLOCKS,
     BAD_SHAPE,
     BAD_TAU_FINITE,
     ND,
@@ -1134,7 +1135,7 @@ def aba_batch(mi, mf, Q, V, TAU, QDD, status):
     nb1 = mi.shape[0]
     nv = V.shape[1]
     N = Q.shape[0]
-    nblk = min(N, 8 * nb.get_num_threads())
+    nblk = min(N, BLOCKS)
     for b in nb.prange(nblk):  # blocks of states sharing one workspace (15 kB for a 7-DoF arm)
         ws = np.empty(workspace_size_nb(nb1, nv))
         for n in range(b * N // nblk, (b + 1) * N // nblk):
