@@ -40,7 +40,7 @@ def interleaved(a: Callable, b: Callable, *, rounds: int = 15, target_s: float =
     return statistics.median(ta) * 1e6, statistics.median(tb) * 1e6
 
 
-def best_time(fn: Callable[[], object], repeat: int = 3, pause: float = 0.5) -> float:
+def best_time(fn: Callable[[], object], repeat: int = 5, pause: float = 0.5) -> float:
     """Best wall time (s) of ``repeat`` calls of a batched ``fn`` (after one warm-up call).
 
     Sleeps ``pause`` seconds first: OpenMP's and numba's worker threads busy-wait for a while
