@@ -15,7 +15,7 @@
  * mi, mf: the model tables (int64 (nb1, MI_COLS) and float64 (nb1, MF_COLS), C-contiguous);
  * x0, x1, ...: the inputs, each either an exact numpy array, float64, 1-D, C-contiguous and
  * aligned (bufs[k], lens[k] = its data and length), or an exact Python int (bufs[k] = NULL,
- * lens[k] = its value); the result, shape (rows,) when cols == 0 else (rows, cols), is
+ * lens[k] = its value); the result, shape (rows,) when cols == -1 else (rows, cols), is
  * allocated here and passed last (bufs[n], lens[n] = its size).
  *
  * Returns the result when the kernel returns 0, the kernel's status code (an int) otherwise,
@@ -58,7 +58,7 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_RETURN_NONE;
     Py_ssize_t rows = PyLong_AsSsize_t(args[3]);
     Py_ssize_t cols = PyLong_AsSsize_t(args[4]);
-    if (rows < 0 || cols < 0) {
+    if (rows < 0 || cols < -1) {
         if (PyErr_Occurred()) return NULL;
         Py_RETURN_NONE;
     }
@@ -83,10 +83,10 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         lens[k] = (int64_t)PyArray_DIM(a, 0);
     }
     npy_intp dims[2] = {rows, cols};
-    PyObject *out = PyArray_EMPTY(cols > 0 ? 2 : 1, dims, NPY_DOUBLE, 0);
+    PyObject *out = PyArray_EMPTY(cols >= 0 ? 2 : 1, dims, NPY_DOUBLE, 0);
     if (out == NULL) return NULL;
     bufs[nin] = (double *)PyArray_DATA((PyArrayObject *)out);
-    lens[nin] = (int64_t)(cols > 0 ? rows * cols : rows);
+    lens[nin] = (int64_t)(cols >= 0 ? rows * cols : rows);
     int64_t st = fn((int64_t *)PyArray_DATA((PyArrayObject *)mi),
                     (double *)PyArray_DATA((PyArrayObject *)mf),
                     (int64_t)PyArray_DIM((PyArrayObject *)mi, 0), bufs, lens);

@@ -119,3 +119,23 @@ def test_errors_through_the_gate():
     for f in CALLS.values():
         with pytest.raises(NotUnitError, match=m.joint_names_all[i]):
             f(m, off, v, a)
+
+
+def test_a_model_without_dof_keeps_the_result_shapes(tmp_path):
+    """nv = 0: matrices stay (0, 0) / (6, 0), vectors (0,) (the gate's 1-D / 2-D switch)."""
+    inertial = ('<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+                'iyz="0"/></inertial>')
+    p = tmp_path / "rigid.urdf"
+    p.write_text(f'<robot name="r"><link name="a">{inertial}</link><link name="b">{inertial}'
+                 '</link><joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>'
+                 '</robot>')
+    m = dqdyn.load_urdf(str(p))
+    assert m.nv == 0
+    z = np.zeros(0)
+    assert dqdyn.rnea(m, z, z, z).shape == (0,)
+    assert dqdyn.gravity(m, z).shape == (0,)
+    assert dqdyn.nonlinear_effects(m, z, z).shape == (0,)
+    assert dqdyn.mass_matrix(m, z).shape == (0, 0)
+    assert dqdyn.coriolis_matrix(m, z, z).shape == (0, 0)
+    assert dqdyn.joint_jacobians(m, z).shape == (6, 0)
+    assert dqdyn.forward_kinematics(m, z).shape == (1, 8)

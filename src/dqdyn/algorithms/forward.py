@@ -81,7 +81,6 @@ from ._common import (
     lazy_batch,
     out_batch,
     run_chunked,
-    check_lengths,
     check_q,
     check_state,
     first_bad,
@@ -1041,14 +1040,6 @@ def aba_kernel(mi, mf, q, v, tau, qdd, ws):
 
 
 @njit
-def aba_kernel_alloc(mi, mf, q, v, tau, qdd):
-    """:func:`aba_kernel` with its own scratch and input-length checks (single-call fast path)."""
-    if not (check_lengths(mi, q, v, tau.shape[0]) and qdd.shape[0] == tau.shape[0]):
-        return BAD_SHAPE
-    return aba_kernel(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], v.shape[0])))
-
-
-@njit
 def _has_mimic(mi):
     for i in range(1, mi.shape[0]):
         if mi[i, MI_NV] == 0 and mi[i, MI_JTYPE] != 0:
@@ -1208,7 +1199,7 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     """
     if fext is None and out is None and GATE is not None:
         r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba, {"contract"}), model.mi,
-                 model.mf, model.nv, 0, q, v, tau, model._scratch)
+                 model.mf, model.nv, -1, q, v, tau, model._scratch)
         if type(r) is ND:
             return r
         _gate_status(model, r, "aba")

@@ -602,7 +602,7 @@ def frame_pose(model: Model, q, name) -> np.ndarray:
     body, pl = _resolve_frame(model, name)
     if GATE is not None:
         r = GATE(_FRAME_POSE_C or gate_address(globals(), "_FRAME_POSE_C", _c_frame_pose),
-                 model.mi, model.mf, 8, 0, q, pl, body, model._scratch)
+                 model.mi, model.mf, 8, -1, q, pl, body, model._scratch)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:

@@ -791,7 +791,7 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
     if out is None and GATE is not None:
         r = GATE(_GRAVITY_C or gate_address(globals(), "_GRAVITY_C", _c_gravity), model.mi,
-                 model.mf, model.nv, 0, q, model._scratch)
+                 model.mf, model.nv, -1, q, model._scratch)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
@@ -818,7 +818,7 @@ def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
     if out is None and GATE is not None:
         r = GATE(_NLE_C or gate_address(globals(), "_NLE_C", _c_nle), model.mi, model.mf,
-                 model.nv, 0, q, v, model._scratch)
+                 model.nv, -1, q, v, model._scratch)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:

@@ -84,7 +84,6 @@ from ._common import (
     GATE,
     BAD_A_FINITE,
     BAD_SHAPE,
-    F64,
     ND,
     OK,
     T_MF,
@@ -478,12 +477,6 @@ def joint_frame_wrenches(mi, mf, q, ws, G):
 
 
 # ------------------------------------------------------------------------ single-state kernels
-@njit
-def rnea_kernel(mi, mf, g, q, v, a, tau):
-    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
-    return ne_core(mi, mf, g, q, v, a, _EMPTY2, ws, tau)
-
-
 @jit
 def rnea_checked(mi, mf, q, v, a, tau, ws):
     """Single-state :func:`rnea` (and ``nonlinear_effects`` with ``a`` of length 0) on the flat
@@ -521,12 +514,6 @@ _RNEA_C = 0  # address of the compiled _c_rnea, set on first use
 
 
 @njit
-def rnea_fext_kernel(mi, mf, g, q, v, a, fext, tau):
-    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
-    return ne_core(mi, mf, g, q, v, a, fext, ws, tau)
-
-
-@njit
 def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
     st = ne_core(mi, mf, g, q, v, a, fext, ws, tau)
     if st != OK:
@@ -561,11 +548,6 @@ def newton_euler_batch(mi, mf, g, Q, V, A, F, WS, TAU, G, status):
 
 
 # =============================================================================== public API
-def _fast(x, n: int) -> bool:
-    """True when ``x`` can go to a single-state kernel as is (contiguous float64 (n,))."""
-    return type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous
-
-
 def _vec_in(model: Model, x, n: int, name: str, what: str, allow_none: bool):
     """(2-D array, batch shape); ``None`` → a (1, 0) array meaning zero."""
     if x is None:
@@ -605,12 +587,14 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
 
     ``q`` (..., nq), ``v`` and ``a`` (..., nv) with broadcasting batch axes; ``fext``
     (..., nbodies+1, 6) wrenches ``[f, τ]`` applied to each body, in the body frame at its
-    origin (row 0 ignored).  ``out`` (nv,) may be given for a single state to avoid an
-    allocation.  Every joint type; mimic joints add into their master's entry.
+    origin (row 0 ignored).  ``out``: an array of the result's shape to write into (for a batch
+    larger than memory, an ``np.memmap``; batches run in chunks of
+    :func:`dqdyn.config.set_batch_chunk` states).  Every joint type; mimic joints add into their
+    master's entry.
     """
     if fext is None and out is None and GATE is not None:
         r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), model.mi, model.mf,
-                 model.nv, 0, q, v, a, model._scratch)
+                 model.nv, -1, q, v, a, model._scratch)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
