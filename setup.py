@@ -1,16 +1,50 @@
-"""Build of the optional C call gate (src/dqdyn/_gate.c); everything else is in pyproject.toml.
+"""Build steps beyond pyproject.toml: the C call gate, and the kernel cache compiled at install.
 
-The gate only shortens the path from Python into the compiled (numba) kernels for single
-states; when no C compiler is available the build skips it (``optional=True``) and dqdyn calls
-its kernels through numba's dispatcher instead (same numbers, about 0.6 µs more per call).
+* ``src/dqdyn/_gate.c`` — the call gate that takes single-state calls from Python into the
+  compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
+  kernels through numba's dispatcher (same numbers, about 0.6 µs more per call).
+* ``dqdyn/_kernels/`` — every numba kernel compiled once, at install, by ``python -m
+  dqdyn.precompile`` (see ``dqdyn/_jit.py``), so that the first call after ``pip install`` loads
+  machine code instead of compiling it.  It runs after the extension is built, in parallel worker
+  processes, and never fails the install: whatever it could not compile compiles on first use.
+  ``DQDYN_SKIP_PRECOMPILE=1`` skips it (e.g. while editing kernels, which invalidates them).
 """
+
+import os
+import subprocess
+import sys
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class build_ext_and_kernels(build_ext):
+    def run(self):
+        super().run()
+        if os.environ.get("DQDYN_SKIP_PRECOMPILE", "") not in ("", "0"):
+            print("dqdyn: DQDYN_SKIP_PRECOMPILE set: kernels compile on first use")
+            return
+        editable = getattr(self, "editable_mode", False) or self.inplace
+        root = os.path.abspath("src") if editable else os.path.abspath(self.build_lib)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        env["DQDYN_BUILDING_CACHE"] = "1"
+        env.pop("DQDYN_CACHE_DIR", None)
+        print(f"dqdyn: compiling the kernels into {os.path.join(root, 'dqdyn', '_kernels')} "
+              "(about 2-4 minutes on 2 cores; DQDYN_SKIP_PRECOMPILE=1 skips it)", flush=True)
+        try:
+            subprocess.run([sys.executable, "-m", "dqdyn.precompile"], env=env, check=True,
+                           cwd=root)
+        except (OSError, subprocess.CalledProcessError) as e:  # never fail the install
+            print(f"dqdyn: precompiling the kernels failed ({e}); they compile on first use",
+                  flush=True)
+
 
 setup(
     ext_modules=[
         Extension("dqdyn._gate", ["src/dqdyn/_gate.c"], include_dirs=[numpy.get_include()],
                   optional=True),
     ],
+    cmdclass={"build_ext": build_ext_and_kernels},
 )

@@ -49,8 +49,8 @@ from .algorithms.forward import (
     hybrid_dynamics,
     mass_matrix_inverse,
 )
+from .algorithms.coriolis import coriolis_matrix
 from .algorithms.lagrange import (
-    coriolis_matrix,
     gravity,
     mass_matrix,
     nonlinear_effects,

@@ -229,7 +229,7 @@ def cmd_simulate(args) -> int:
     model = _load(args)
     if args.duration <= 0 or args.dt <= 0:
         raise DqdynError("--duration and --dt must be positive")
-    from .algorithms.kinematics import neutral
+    from .algorithms.configuration import neutral
 
     q0 = neutral(model)
     v0 = np.zeros(model.nv)
@@ -322,8 +322,30 @@ def _add_bench(sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
-#: sub-command registrars, in help order; add ``simulate``, ``bench``, ``reproduce`` here
-COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench]
+# ------------------------------------------------------------------------------- precompile
+def cmd_precompile(args) -> int:
+    """``dqdyn precompile``: compile every kernel into the kernel cache (``pip install`` does it)."""
+    from .precompile import precompile
+
+    precompile(args.group, args.jobs)
+    return EXIT_OK
+
+
+def _add_precompile(sub) -> None:
+    from .precompile import GROUPS
+
+    p = sub.add_parser("precompile", help="compile every kernel now (pip install already does)",
+                       description="Compile every numba kernel of dqdyn into its kernel cache, in "
+                       "parallel worker processes, so later processes load them at once. "
+                       "pip install runs this; run it again after installing a wheel built on "
+                       "another CPU or in a container image.")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
+    p.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups")
+    p.set_defaults(func=cmd_precompile)
+
+
+#: sub-command registrars, in help order
+COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_precompile]
 
 
 # ------------------------------------------------------------------------------------- main

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms import _common, forward, kinematics, lagrange, newton_euler
+from dqdyn.algorithms import aba, coriolis, gate, kinematics, lagrange, minverse, newton_euler
 from dqdyn.errors import NonFiniteError, NotUnitError, ShapeError
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
-MODULES = (newton_euler, lagrange, forward, kinematics)
+MODULES = (newton_euler, lagrange, coriolis, aba, minverse, kinematics)
 
 CALLS = {
     "rnea": lambda m, q, v, a: dqdyn.rnea(m, q, v, a),
@@ -32,7 +32,7 @@ def test_gate_is_built_and_agrees_with_the_model_tables():
     """CI builds the extension; its idea of the model tables' layout is the model's."""
     from dqdyn import _gate
 
-    assert _common.GATE is _gate.call
+    assert gate.GATE is _gate.call
     assert (_gate.MI_COLS, _gate.MF_COLS) == (MI_COLS, MF_COLS)
 
 

@@ -170,7 +170,7 @@ def test_hybrid_dynamics_derivatives_finite_differences(seed):
 # covers the planar joint, which Pinocchio's comparison cannot.
 def _table5_oracle(m, q, v, a, fext=None):
     from dqdyn.algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
-    from dqdyn.algorithms.forward import body_inertia6
+    from dqdyn.algorithms.articulated import body_inertia6
     from dqdyn.multibody.joints import (PLANAR, joint_column, joint_nv, joint_transform,
                                         joint_velocity, joint_velocity_bias)
     from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE,

@@ -157,7 +157,7 @@ def test_errors():
 
 
 def test_structured_inertia_transform_equals_dense_product():
-    from dqdyn.algorithms.forward import (body_inertia6, transform_inertia_to_parent,
+    from dqdyn.algorithms.articulated import (body_inertia6, transform_inertia_to_parent,
                                           transform_inertia_to_parent_dense)
     from dqdyn.algebra.rotations import pose_from_rt, quat_from_axis_angle
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-jit = nb.njit(cache=True, fastmath=False, inline="always")
+from .._jit import kernel
+
+jit = kernel(error_model="numpy")
 
 
 # --------------------------------------------------------------------------- quaternions

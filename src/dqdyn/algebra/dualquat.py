@@ -34,6 +34,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from .. import errors
 from . import _core
 from . import rotations as _rot
@@ -388,13 +390,13 @@ def power(twist, wrench):
 # --------------------------------------------------------------------------- exp / log
 
 
-@nb.njit(cache=True)
+@kernel()
 def _exp_batch(g, out):  # pragma: no cover - compiled
     for k in range(g.shape[0]):
         _core.dq_exp_pure(g[k], out[k])
 
 
-@nb.njit(cache=True)
+@kernel()
 def _log_batch(x, out):  # pragma: no cover - compiled
     for k in range(x.shape[0]):
         _core.dq_log_unit(x[k], out[k])

@@ -26,7 +26,7 @@ import numpy as np
 from ..algebra.dualquat import Ad6, Ad6_inv, mul
 from ..errors import NonFiniteError, ShapeError
 from ..multibody.model import Model
-from ._common import as_vector_batch
+from .boundary import as_vector_batch
 from .kinematics import _resolve_frame, forward_kinematics
 from .newton_euler import NewtonEulerResult, newton_euler
 

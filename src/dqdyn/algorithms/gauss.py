@@ -65,7 +65,7 @@ import numpy as np
 from ..algebra.rotations import matrix_from_quat
 from ..errors import ShapeError
 from ..multibody.model import Model
-from ._common import as_vector_batch, broadcast_batch
+from .boundary import as_vector_batch, broadcast_batch
 from .kinematics import com_poses, jacobian_time_derivative, twist_jacobian
 
 
@@ -179,7 +179,7 @@ def com_twist_jacobians_paper(model: Model, q, *, h: float = 1e-6) -> np.ndarray
     """Seed 000 eq. 33 literally: ``J̄ = 2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` with the CoM pose
     Jacobian ``J_x`` taken by central differences of :func:`~dqdyn.com_poses` along each
     velocity direction (a cross-check of :func:`com_twist_jacobians`; one state, O(h²))."""
-    from .kinematics import integrate
+    from .configuration import integrate
 
     q = np.asarray(q, dtype=float)
     if q.shape != (model.nq,):

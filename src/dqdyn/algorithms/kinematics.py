@@ -27,20 +27,15 @@ one compiled call (``prange`` over the batch).
 
 from __future__ import annotations
 
-import math
-
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, jit, pose_translation
 from ..errors import ShapeError
 from ..multibody.joints import (
-    FREE,
-    SPHERICAL,
     joint_column,
     joint_column_dot,
-    joint_difference,
-    joint_integrate,
     joint_nv,
     joint_transform,
     joint_velocity,
@@ -54,38 +49,40 @@ from ..multibody.model import (
     MI_IQ,
     MI_IV,
     MI_JTYPE,
-    MI_NQ,
     MI_PARENT,
     Model,
 )
-from ._common import (
-    GATE,
+from .batching import for_batch
+from .boundary import (
     BAD_SHAPE,
     BAD_V_FINITE,
     ND,
     OK,
-    T_M,
-    T_MF,
-    T_MI,
-    T_V,
-    T_VRO,
-    armed_call,
     as_vector,
     as_vector_batch,
     broadcast_batch,
     check_finite,
     check_q,
     first_bad,
+    raise_status,
+)
+from .gate import (
+    GATE,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    T_VRO,
+    armed_call,
     flat_workspace,
     gate_address,
     gate_matrix,
     gate_tables,
     gate_vector,
-    raise_status,
 )
 
-njit = nb.njit(cache=True)
-pjit = nb.njit(cache=True, parallel=True)
+njit = kernel()
+pjit = kernel(parallel=True)
 
 FRAMES = {"body": 0, "spatial": 1, "world_aligned": 2}
 
@@ -163,11 +160,36 @@ def _express(col, frame, xf, pf, out):
 
 
 @njit
+def path_poses(mi, mf, q, body, X):
+    """``X[j] = x_j^0`` for the bodies ``j`` on the path world → ``body`` only (the rest of ``X``
+    is left as it was), so a frame's kinematics costs its depth, not the tree's size."""
+    X[0, :] = 0.0
+    X[0, 0] = 1.0
+    path = np.empty(mi.shape[0], np.int64)
+    depth = 0
+    j = body
+    while j > 0:
+        path[depth] = j
+        depth += 1
+        j = mi[j, MI_PARENT]
+    xj = np.empty(8)
+    xl = np.empty(8)
+    for d in range(depth - 1, -1, -1):  # root first
+        i = path[d]
+        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q,
+                        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)  # x_i^λ (seed 003 eq. 3.19)
+        dq_mul(X[mi[i, MI_PARENT]], xl, X[i])  # x_i^0 = x_λ^0 x_i^λ
+
+
+@njit
 def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
-    """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed."""
-    st = fk_kernel(mi, mf, q, X)
+    """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed.  Only
+    the joints that support the frame are visited (:func:`path_poses`)."""
+    st = check_q(mi, q)
     if st != OK:
         return st
+    path_poses(mi, mf, q, body, X)
     xf = np.empty(8)
     pf = np.empty(3)
     _frame_point(X, body, placement, xf, pf)
@@ -277,55 +299,6 @@ def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
 
 
 @njit
-def integrate_kernel(mi, q, v, dt, out):
-    st = check_q(mi, q)
-    if st != OK:
-        return st
-    st = check_finite(v, BAD_V_FINITE)
-    if st != OK:
-        return st
-    tmp8 = np.empty(8)
-    tmp6 = np.empty(6)
-    for i in range(1, mi.shape[0]):
-        if mi[i, MI_NQ] > 0:
-            joint_integrate(mi[i, MI_JTYPE], q, mi[i, MI_IQ], v, mi[i, MI_IV], dt, out, tmp8, tmp6)
-    return OK
-
-
-@njit
-def difference_kernel(mi, q0, q1, out):
-    st = check_q(mi, q0)
-    if st != OK:
-        return st
-    st = check_q(mi, q1)
-    if st != OK:
-        return st
-    a = np.empty(8)
-    b = np.empty(8)
-    for i in range(1, mi.shape[0]):
-        if mi[i, MI_NQ] > 0:
-            joint_difference(mi[i, MI_JTYPE], q0, q1, mi[i, MI_IQ], mi[i, MI_IV], out, a, b)
-    return OK
-
-
-@njit
-def normalize_kernel(mi, q):
-    for i in range(1, mi.shape[0]):
-        jt = mi[i, MI_JTYPE]
-        if mi[i, MI_NQ] == 0 or not (jt == SPHERICAL or jt == FREE):
-            continue
-        s = mi[i, MI_IQ]
-        n = math.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
-        if jt == FREE:
-            # seed 001 eq. (33), corrected form E4: Q/|Q| + ε(B/|Q| − (B·Q) Q/|Q|³)
-            bq = q[s] * q[s + 4] + q[s + 1] * q[s + 5] + q[s + 2] * q[s + 6] + q[s + 3] * q[s + 7]
-            for k in range(4):
-                q[s + 4 + k] = q[s + 4 + k] / n - bq * q[s + k] / (n * n * n)
-        for k in range(4):
-            q[s + k] /= n
-
-
-@njit
 def express_twists(X, T, frame):
     """In place: body twists ``T`` (N, nb, 6) -> spatial (frame 1) or world-aligned (frame 2)."""
     c = np.empty(6)
@@ -342,7 +315,7 @@ def express_twists(X, T, frame):
                 T[n, i, k] = c[k]
 
 
-# single-state entries (one signature each, armed on first use: _common.armed_call) ------------
+# single-state entries (one signature each, armed on first use: gate.armed_call) ------------
 @njit
 def fk_entry(mi, mf, q, X):
     if q.shape[0] != mi[0, MI_IQ] or X.shape[0] != mi.shape[0] or X.shape[1] != 8:
@@ -412,30 +385,12 @@ def jacobian_entry(mi, mf, q, body, placement, frame, J):
     return jacobian_checked(mi, mf, q, body, placement, frame, J, np.empty(mi.shape[0] * 8))
 
 
-@njit
-def integrate_entry(mi, q, v, dt, out):
-    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != mi[0, MI_IV] or out.shape[0] != q.shape[0]:
-        return BAD_SHAPE
-    for k in range(q.shape[0]):
-        out[k] = q[k]
-    return integrate_kernel(mi, q, v, dt, out)
-
-
-@njit
-def difference_entry(mi, q0, q1, out):
-    if q0.shape[0] != mi[0, MI_IQ] or q1.shape[0] != mi[0, MI_IQ] or out.shape[0] != mi[0, MI_IV]:
-        return BAD_SHAPE
-    for k in range(out.shape[0]):
-        out[k] = 0.0
-    return difference_kernel(mi, q0, q1, out)
-
-
-_FK = _FRAME_POSE = _JACOBIAN = _INTEGRATE = _DIFFERENCE = _JOINT_JACOBIANS = None
+_FK = _FRAME_POSE = _JACOBIAN = _JOINT_JACOBIANS = None
 FK_SIG = (T_MI, T_MF, T_V, T_M)
 JOINT_JACOBIANS_SIG = FK_SIG
 
 
-# gate kernels (see _common.gate_address): raw buffers → the entries above
+# gate kernels (see gate.gate_address): raw buffers → the entries above
 def _c_fk(mip, mfp, nb1, bufs, lens):
     mi, mf = gate_tables(mip, mfp, nb1)
     return fk_entry(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 1, nb1))
@@ -463,8 +418,6 @@ def _c_jacobian(mip, mfp, nb1, bufs, lens):
 _FK_C = _JOINT_JACOBIANS_C = _FRAME_POSE_C = _JACOBIAN_C = 0  # their addresses, set on first use
 FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
 JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, nb.types.int64, T_M)
-INTEGRATE_SIG = (T_MI, T_V, T_V, nb.types.float64, T_V)
-DIFFERENCE_SIG = (T_MI, T_V, T_V, T_V)
 _IDENTITY8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 _IDENTITY8.flags.writeable = False
 
@@ -499,18 +452,6 @@ def jacobian_dot_batch(mi, mf, Q, V, body, placement, frame, X, T, J, Jd, status
     for n in nb.prange(Q.shape[0]):
         status[n] = jacobian_dot_kernel(mi, mf, Q[n], V[n], body, placement, frame, X[n], T[n],
                                         J[n], Jd[n])
-
-
-@pjit
-def integrate_batch(mi, Q, V, dt, out, status):
-    for n in nb.prange(Q.shape[0]):
-        status[n] = integrate_kernel(mi, Q[n], V[n], dt, out[n])
-
-
-@pjit
-def difference_batch(mi, Q0, Q1, out, status):
-    for n in nb.prange(Q0.shape[0]):
-        status[n] = difference_kernel(mi, Q0[n], Q1[n], out[n])
 
 
 # =============================================================================== public API
@@ -592,7 +533,7 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
     Q, batch = _q_in(model, q)
     X = np.empty((Q.shape[0], model.nbodies + 1, 8))
     status = np.zeros(Q.shape[0], dtype=np.int64)
-    fk_batch(model.mi, model.mf, Q, X, status)
+    for_batch(fk_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, X, status)
     _check(model, status)
     return X.reshape(batch + X.shape[1:])
 
@@ -667,7 +608,7 @@ def body_twists(model: Model, q, v, frame: str = "body") -> np.ndarray:
     if N == 1:
         status[0] = twists_kernel(model.mi, model.mf, Q[0], V[0], X[0], T[0])
     else:
-        twists_batch(model.mi, model.mf, Q, V, X, T, status)
+        for_batch(twists_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, V, X, T, status)
     _check(model, status)
     if code != 0:
         express_twists(X, T, code)
@@ -714,7 +655,7 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
     X = np.empty((N, model.nbodies + 1, 8))
     J = np.zeros((N, 6, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    jacobian_batch(model.mi, model.mf, Q, body, pl, code, X, J, status)
+    for_batch(jacobian_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, body, pl, code, X, J, status)
     _check(model, status)
     return J.reshape(batch + (6, model.nv))
 
@@ -748,7 +689,7 @@ def joint_jacobians(model: Model, q) -> np.ndarray:
         st = joint_jacobians_kernel(model.mi, model.mf, Q[0], X[0], J[0])
         status[0] = st
     else:
-        joint_jacobians_batch(model.mi, model.mf, Q, X, J, status)
+        for_batch(joint_jacobians_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, X, J, status)
     _check(model, status)
     return J.reshape(batch + (6, model.nv))
 
@@ -770,7 +711,7 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
         status[0] = jacobian_dot_kernel(model.mi, model.mf, Q[0], V[0], body, pl, code, X[0], T[0],
                                         J[0], Jd[0])
     else:
-        jacobian_dot_batch(model.mi, model.mf, Q, V, body, pl, code, X, T, J, Jd, status)
+        for_batch(jacobian_dot_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, V, body, pl, code, X, T, J, Jd, status)
     _check(model, status)
     return J.reshape(batch + (6, model.nv)), Jd.reshape(batch + (6, model.nv))
 
@@ -800,128 +741,16 @@ def pose_jacobian(model: Model, q, name) -> np.ndarray:
     return 0.5 * np.swapaxes(np.concatenate([P, D], axis=-1), -1, -2)
 
 
-def integrate(model: Model, q, v, dt: float = 1.0) -> np.ndarray:
-    """``q ⊕ v dt``: integrate a constant velocity for ``dt`` on the configuration manifold.
-
-    Vector joints add; spherical and free joints right-multiply the exact exponential of the
-    body (angular) velocity, so unit (dual) quaternions stay unit.
-    """
-    dt = float(dt)
-    if type(q) is ND and q.ndim == 1:
-        out = np.empty(model.nq)
-        try:
-            st = _INTEGRATE(model.mi, q, v, dt, out)
-        except TypeError:
-            st = armed_call(globals(), "_INTEGRATE", integrate_entry, INTEGRATE_SIG,
-                            (model.mi, q, v, dt, out))
-        if st == OK:
-            return out
-        if st is not None and st != BAD_SHAPE:
-            raise_status(model, st)
-    Q, bq = _q_in(model, q)
-    V, bv = _v_in(model, v)
-    (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
-    out = Q.copy()
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    if Q.shape[0] == 1:
-        status[0] = integrate_kernel(model.mi, Q[0], V[0], dt, out[0])
-    else:
-        integrate_batch(model.mi, Q, V, dt, out, status)
-    _check(model, status)
-    return out.reshape(batch + (model.nq,))
-
-
-def difference(model: Model, q0, q1) -> np.ndarray:
-    """``q1 ⊖ q0``: the velocity ``v`` (..., nv) with ``integrate(q0, v, 1) = q1``."""
-    if type(q0) is ND and q0.ndim == 1:
-        out = np.empty(model.nv)
-        try:
-            st = _DIFFERENCE(model.mi, q0, q1, out)
-        except TypeError:
-            st = armed_call(globals(), "_DIFFERENCE", difference_entry, DIFFERENCE_SIG,
-                            (model.mi, q0, q1, out))
-        if st == OK:
-            return out
-        if st is not None and st != BAD_SHAPE:
-            raise_status(model, st)
-    Q0, b0 = _q_in(model, q0)
-    Q1, b1 = _q_in(model, q1)
-    (Q0, Q1), batch = broadcast_batch([Q0, Q1], [b0, b1])
-    out = np.zeros((Q0.shape[0], model.nv))
-    status = np.zeros(Q0.shape[0], dtype=np.int64)
-    if Q0.shape[0] == 1:  # (a prange loop would start the thread pool for one state)
-        status[0] = difference_kernel(model.mi, Q0[0], Q1[0], out[0])
-    else:
-        difference_batch(model.mi, Q0, Q1, out, status)
-    _check(model, status)
-    return out.reshape(batch + (model.nv,))
-
-
-def tangent_bracket(model: Model, a, b) -> np.ndarray:
-    """Lie bracket ``[a, b]`` of two velocity-space (tangent) vectors, joint by joint (..., nv).
-
-    Zero on vector-space joints; ``ω_a × ω_b`` on spherical joints; the twist cross product
-    ``ξ_a × ξ_b`` (seed 000 eq. 8) on free joints.  Needed by Lie-group integrators (RKMK) to
-    stay 4th-order accurate on the configuration manifold.
-    """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    out = np.zeros(np.broadcast_shapes(a.shape, b.shape))
-    for i in range(1, model.nbodies + 1):
-        jt = model.mi[i, MI_JTYPE]
-        if model.mi[i, MI_NQ] == 0 or jt not in (SPHERICAL, FREE):
-            continue
-        s = model.mi[i, MI_IV]
-        wa, wb = a[..., s : s + 3], b[..., s : s + 3]
-        out[..., s : s + 3] = np.cross(wa, wb)
-        if jt == FREE:
-            va, vb = a[..., s + 3 : s + 6], b[..., s + 3 : s + 6]
-            out[..., s + 3 : s + 6] = np.cross(wa, vb) + np.cross(va, wb)
-    return out
-
-
-def neutral(model: Model) -> np.ndarray:
-    """The neutral configuration: zeros, identity quaternions and identity poses."""
-    q = np.zeros(model.nq)
-    for i in range(1, model.nbodies + 1):
-        if model.mi[i, MI_NQ] and model.mi[i, MI_JTYPE] in (SPHERICAL, FREE):
-            q[model.mi[i, MI_IQ]] = 1.0
-    return q
-
-
-def normalize_configuration(model: Model, q) -> np.ndarray:
-    """Project the quaternion / dual quaternion blocks of ``q`` back onto unit elements."""
-    Q, batch = _q_in(model, q)
-    Q = Q.copy()
-    for n in range(Q.shape[0]):
-        normalize_kernel(model.mi, Q[n])
-    return Q.reshape(batch + (model.nq,))
-
-
-def random_configuration(model: Model, size=None, seed=None, *, translation_range: float = 1.0):
-    """Random configurations (size + (nq,)): uniform within finite joint limits (±π otherwise),
-    uniformly random unit quaternions, and free-joint translations within ``±translation_range``."""
-    from ..algebra.rotations import pose_from_rt
-
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
-    lo = np.where(np.isfinite(model.q_lower), model.q_lower, -np.pi)
-    hi = np.where(np.isfinite(model.q_upper), model.q_upper, np.pi)
-    q = rng.uniform(lo, hi, shape + (model.nq,))
-    for i in range(1, model.nbodies + 1):
-        jt, s = model.mi[i, MI_JTYPE], model.mi[i, MI_IQ]
-        if model.mi[i, MI_NQ] == 0:
-            continue
-        if jt in (SPHERICAL, FREE):
-            r = rng.normal(size=shape + (4,))
-            r /= np.linalg.norm(r, axis=-1, keepdims=True)
-            if jt == SPHERICAL:
-                q[..., s : s + 4] = r
-            else:
-                p = rng.uniform(-translation_range, translation_range, shape + (3,))
-                q[..., s : s + 8] = pose_from_rt(r, p)
-    return q
-
+# the configuration-space helpers live in .configuration; imported here for the callers that
+# take every kinematic function from this module
+from .configuration import (  # noqa: E402,F401
+    difference,
+    integrate,
+    neutral,
+    normalize_configuration,
+    random_configuration,
+    tangent_bracket,
+)
 
 __all__ = [
     "forward_kinematics",
@@ -934,11 +763,5 @@ __all__ = [
     "jacobian_time_derivative",
     "jacobian_dot_times_v",
     "pose_jacobian",
-    "integrate",
-    "difference",
-    "neutral",
-    "tangent_bracket",
-    "normalize_configuration",
-    "random_configuration",
     "FRAMES",
 ]

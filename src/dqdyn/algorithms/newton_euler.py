@@ -45,13 +45,13 @@ projections are added (scaled) into the master's entry of ``τ``.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-import math
-
+from .._jit import kernel
 from ..algebra._core import ad6, dq_mul, jit
 from ..errors import ShapeError
 from ..multibody.joints import (
@@ -80,31 +80,33 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from ._common import (
-    GATE,
+from .batching import run_chunked
+from .boundary import (
     BAD_A_FINITE,
     BAD_SHAPE,
     ND,
     OK,
+    as_vector_batch,
+    check_state,
+    lazy_batch,
+    out_batch,
+    raise_status,
+)
+from .gate import (
+    GATE,
     T_MF,
     T_MI,
     T_V,
     armed_call,
-    as_vector_batch,
-    check_state,
     flat_workspace,
     gate_address,
     gate_tables,
     gate_vector,
-    lazy_batch,
-    out_batch,
-    raise_status,
-    run_chunked,
 )
 
-njit = nb.njit(cache=True)
+njit = kernel()
 _empty = np.empty  # (a module global: one dictionary lookup less per fast-path call)
-pjit = nb.njit(cache=True, parallel=True)
+pjit = kernel(parallel=True)
 
 # workspace columns, one row per body (plus NSCRATCH scratch rows at the end)
 W_R = 0  # matrix of Ad(r), r the rotation of x_{c_i}^{c_λ} (9, row-major: F_{c_i} → F_{c_λ})
@@ -497,11 +499,11 @@ def rnea_entry(mi, mf, q, v, a, tau):
 
 
 RNEA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
-_RNEA = None  # rnea_entry, armed on first use (see _common.armed_call)
+_RNEA = None  # rnea_entry, armed on first use (see gate.armed_call)
 
 
 def _c_rnea(mip, mfp, nb1, bufs, lens):
-    """Gate kernel of :func:`rnea` (q, v, a, scratch → τ; see _common.gate_address)."""
+    """Gate kernel of :func:`rnea` (q, v, a, scratch → τ; see gate.gate_address)."""
     mi, mf = gate_tables(mip, mfp, nb1)
     if lens[2] != lens[1]:  # (rnea_checked reads an empty ``a`` as zero: not for rnea)
         return BAD_SHAPE

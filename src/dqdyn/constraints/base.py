@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from ..algebra._core import dq_mul, pose_translation
 from ..algebra.rotations import pose_from_matrix, pose_from_rt, quat_multiply
 from ..algorithms.kinematics import jacobian_dot_kernel
@@ -84,7 +86,7 @@ class FrameKinematics:
     Jd: np.ndarray  # (N, 6, nv) its time derivative along v
 
 
-@nb.njit(cache=True)
+@kernel()
 def _frame_kin_kernel(mi, mf, Q, V, body, pl, code, X, T, J, Jd, x, R, p, status):
     """Per state: J, J̇ (kinematics kernel), then x_f = x_body · pl, its rotation matrix and origin."""
     for n in range(Q.shape[0]):
@@ -112,7 +114,7 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
     """Compiled pose / Jacobian / J̇ of the frame ``(body, placement)`` for states ``Q`` (N, nq),
     ``V`` (N, nv) (C-contiguous float64).  ``frame``: ``"body"``, ``"spatial"`` or
     ``"world_aligned"``."""
-    from ..algorithms._common import raise_status
+    from ..algorithms.boundary import raise_status
     from ..algorithms.kinematics import FRAMES
 
     code = FRAMES[frame]
@@ -134,7 +136,7 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
 
 def as_states(model: Model, q, v=None):
     """``(Q (N, nq), V (N, nv), batch_shape)`` from one state or a batch (``v=None``: zeros)."""
-    from ..algorithms._common import as_vector_batch, broadcast_batch
+    from ..algorithms.boundary import as_vector_batch, broadcast_batch
 
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     if v is None:

@@ -45,13 +45,15 @@ import math
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from .base import as_constraint_list, as_states, stack_terms
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import Model
-from ..algorithms.forward import chol_factor, lower_solve, lower_t_solve
-from ..algorithms.kinematics import integrate
+from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve
+from ..algorithms.configuration import integrate
 
-njit = nb.njit(cache=True)
+njit = kernel()
 
 class ConstrainedDynamicsResult(NamedTuple):
     """Output of :func:`constrained_forward_dynamics` (one state, or a batch along axis 0)."""
@@ -349,7 +351,7 @@ def _uk_one(M, Qf, A, b, rcond, qdd, Qc, lam, info):
     _uk_kernel(M[0], Qf[0], A[0], b[0], rcond, L, qdd[0], Qc[0], lam[0], info[0])
 
 
-@nb.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
     """:func:`_uk_kernel` over a batch of states (``prange``)."""
     N, n = Qf.shape
@@ -379,7 +381,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     batch of states (leading axes), solved state by state."""
     cons = as_constraint_list(constraints)
     Q, V, batch = as_states(model, q, v)
-    from ..algorithms._common import as_vector_batch, broadcast_batch
+    from ..algorithms.boundary import as_vector_batch, broadcast_batch
 
     T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
     (Q, V, T), batch = broadcast_batch([Q, V, T], [batch, batch, bt])

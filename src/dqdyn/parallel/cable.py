@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from .. import errors
 from . import lie
 from .lie import inline, k_dir_to_body, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff, k_world_to_body
@@ -75,8 +77,8 @@ from .stewart import (
 
 __all__ = ["CableRobot", "TensionResult", "cable_robot_8", "pulley_cable_length"]
 
-njit = nb.njit(cache=True, fastmath=False, error_model="numpy")
-pnjit = nb.njit(cache=True, fastmath=False, parallel=True, error_model="numpy")
+njit = kernel(error_model="numpy")
+pnjit = kernel(parallel=True, error_model="numpy")
 
 
 # =========================================================================== compiled kernels

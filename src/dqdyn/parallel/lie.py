@@ -44,6 +44,8 @@ import math
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from .. import errors
 from ..algebra._core import dq_mul as k_dq_mul
 from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q (seed 001 eq. 121)
@@ -81,11 +83,11 @@ __all__ = [
 # error_model="numpy": a division by zero (e.g. a leg of zero length, an attachment point that
 # coincides with its anchor) gives inf / NaN instead of raising ZeroDivisionError inside a
 # kernel; the Python front ends turn non-finite results into dqdyn.errors with the argument named.
-njit = nb.njit(cache=True, fastmath=False, error_model="numpy")
+njit = kernel(error_model="numpy")
 # Small helpers called from the kernels.  They are ordinary njit functions: LLVM inlines them
 # into the callers anyway (same run time), while numba's IR-level ``inline="always"`` made a cold
 # compile of dqdyn.parallel about 3x slower (≈38 s instead of ≈13 s on a 2-core machine).
-inline = nb.njit(cache=True, fastmath=False, error_model="numpy")
+inline = kernel(error_model="numpy")
 
 # =========================================================================== compiled kernels
 

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from .._jit import kernel
+
 from .. import errors
 from . import lie
 from .lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff, k_world_to_body
@@ -57,8 +59,8 @@ __all__ = [
     "STATUS",
 ]
 
-njit = nb.njit(cache=True, fastmath=False, error_model="numpy")
-pnjit = nb.njit(cache=True, fastmath=False, parallel=True, error_model="numpy")
+njit = kernel(error_model="numpy")
+pnjit = kernel(parallel=True, error_model="numpy")
 
 # geometry table: one row per actuator
 NCOL = 16

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..algorithms.forward import aba
+from ..algorithms.aba import aba
 from ..algorithms.mobile import fierro_lewis
 from ..algorithms.kinematics import twist_jacobian
 from ..algorithms.lagrange import mass_matrix

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..algorithms.kinematics import integrate, tangent_bracket
+from ..algorithms.configuration import integrate, tangent_bracket
 
 Accel = Callable[[float, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 

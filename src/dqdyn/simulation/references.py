@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.kinematics import integrate
+from ..algorithms.configuration import integrate
 from ..errors import DqdynError, ShapeError
 
 

@@ -6,8 +6,8 @@ import sys
 
 import numpy as np
 
-from ..algorithms.forward import aba
-from ..algorithms.kinematics import normalize_configuration
+from ..algorithms.aba import aba
+from ..algorithms.configuration import normalize_configuration
 from ..errors import DqdynError, NonFiniteError, ShapeError
 from .integrators import INTEGRATORS
 from .trajectory import Trajectory

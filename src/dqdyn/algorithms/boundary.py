@@ -1,42 +1,26 @@
-"""Shared pieces of the compiled algorithms: input validation at the public boundary, batching.
+"""The boundary of the compiled algorithms: input checks and the status codes of the kernels.
 
 Validation is split in two: the Python wrapper checks shapes (cheap), and the compiled kernel
 checks values (finite numbers, unit quaternions of spherical/free joints) in its first loop and
 returns a status code, so a single call costs one dispatch.  :func:`raise_status` turns the code
-into a :mod:`dqdyn.errors` exception that names the argument.
+into a :mod:`dqdyn.errors` exception that names the argument.  Batch shapes are broadcast here
+(:func:`broadcast_batch`, :func:`lazy_batch`); running a batch is :mod:`.batching`'s job, and the
+C call gate for single states is :mod:`.gate`'s.
 """
 
 from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-from .. import config
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
 from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
-from ..multibody.model import MF_COLS, MI_COLS, MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
-
-try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C compiler exists
-    from .._gate import call as GATE
-except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
-    GATE = None
+from ..multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
 
 F64 = np.dtype(np.float64)
 ND = np.ndarray
-
-# numba types of the single-state fast paths' arguments (model tables, C-contiguous vectors)
-T_MI = nb.types.Array(nb.int64, 2, "C")
-T_MF = nb.types.Array(nb.float64, 2, "C")
-T_V = nb.types.Array(nb.float64, 1, "C")
-T_M = nb.types.Array(nb.float64, 2, "C")
-T_VRO = nb.types.Array(nb.float64, 1, "C", readonly=True)
-
-#: blocks of states per batch call of the kernels that share one workspace per block (a
-#: constant: ``numba.get_num_threads()`` inside a kernel would stop numba caching it)
-BLOCKS = 256
 
 #: tolerance on |r| - 1 and on P·D for the unit (dual) quaternions of spherical and free joints
 UNIT_TOL = 1e-6
@@ -79,80 +63,6 @@ def check_lengths(mi, q, v, nv_arrays):
     return q.shape[0] == mi[0, MI_IQ] and v.shape[0] == mi[0, MI_IV] and nv_arrays == mi[0, MI_IV]
 
 
-def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
-    """Call the single-state entry kernel ``namespace[name]``, arming it on first use.
-
-    The public functions' fast paths call an entry kernel directly, with no Python-side type
-    checks: an entry kernel is compiled for exactly one signature ``sig`` (float64,
-    C-contiguous, writable vectors) and then has compilation disabled, so numba's own dispatch
-    (which computes the argument types anyway) rejects any other input with ``TypeError``
-    instead of compiling a new specialization.  Lengths are checked inside the kernel
-    (``BAD_SHAPE``).  ``namespace[name]`` is ``None`` until the first call — calling ``None``
-    raises ``TypeError`` too, which lands here.  Returns the kernel's status, or ``None`` when
-    ``args`` do not match ``sig`` (the caller then takes its validating path).
-    """
-    fn = namespace.get(name)
-    if fn is None:
-        if tuple(sig) not in dispatcher.overloads:
-            dispatcher.disable_compile(False)
-            dispatcher.compile(sig)  # from the on-disk cache when present
-        dispatcher.disable_compile()
-        namespace[name] = fn = dispatcher
-    try:
-        return fn(*args)
-    except TypeError:
-        return None
-
-
-# ------------------------------------------------------------------------ the C call gate
-#: signature of the kernels behind the gate: (mi, mf, nb1, bufs, lens) -> status (_gate.c)
-GATE_SIG = nb.types.int64(
-    nb.types.CPointer(nb.types.int64), nb.types.CPointer(nb.types.float64), nb.types.int64,
-    nb.types.CPointer(nb.types.CPointer(nb.types.float64)), nb.types.CPointer(nb.types.int64))
-_GATED = {}  # the compiled cfuncs (kept alive: the gate holds only their addresses)
-
-
-def gate_address(namespace: dict, name: str, body, fastmath=False) -> int:
-    """Compile (or load from numba's disk cache) ``body`` as a C-callable kernel of signature
-    :data:`GATE_SIG`, store its address in ``namespace[name]`` and return it.
-
-    The public functions' single-state fast paths call ``GATE(namespace[name] or
-    gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
-    buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
-    the dispatcher path.  ``fastmath``: the flags of the calling module's kernels (the inlined
-    recursion is then compiled as in the batch kernels, so single and batched results agree to
-    the bit).
-    """
-    fn = nb.cfunc(GATE_SIG, cache=True, error_model="numpy", fastmath=fastmath)(body)
-    _GATED[body] = fn
-    namespace[name] = fn.address
-    return fn.address
-
-
-@jit
-def gate_tables(mip, mfp, nb1):
-    """The model tables ``mi``, ``mf`` from the gate's raw pointers."""
-    return nb.carray(mip, (nb1, MI_COLS)), nb.carray(mfp, (nb1, MF_COLS))
-
-
-@jit
-def gate_vector(bufs, lens, k):
-    """Buffer ``k`` of a gate call as a float64 vector."""
-    return nb.carray(bufs[k], (lens[k],))
-
-
-@jit
-def flat_workspace(ws, rows, cols):
-    """The first ``rows · cols`` entries of the flat scratch ``ws`` as a (rows, cols) matrix
-    (the caller has checked ``ws.shape[0] >= rows · cols``)."""
-    return ws[: rows * cols].reshape((rows, cols))
-
-
-@jit
-def gate_matrix(bufs, lens, k, rows):
-    """Buffer ``k`` of a gate call as a (rows, lens[k] // rows) float64 matrix."""
-    return nb.carray(bufs[k], (rows, lens[k] // max(rows, 1)))
-
 
 def is_fast(*arrays) -> bool:
     """True when every argument is a 1-D float64 ndarray (the single-state fast path)."""
@@ -189,6 +99,7 @@ def check_state(mi, q, v, x, bad_x, fext, use_fext):
             if st != OK:
                 return st
     return OK
+
 
 
 def raise_status(model: Model, status: int, row: int | None = None) -> None:
@@ -292,35 +203,3 @@ def out_batch(out, shape: tuple, name: str = "out") -> np.ndarray | None:
             f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}"
         )
     return np.asarray(out)
-
-
-def run_chunked(kernel, head: tuple, ins: list, outs: list, N: int, shared: tuple, raise_row):
-    """Run the ``prange`` batch kernel ``kernel(*head, *ins, *outs, status)`` over ``N`` states,
-    :data:`dqdyn.config.BATCH_CHUNK` states per call.
-
-    ``ins``: arrays with ``N`` rows, or one row shared by every state; the kernel broadcasts a
-    shared row itself for the inputs whose indices are in ``shared``, the others are expanded
-    one chunk at a time.  ``outs``: arrays with ``N`` rows.  After each chunk the first non-zero
-    status is passed to ``raise_row(status, row)`` with ``row`` the index in the whole batch.
-    """
-    chunk = config.BATCH_CHUNK
-    status = np.zeros(min(N, chunk), dtype=np.int64)
-    for s in range(0, N, chunk):
-        e = min(N, s + chunk)
-        n = e - s
-        args = list(head)
-        for k, X in enumerate(ins):
-            if X.shape[0] == N:
-                args.append(X[s:e])
-            elif k in shared:
-                args.append(X)
-            else:
-                args.append(np.ascontiguousarray(np.broadcast_to(X, (n,) + X.shape[1:])))
-        for O in outs:
-            args.append(O[s:e])
-        st = status[:n]
-        st[:] = 0
-        kernel(*args, st)
-        code, row = first_bad(st)
-        if code:
-            raise_row(code, s + row)

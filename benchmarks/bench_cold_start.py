@@ -1,0 +1,124 @@
+"""Cold start: what a new user waits for, each first call timed in its own fresh process.
+
+    python benchmarks/bench_cold_start.py                 # this environment, kernel cache as installed
+    python benchmarks/bench_cold_start.py --no-cache      # also: every kernel compiled on the spot (JIT)
+    python benchmarks/bench_cold_start.py --fresh-venv /tmp/v   # also: clone → fresh venv → pip install
+
+For each function, a new Python process imports dqdyn, builds a 7-DoF arm (Panda from
+example-robot-data when installed, else the bundled ``jaco6``) and times its first call; the
+table gives the median of ``--repeat`` processes and the spread.  ``--no-cache`` repeats it with
+``DQDYN_NO_CACHE=1`` (numba compiles each kernel in the process: what a first call cost before
+the kernel cache, and what a machine pays when the cache does not match its CPU / numba).
+``--fresh-venv DIR`` copies the working tree to a temporary clone, makes a new virtual
+environment in DIR, times ``pip install`` of the clone (dependencies come from pip's cache
+after the first time) and runs the table with that environment's Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PRELUDE = r"""
+import time, json, sys
+t0 = time.perf_counter()
+import numpy as np, dqdyn
+t1 = time.perf_counter()
+import os, sysconfig
+urdf = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots",
+                    "panda_description", "urdf", "panda.urdf")
+m = dqdyn.load_urdf(urdf) if os.path.exists(urdf) else dqdyn.load_bundled("jaco6")
+q = dqdyn.random_configuration(m, seed=0); v = np.ones(m.nv); a = np.zeros(m.nv)
+Q = dqdyn.random_configuration(m, size=1000, seed=1)
+f = m.frame_names[-1]
+t2 = time.perf_counter()
+"""
+
+CALLS = {
+    "rnea": "dqdyn.rnea(m, q, v, a)",
+    "aba": "dqdyn.aba(m, q, v, a)",
+    "mass_matrix": "dqdyn.mass_matrix(m, q)",
+    "coriolis_matrix": "dqdyn.coriolis_matrix(m, q, v)",
+    "gravity": "dqdyn.gravity(m, q)",
+    "forward_kinematics": "dqdyn.forward_kinematics(m, q)",
+    "twist_jacobian": "dqdyn.twist_jacobian(m, q, f, 'body')",
+    "rnea (batch 1000)": "dqdyn.rnea(m, Q, v, a)",
+    "aba (batch 1000)": "dqdyn.aba(m, Q, v, a)",
+    "rnea_derivatives": "dqdyn.rnea_derivatives(m, q, v, a)",
+    "aba_derivatives": "dqdyn.aba_derivatives(m, q, v, a)",
+}
+
+
+def one(python: str, call: str, env: dict) -> tuple[float, float]:
+    code = PRELUDE + f"{call}\nt3 = time.perf_counter()\nprint(json.dumps([t1 - t0, t3 - t2]))\n"
+    out = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    imp, first = json.loads(out.stdout.strip().splitlines()[-1])
+    return imp, first
+
+
+def table(python: str, env: dict, repeat: int, label: str) -> dict:
+    print(f"\n{label} ({python})")
+    print(f"{'first call of':22s} {'median s':>9s} {'min–max s':>14s}   import s")
+    res = {}
+    for name, call in CALLS.items():
+        ts, imps = [], []
+        for _ in range(repeat):
+            imp, first = one(python, call, env)
+            ts.append(first)
+            imps.append(imp)
+        res[name] = {"first_call_s": ts, "import_s": imps}
+        print(f"{name:22s} {statistics.median(ts):9.3f} {min(ts):6.3f}–{max(ts):<7.3f} {statistics.median(imps):8.3f}",
+              flush=True)
+    return res
+
+
+def fresh_venv(dest: str) -> str:
+    clone = tempfile.mkdtemp(prefix="dqdyn-clone-")
+    subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
+    # the working tree's uncommitted changes too (what is measured is what is here)
+    diff = subprocess.run(["git", "-C", ROOT, "diff", "HEAD"], capture_output=True, check=True).stdout
+    if diff:
+        subprocess.run(["git", "-C", clone, "apply", "-"], input=diff, check=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", dest], check=True)
+    py = os.path.join(dest, "bin", "python")
+    t0 = time.perf_counter()
+    subprocess.run([py, "-m", "pip", "install", "-q", clone], check=True)
+    t_install = time.perf_counter() - t0
+    print(f"pip install of a fresh clone into a fresh venv: {t_install:.0f} s (kernels compiled during it)")
+    subprocess.run([py, "-m", "pip", "install", "-q", "example-robot-data"], check=False)
+    return py
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-cache", action="store_true", help="also time with DQDYN_NO_CACHE=1 (JIT)")
+    ap.add_argument("--fresh-venv", metavar="DIR", help="also clone, make a venv in DIR, pip install")
+    a = ap.parse_args()
+    env = dict(os.environ)
+    out = {"installed": table(sys.executable, env, a.repeat, "kernel cache as installed")}
+    if a.no_cache:
+        out["jit"] = table(sys.executable, {**env, "DQDYN_NO_CACHE": "1"}, 1, "no cache: numba compiles (JIT)")
+    if a.fresh_venv:
+        py = fresh_venv(a.fresh_venv)
+        out["fresh_venv"] = table(py, {k: v for k, v in env.items() if k != "PYTHONPATH"}, a.repeat,
+                                  "fresh venv after pip install")
+    os.makedirs(os.path.join(ROOT, "benchmarks", "results"), exist_ok=True)
+    with open(os.path.join(ROOT, "benchmarks", "results", "cold_start.json"), "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

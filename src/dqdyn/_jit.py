@@ -1,0 +1,271 @@
+"""The compiled-kernel machinery: numba decorators with dqdyn's own on-disk kernel cache.
+
+Every compiled function of dqdyn is made with :func:`kernel` (a ``numba.njit`` with the options
+given) or :func:`cfunc` (a ``numba.cfunc``, for the C call gate).  Both store what they compile in
+one kernel cache, which differs from numba's ``cache=True`` in three ways:
+
+* **Where.**  The cache lives in the package itself, ``dqdyn/_kernels/`` — filled when the package
+  is installed (``setup.py`` runs :mod:`dqdyn.precompile`, so the first call after ``pip install``
+  loads instead of compiling) — or, when that folder is read-only or was built for another CPU,
+  Python or numba, in ``$DQDYN_CACHE_DIR`` (default ``~/.cache/dqdyn``).  Lookups try the
+  package folder first, then the user folder; new entries go to the first writable one.
+* **When it is stale.**  numba keys an entry on the source of the file that defines the function
+  only, so a kernel that inlines a helper from another file keeps its old code when only the
+  helper changes.  Here the stamp of a function is the hash of its file *and of every dqdyn file
+  that file imports, transitively* (and of this file), so any change that can reach a kernel
+  recompiles it, and a change elsewhere keeps it.
+* **Import cost.**  numba creates a cache object (and tests that its folder is writable) for every
+  decorated function at import; here that happens on the first compile or load of the function.
+
+``NUMBA_DISABLE_JIT=1`` still runs every kernel as plain Python.  ``DQDYN_NO_CACHE=1`` turns the
+cache off (every process compiles).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+
+import numba
+from numba.core import caching
+
+PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+#: folder of the cache filled at install time (inside the package)
+PACKAGE_CACHE = os.path.join(PKG_DIR, "_kernels")
+
+
+def user_cache_dir() -> str:
+    """``$DQDYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/dqdyn`` (``~/.cache/dqdyn``)."""
+    d = os.environ.get("DQDYN_CACHE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dqdyn")
+
+
+# ----------------------------------------------------------------------- source stamps
+def _imports_of(rel: str) -> set[str]:
+    """dqdyn files (paths relative to the package) imported by the file ``rel``."""
+    path = os.path.join(PKG_DIR, rel)
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), filename=path)
+    pkg_parts = os.path.dirname(rel).split(os.sep) if os.path.dirname(rel) else []
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0:
+            if not (node.module or "").startswith("dqdyn"):
+                continue
+            parts = (node.module or "").split(".")[1:]
+        else:
+            up = node.level - 1
+            if up > len(pkg_parts):
+                continue
+            parts = pkg_parts[: len(pkg_parts) - up] + ((node.module or "").split(".") if node.module else [])
+        base = os.path.join(PKG_DIR, *parts)
+        if os.path.isfile(base + ".py"):
+            out.add(os.path.join(*parts) + ".py")
+            continue
+        if os.path.isdir(base):  # a package: the submodules named, else its __init__
+            for alias in node.names:
+                sub = os.path.join(base, alias.name + ".py")
+                if os.path.isfile(sub):
+                    out.add(os.path.relpath(sub, PKG_DIR))
+                else:
+                    out.add(os.path.relpath(os.path.join(base, "__init__.py"), PKG_DIR))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _closure(rel: str) -> frozenset:
+    seen, todo = set(), [rel]
+    while todo:
+        r = todo.pop()
+        if r in seen or not os.path.isfile(os.path.join(PKG_DIR, r)):
+            continue
+        seen.add(r)
+        todo.extend(_imports_of(r) - seen)
+    seen.add("_jit.py")
+    return frozenset(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _file_hash(rel: str) -> bytes:
+    with open(os.path.join(PKG_DIR, rel), "rb") as f:
+        return hashlib.sha256(f.read()).digest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_stamp(rel: str) -> str:
+    """Hash of the file ``rel`` (relative to the package) and of every dqdyn file it imports."""
+    h = hashlib.sha256()
+    for r in sorted(_closure(rel)):
+        h.update(r.encode())
+        h.update(_file_hash(r))
+    return h.hexdigest()
+
+
+def _writable(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def cache_roots() -> tuple[tuple[str, bool], ...]:
+    """The cache folders, in lookup order, each with whether new entries may be written there."""
+    roots = []
+    if os.path.isdir(PACKAGE_CACHE) or os.environ.get("DQDYN_BUILDING_CACHE"):
+        roots.append((PACKAGE_CACHE, _writable(PACKAGE_CACHE)))
+    user = user_cache_dir()
+    if not roots or not roots[0][1]:
+        roots.append((user, _writable(user)))
+    return tuple(roots)
+
+
+# ----------------------------------------------------------------------------- the cache
+class _Locator(caching._CacheLocator):
+    """Locates the cache of a dqdyn function: ``<root>/<subpackage>/``, stamp of its import
+    closure (see the module docstring)."""
+
+    def __init__(self, py_func, py_file, root):
+        self._rel = os.path.relpath(os.path.abspath(py_file), PKG_DIR)
+        self._lineno = py_func.__code__.co_firstlineno
+        self._path = os.path.join(root, os.path.dirname(self._rel) or "_top")
+
+    def ensure_cache_path(self):
+        os.makedirs(self._path, exist_ok=True)
+
+    def get_cache_path(self):
+        return self._path
+
+    def get_source_stamp(self):
+        return source_stamp(self._rel)
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):  # pragma: no cover - not used by numba here
+        raise NotImplementedError
+
+
+class _Impl(caching.CompileResultCacheImpl):
+    def __init__(self, py_func, root, variant):
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = _Locator(py_func, caching.inspect.getfile(py_func), root)
+        modname = os.path.splitext(os.path.basename(caching.inspect.getfile(py_func)))[0]
+        fullname = "%s.%s%s" % (modname, py_func.__qualname__, variant)
+        self._filename_base = self.get_filename_base(fullname, getattr(sys, "abiflags", ""))
+
+
+class _RootCache(caching.Cache):
+    """numba's per-function cache (index + data files) in one root folder."""
+
+    def __init__(self, py_func, root, variant):
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._impl = _Impl(py_func, root, variant)
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = caching.IndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp())
+        self.enable()
+
+
+class KernelCache(caching._Cache):
+    """dqdyn's cache of one compiled function: looks in each root of :func:`cache_roots` in turn,
+    saves in the first writable one.  The per-root caches are made on first use."""
+
+    def __init__(self, py_func, variant=""):
+        self._py_func = py_func
+        self._variant = variant  # told apart in the file names (e.g. a serial twin)
+        self._roots = None
+        self._enabled = os.environ.get("DQDYN_NO_CACHE", "") in ("", "0")
+
+    def _caches(self):
+        if self._roots is None:
+            self._roots = [(_RootCache(self._py_func, r, self._variant), w) for r, w in cache_roots()]
+        return self._roots
+
+    @property
+    def cache_path(self):
+        return self._caches()[0][0].cache_path
+
+    def load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        for c, _ in self._caches():
+            data = c.load_overload(sig, target_context)
+            if data is not None:
+                return data
+        return None
+
+    def save_overload(self, sig, data):
+        if not self._enabled:
+            return
+        for c, writable in self._caches():
+            if writable:
+                c.save_overload(sig, data)
+                return
+
+    def enable(self):
+        self._enabled = True
+
+    def disable(self):
+        self._enabled = False
+
+    def flush(self):
+        for c, writable in self._caches():
+            if writable:
+                c.flush()
+
+
+# ------------------------------------------------------------------------- decorators
+def kernel(**options):
+    """A decorator: ``numba.njit(**options)`` whose compilations go through :class:`KernelCache`.
+
+    Used once per module to define that module's decorators, e.g.
+    ``njit = kernel(error_model="numpy")`` and ``pjit = kernel(parallel=True)``.  A parallel
+    kernel (a batch driver with a ``prange`` loop) also gets ``.serial``: the same function
+    compiled without threads, which :func:`dqdyn.algorithms.batching.run_chunked` uses for small
+    batches (starting the thread pool costs more than they do).
+    """
+    options.pop("cache", None)
+
+    def make(fn, opts, variant):
+        d = numba.njit(**opts)(fn)
+        if isinstance(d, numba.core.dispatcher.Dispatcher):
+            d._cache = KernelCache(d.py_func, variant)
+        return d
+
+    def deco(fn):
+        d = make(fn, options, "")
+        if options.get("parallel"):
+            serial = make(fn, {**options, "parallel": False}, "-serial")
+            try:
+                d.serial = serial
+            except AttributeError:  # NUMBA_DISABLE_JIT: a plain function
+                pass
+        return d
+
+    return deco
+
+
+def cfunc(sig, fn, **options):
+    """``numba.cfunc(sig, **options)(fn)`` through :class:`KernelCache` (compiled or loaded now)."""
+    from numba.core.ccallback import CFunc
+
+    options.pop("cache", None)
+    res = CFunc(fn, numba.core.sigutils.normalize_signature(sig), locals={}, options=options)
+    res._cache = KernelCache(fn)
+    res.compile()
+    return res

@@ -1,0 +1,203 @@
+"""Forward dynamics in O(n): the articulated-body algorithm in dual quaternion form.
+
+Seed 002 Table 3 (forward dynamics) and Table 4 (hybrid dynamics), digest
+``parallel-robots-and-lie-group-dynamics.md`` §1B.7–§1B.8, written with the dual quaternion
+operations of seed 000:
+
+* twists ``ξ = ω + ε v`` and wrenches ``ζ = f + ε τ`` are pure dual quaternions (vec6
+  ``[ω, v]`` and ``[f, τ]``) and both change frame with the **same** ``Ad(x) ζ = x ζ x*``
+  (seed 000 eq. 3), so Kim's coadjoint ``Ad*_{T⁻¹}`` is simply ``Ad(x_i^λ)`` here;
+* Kim's ``ad_V`` (on twists) and ``−ad*_V`` (on wrenches) are both the dual quaternion cross
+  product ``V × ·`` (seed 000 eq. 8);
+* ``Sᵀ F`` is the power pairing ``⟨S, F⟩`` of the motion axes with a wrench;
+* an inertia (rigid or articulated) is a linear map ``twist → wrench`` (a 6×6 array in the vec6
+  layouts); it moves to the parent frame as ``Ad(x) Î Ad(x*)``.
+
+Per body, with ``x_i^λ = x_J^λ x_J(q_i)``:
+
+forward:   ``V_i = Ad(x_i^λ*) V_λ + S_i q̇_i``,  ``η_i = V_i × S_i q̇_i + Ṡ_i q̇_i``
+backward:  ``Î_i = I_i + Σ_k Ad(x_k^i) Π_k Ad(x_k^i*)``,
+           ``B̂_i = V_i × (I_i V_i) − F_i^ext + Σ_k Ad(x_k^i) β_k``,
+           ``Ψ_i = ⟨S_i, Î_i S_i⟩⁻¹``,  ``Π_i = Î_i − Î_i S_i Ψ_i ⟨S_i, Î_i ·⟩``,
+           ``β_i = B̂_i + Î_i (η_i + S_i Ψ_i (τ_i − ⟨S_i, Î_i η_i + B̂_i⟩))``
+forward:   ``q̈_i = Ψ_i (τ_i − ⟨S_i, Î_i (Ad(x_i^λ*) V̇_λ + η_i) + B̂_i⟩)``,
+           ``V̇_i = Ad(x_i^λ*) V̇_λ + S_i q̈_i + η_i``
+
+Gravity enters as the base acceleration ``V̇_0 = −g`` (Kim's footnote 6).  The sweep itself is
+:func:`dqdyn.algorithms.hybrid.hybrid_kernel` (seed 002 Table 4) with no prescribed DoF; the
+pieces it shares with ``M⁻¹`` and the constrained variants are in :mod:`.articulated`.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .._jit import kernel
+from ..multibody.model import (
+    MI_IQ,
+    MI_IV,
+    Model,
+)
+from .articulated import (
+    K_COLS,
+    MIMIC,
+    _gate_status,
+    _has_mimic,
+    _raise,
+    workspace_size_nb,
+)
+from .batching import BLOCKS, run_chunked
+from .boundary import (
+    BAD_SHAPE,
+    ND,
+    OK,
+    as_vector_batch,
+    lazy_batch,
+    out_batch,
+)
+from .gate import (
+    GATE,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
+    gate_address,
+    gate_tables,
+    gate_vector,
+)
+from .hybrid import _run_hybrid, hybrid_kernel
+
+njit = kernel(error_model="numpy", fastmath={"contract"})
+pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
+ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
+
+
+@njit
+def aba_kernel(mi, mf, q, v, tau, qdd, ws):
+    """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
+    prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
+    nb1 = mi.shape[0]
+    nv = v.shape[0]
+    o = (nb1 + 1) * K_COLS
+    tau_out = ws[o : o + nv]
+    empty = ws[o:o]
+    return hybrid_kernel(mi, mf, q, v, tau, ws[o:o].reshape((0, 6)), False, empty, empty, qdd,
+                         tau_out, ws)
+
+
+@njit
+def aba_entry(mi, mf, q, v, tau, qdd):
+    """Single-state fast path of :func:`aba` (:func:`aba_checked` with its own scratch)."""
+    return aba_checked(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], mi[0, MI_IV])))
+
+
+@ijit
+def aba_checked(mi, mf, q, v, tau, qdd, ws):
+    """Single-state :func:`aba` on the flat scratch ``ws``: lengths and mimic joints checked."""
+    nv = mi[0, MI_IV]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv
+            or ws.shape[0] < workspace_size_nb(mi.shape[0], nv)):
+        return BAD_SHAPE
+    if _has_mimic(mi):
+        return MIMIC
+    return aba_kernel(mi, mf, q, v, tau, qdd, ws)
+
+
+_ABA = None  # aba_entry, armed on first use (gate.armed_call)
+ABA_SIG = (T_MI, T_MF, T_V, T_V, T_V, T_V)
+
+
+# gate kernels (see gate.gate_address): raw buffers → the entries above
+def _c_aba(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return aba_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                       gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 4),
+                       gate_vector(bufs, lens, 3))
+
+
+_ABA_C = 0  # its address, set on first use
+
+
+@pjit
+def aba_batch(mi, mf, Q, V, TAU, QDD, status):
+    nb1 = mi.shape[0]
+    nv = V.shape[1]
+    N = Q.shape[0]
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):  # blocks of states sharing one workspace (15 kB for a 7-DoF arm)
+        ws = np.empty(workspace_size_nb(nb1, nv))
+        for n in range(b * N // nblk, (b + 1) * N // nblk):
+            status[n] = aba_kernel(mi, mf, Q[n], V[n], TAU[n], QDD[n], ws)
+
+
+def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
+    """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): ``q̈`` (..., nv).
+
+    Solves ``M(q) q̈ + C(q, v) v + g(q) = τ + Σ J_iᵀ F_i^ext`` in O(n).  On a model with mimic
+    joints the recursion does not apply (a mimic joint couples DoFs of different bodies); there
+    ``q̈`` solves the reduced system ``Gᵀ M_full G q̈ = τ − Gᵀ h_full`` (:func:`_aba_reduced`).  ``fext`` (..., nbodies+1,
+    6): one wrench ``[f, τ]`` per body, in the body frame at the body origin (row 0 ignored).
+    ``out``: an array of the result's shape to write into (e.g. an ``np.memmap`` for a batch
+    larger than memory; batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
+    """
+    if fext is None and out is None and GATE is not None:
+        r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba, {"contract"}), model.mi,
+                 model.mf, model.nv, -1, q, v, tau, model._scratch)
+        if type(r) is ND:
+            return r
+        if r == MIMIC:
+            return _aba_reduced(model, q, v, tau, fext, out)
+        _gate_status(model, r, "aba")
+    if fext is None and type(q) is ND and q.ndim == 1:
+        qdd = np.empty(model.nv) if out is None else out
+        try:
+            st = _ABA(model.mi, model.mf, q, v, tau, qdd)
+        except TypeError:
+            st = armed_call(globals(), "_ABA", aba_entry, ABA_SIG, (model.mi, model.mf, q, v, tau, qdd))
+        if st == OK:
+            return qdd
+        if st is not None and st != BAD_SHAPE:
+            if st == MIMIC:
+                return _aba_reduced(model, q, v, tau, fext, out)
+            _raise(model, st)
+    if model._index["mimic"]:
+        return _aba_reduced(model, q, v, tau, fext, out)
+    if fext is None:
+        Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
+        V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
+        T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+        (Q, V, T), batch, N = lazy_batch([Q, V, T], [bq, bv, bt])
+        QDD = out_batch(out, batch + (model.nv,))
+        QDD = np.empty((N, model.nv)) if QDD is None else QDD.reshape(N, model.nv)
+        run_chunked(aba_batch, (model.mi, model.mf), [Q, V, T], [QDD], N, (),
+                    lambda st, row: _raise(model, st, row if batch else None))
+        return QDD.reshape(batch + (model.nv,))
+    qdd = _run_hybrid(model, q, v, tau, np.zeros(model.nv), np.zeros(model.nv), fext)[0]
+    if out is None:
+        return qdd
+    o = out_batch(out, qdd.shape)
+    o[...] = qdd
+    return out
+
+
+def _aba_reduced(model: Model, q, v, tau, fext, out):
+    """Forward dynamics of a model with mimic joints: ``M q̈ = τ − h`` with the reduced
+    ``M = Gᵀ M_full G`` and ``h = Gᵀ h_full`` that :func:`dqdyn.mass_matrix` and
+    :func:`dqdyn.rnea` already return for such a model (each mimic joint's terms added to its
+    master's entry; ``G`` maps the independent velocities to all joints'), solved by Cholesky
+    of the CRBA matrix — Pinocchio's route for mimic joints (``crba`` + a dense solve)."""
+    from .lagrange import nonlinear_effects, solve_mass_matrix
+    from .newton_euler import rnea
+
+    T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+    if fext is None:
+        h = nonlinear_effects(model, q, v)
+    else:
+        h = rnea(model, q, v, np.zeros(model.nv), fext)
+    qdd = solve_mass_matrix(model, q, T.reshape(bt + (model.nv,)) - h)
+    if out is None:
+        return qdd
+    o = out_batch(out, qdd.shape)
+    o[...] = qdd
+    return out

@@ -1,0 +1,103 @@
+"""The single-state fast paths: the C call gate and the armed entry kernels.
+
+A single state of plain float64 vectors goes through the call gate, ``src/dqdyn/_gate.c``: each
+entry kernel is also compiled as a C function (:func:`gate_address`, through dqdyn's kernel cache),
+and the gate checks the arguments' types in C, allocates the result and calls that function.
+Without the compiled gate (a build with no C compiler), :func:`armed_call` calls the entry kernel
+through numba's dispatcher, compiled for exactly one signature.  Neither holds any algorithm.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+
+from .._jit import cfunc
+from ..algebra._core import jit
+from ..multibody.model import MF_COLS, MI_COLS
+
+try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C compiler exists
+    from .._gate import call as GATE
+except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
+    GATE = None
+
+# numba types of the single-state fast paths' arguments (model tables, C-contiguous vectors)
+T_MI = nb.types.Array(nb.int64, 2, "C")
+T_MF = nb.types.Array(nb.float64, 2, "C")
+T_V = nb.types.Array(nb.float64, 1, "C")
+T_M = nb.types.Array(nb.float64, 2, "C")
+T_VRO = nb.types.Array(nb.float64, 1, "C", readonly=True)
+
+
+def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
+    """Call the single-state entry kernel ``namespace[name]``, arming it on first use.
+
+    The public functions' fast paths call an entry kernel directly, with no Python-side type
+    checks: an entry kernel is compiled for exactly one signature ``sig`` (float64,
+    C-contiguous, writable vectors) and then has compilation disabled, so numba's own dispatch
+    (which computes the argument types anyway) rejects any other input with ``TypeError``
+    instead of compiling a new specialization.  Lengths are checked inside the kernel
+    (``BAD_SHAPE``).  ``namespace[name]`` is ``None`` until the first call — calling ``None``
+    raises ``TypeError`` too, which lands here.  Returns the kernel's status, or ``None`` when
+    ``args`` do not match ``sig`` (the caller then takes its validating path).
+    """
+    fn = namespace.get(name)
+    if fn is None:
+        if tuple(sig) not in dispatcher.overloads:
+            dispatcher.disable_compile(False)
+            dispatcher.compile(sig)  # from the on-disk cache when present
+        dispatcher.disable_compile()
+        namespace[name] = fn = dispatcher
+    try:
+        return fn(*args)
+    except TypeError:
+        return None
+
+
+# ------------------------------------------------------------------------ the C call gate
+#: signature of the kernels behind the gate: (mi, mf, nb1, bufs, lens) -> status (_gate.c)
+GATE_SIG = nb.types.int64(
+    nb.types.CPointer(nb.types.int64), nb.types.CPointer(nb.types.float64), nb.types.int64,
+    nb.types.CPointer(nb.types.CPointer(nb.types.float64)), nb.types.CPointer(nb.types.int64))
+_GATED = {}  # the compiled cfuncs (kept alive: the gate holds only their addresses)
+
+
+def gate_address(namespace: dict, name: str, body, fastmath=False) -> int:
+    """Compile (or load from numba's disk cache) ``body`` as a C-callable kernel of signature
+    :data:`GATE_SIG`, store its address in ``namespace[name]`` and return it.
+
+    The public functions' single-state fast paths call ``GATE(namespace[name] or
+    gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
+    buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
+    the dispatcher path.  ``fastmath``: the flags of the calling module's kernels (the inlined
+    recursion is then compiled as in the batch kernels, so single and batched results agree to
+    the bit).
+    """
+    fn = cfunc(GATE_SIG, body, error_model="numpy", fastmath=fastmath)
+    _GATED[body] = fn
+    namespace[name] = fn.address
+    return fn.address
+
+
+@jit
+def gate_tables(mip, mfp, nb1):
+    """The model tables ``mi``, ``mf`` from the gate's raw pointers."""
+    return nb.carray(mip, (nb1, MI_COLS)), nb.carray(mfp, (nb1, MF_COLS))
+
+
+@jit
+def gate_vector(bufs, lens, k):
+    """Buffer ``k`` of a gate call as a float64 vector."""
+    return nb.carray(bufs[k], (lens[k],))
+
+
+@jit
+def flat_workspace(ws, rows, cols):
+    """The first ``rows · cols`` entries of the flat scratch ``ws`` as a (rows, cols) matrix
+    (the caller has checked ``ws.shape[0] >= rows · cols``)."""
+    return ws[: rows * cols].reshape((rows, cols))
+
+
+@jit
+def gate_matrix(bufs, lens, k, rows):
+    """Buffer ``k`` of a gate call as a (rows, lens[k] // rows) float64 matrix."""
+    return nb.carray(bufs[k], (rows, lens[k] // max(rows, 1)))

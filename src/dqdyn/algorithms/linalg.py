@@ -1,0 +1,60 @@
+"""Small dense linear algebra inside the kernels: a Cholesky factor and its triangular solves.
+
+Used wherever a kernel solves a small SPD system in place (the multi-DoF joint blocks of the
+articulated-body algorithms, M q̈ = τ − h in :mod:`.lagrange`, the Udwadia–Kalaba kernel of
+:mod:`dqdyn.constraints.dynamics`), so there is one Cholesky in the library.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._jit import kernel
+
+njit = kernel(error_model="numpy", fastmath={"contract"})
+
+
+@njit
+def chol_factor(A, n, L):
+    """Cholesky factor ``L`` of the leading ``n × n`` block of SPD ``A``; False if not PD."""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if s <= 1e-300:
+                    return False
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return True
+
+
+@njit
+def lower_solve(L, n, x):
+    """In place ``x ← L⁻¹ x`` (``L`` lower triangular, leading ``n × n`` block)."""
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def lower_t_solve(L, n, x):
+    """In place ``x ← L⁻ᵀ x``."""
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def chol_solve(L, n, b, x):
+    """Solve ``L Lᵀ x = b`` (``b`` and ``x`` may alias)."""
+    for i in range(n):
+        x[i] = b[i]
+    lower_solve(L, n, x)
+    lower_t_solve(L, n, x)

@@ -1,0 +1,311 @@
+"""Compile every kernel of dqdyn once, into the kernel cache (see :mod:`dqdyn._jit`).
+
+``pip install`` runs this (``setup.py``), so the first call after installing loads compiled code
+instead of compiling it; ``dqdyn precompile`` runs it again by hand — after installing a wheel
+built on another CPU, in a container image, on each kind of machine of a cluster.  The work is
+split into groups that run in parallel worker processes, each exercising the public functions
+of one area on a small tree with every joint type (one state, a batch, and the general paths of
+lists and non-contiguous arrays), which compiles exactly the specialisations a user's calls need.
+
+    python -m dqdyn.precompile [--jobs N] [--group NAME ...] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+
+def _tree():
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    return dqdyn.random_tree(9, seed=11)  # every joint type
+
+
+def _states(m, n=3, seed=0):
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    rng = np.random.default_rng(seed)
+    Q = dqdyn.random_configuration(m, size=n, seed=seed)
+    return Q, rng.normal(size=(n, m.nv)), rng.normal(size=(n, m.nv))
+
+
+def _each_form(m, fn, *arrays):
+    """``fn`` on one state (plain vectors: the call gate), a batch, lists and strided views."""
+    fn(*[x[0].copy() for x in arrays])
+    fn(*arrays)
+    fn(*[x[0].tolist() for x in arrays])
+    fn(*[x[:, ::1][0] if x.ndim == 2 else x for x in arrays])
+
+
+def group_dynamics():
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    for m in (_tree(), dqdyn.serial_chain(3)):
+        Q, V, A = _states(m)
+        fext = np.zeros((m.nbodies + 1, 6))
+        _each_form(m, lambda q, v, a: dqdyn.rnea(m, q, v, a), Q, V, A)
+        dqdyn.rnea(m, Q[0], V[0], A[0], fext)
+        dqdyn.rnea(m, Q, V, A, np.broadcast_to(fext, (3,) + fext.shape))
+        _each_form(m, lambda q, v: dqdyn.nonlinear_effects(m, q, v), Q, V)
+        _each_form(m, lambda q: dqdyn.gravity(m, q), Q)
+        _each_form(m, lambda q: dqdyn.mass_matrix(m, q), Q)
+        dqdyn.mass_matrix(m, Q[0], method="newton_euler")
+        _each_form(m, lambda q, v: dqdyn.coriolis_matrix(m, q, v), Q, V)
+        dqdyn.newton_euler(m, Q[0], V[0], A[0])
+        dqdyn.newton_euler(m, Q, V, A)
+        dqdyn.solve_mass_matrix(m, Q[0], A[0])
+        dqdyn.kinetic_energy(m, Q[0], V[0])
+        dqdyn.potential_energy(m, Q[0])
+        dqdyn.center_of_mass(m, Q[0])
+
+
+def group_forward():
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    for m in (_tree(), dqdyn.serial_chain(3)):
+        Q, V, T = _states(m)
+        _each_form(m, lambda q, v, t: dqdyn.aba(m, q, v, t), Q, V, T)
+        dqdyn.aba(m, Q[0], V[0], T[0], np.zeros((m.nbodies + 1, 6)))
+        _each_form(m, lambda q: dqdyn.mass_matrix_inverse(m, q), Q)
+        presc = np.arange(m.nv) % 2 == 0
+        dqdyn.hybrid_dynamics(m, Q[0], V[0], T[0], T[0], presc)
+        dqdyn.hybrid_dynamics(m, Q, V, T, T, presc)
+        Ac = np.eye(m.nv)[:1]
+        dqdyn.constrained_aba(m, Q[0], V[0], T[0], Ac, np.zeros(1))
+        dqdyn.constrained_hybrid_dynamics(m, Q[0], V[0], T[0], T[0], presc, Ac[:, :], np.zeros(1))
+
+
+def group_derivatives():
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    for m in (_tree(), dqdyn.serial_chain(3)):
+        Q, V, A = _states(m)
+        dqdyn.rnea_derivatives(m, Q[0], V[0], A[0])
+        dqdyn.rnea_derivatives(m, Q, V, A)
+        dqdyn.rnea_derivatives(m, Q[0], V[0], A[0], np.zeros((m.nbodies + 1, 6)))
+        dqdyn.aba_derivatives(m, Q[0], V[0], A[0])
+        dqdyn.aba_derivatives(m, Q, V, A)
+        dqdyn.hybrid_dynamics_derivatives(m, Q[0], V[0], A[0], A[0], np.arange(m.nv) % 2 == 0)
+        dqdyn.joint_torque_regressor(m, Q[0], V[0], A[0])
+        dqdyn.joint_torque_regressor(m, Q, V, A)
+        dqdyn.inertial_parameters(m)
+
+
+def group_kinematics():
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    for m in (_tree(), dqdyn.serial_chain(3)):
+        Q, V, A = _states(m)
+        f = m.frame_names[-1]
+        _each_form(m, lambda q: dqdyn.forward_kinematics(m, q), Q)
+        _each_form(m, lambda q: dqdyn.frame_pose(m, q, f), Q)
+        dqdyn.frame_poses(m, Q[0])
+        dqdyn.com_poses(m, Q[0])
+        dqdyn.body_twists(m, Q[0], V[0])
+        _each_form(m, lambda q: dqdyn.joint_jacobians(m, q), Q)
+        for frame in ("body", "spatial", "world_aligned"):
+            _each_form(m, lambda q: dqdyn.twist_jacobian(m, q, f, frame), Q)
+            dqdyn.twist_jacobian(m, Q[0], m.nbodies, frame)
+            dqdyn.jacobian_time_derivative(m, Q[0], V[0], f, frame)
+            dqdyn.jacobian_dot_times_v(m, Q[0], V[0], f, frame)
+        dqdyn.pose_jacobian(m, Q[0], f)
+        dqdyn.pose_jacobian(m, Q, f)
+        dqdyn.integrate(m, Q[0], V[0], 0.1)
+        dqdyn.integrate(m, Q, V, 0.1)
+        dqdyn.difference(m, Q[0], Q[1])
+        dqdyn.difference(m, Q, Q[::-1].copy())
+        dqdyn.normalize_configuration(m, Q[0])
+        dqdyn.normalize_configuration(m, Q)
+        dqdyn.random_configuration(m, seed=0)
+        dqdyn.neutral(m)
+        dqdyn.tangent_bracket(m, Q[0], V[0], A[0]) if hasattr(dqdyn, "tangent_bracket") else None
+    np.zeros(1)
+
+
+def group_models():
+    """The bundled robots and the Euler–Lagrange / Gauss / dqEL variants the papers use."""
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    for name in dqdyn.bundled_models():
+        m = dqdyn.load_bundled(name)
+        Q, V, A = _states(m, 2)
+        dqdyn.rnea(m, Q[0], V[0], A[0])
+        dqdyn.rnea(m, Q, V, A)
+        dqdyn.aba(m, Q[0], V[0], A[0])
+        dqdyn.mass_matrix(m, Q[0])
+    m = dqdyn.serial_chain(3)
+    Q, V, A = _states(m)
+    dqdyn.gauss_model(m, Q[0], V[0])
+    dqdyn.gauss_model(m, Q, V)
+    dqdyn.dq_euler_lagrange(m, Q[0], V[0])
+    np.zeros(1)
+
+
+def group_constraints():
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+    from dqdyn import constraints as C
+
+    for build in (C.mobile_manipulator, C.four_bar):
+        m, cons, q0 = build()
+        Q = np.stack([q0, q0])
+        rng = np.random.default_rng(0)
+        V, T = rng.normal(size=(2, m.nv)), rng.normal(size=(2, m.nv))
+        for method in ("crba", "gauss"):
+            for args in ((Q[0], V[0], T[0]), (Q, V, T)):
+                try:
+                    dqdyn.constrained_forward_dynamics(m, *args, cons, dynamics=method)
+                except dqdyn.errors.DqdynError:
+                    pass
+        dqdyn.constraint_errors(m, Q[0], V[0], cons)
+
+
+def group_parallel():
+    import numpy as np
+
+    from dqdyn import parallel as P
+
+    for rob in (P.stewart_6_6(), P.cable_robot_8()):
+        E = rob.sample_poses(4, 10, 0.05, 1) if hasattr(rob, "sample_poses") else None
+        if E is None:
+            continue
+        ell = rob.lengths(E)
+        rob.forward_kinematics(ell[0])
+        rob.forward_kinematics_batch(ell)
+        rob.evaluate(E)
+        if hasattr(rob, "singularity"):
+            rob.singularity(E[0], warn=False)
+    np.zeros(1)
+
+
+def group_reproduce():
+    """Whatever else the papers' experiments (``dqdyn demo``) compile: the quick run itself, into
+    a temporary folder (skipped without MuJoCo, the ``sim`` extra)."""
+    import io
+    import tempfile
+
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        return
+    from .reproduce import reproduce
+
+    try:
+        from rich.console import Console
+
+        console = Console(file=io.StringIO())
+    except ImportError:
+        console = None
+    with tempfile.TemporaryDirectory() as d:
+        reproduce(None, out_dir=d, quick=True, console=console)
+
+
+GROUPS = {
+    "dynamics": group_dynamics,
+    "forward": group_forward,
+    "derivatives": group_derivatives,
+    "kinematics": group_kinematics,
+    "models": group_models,
+    "constraints": group_constraints,
+    "parallel": group_parallel,
+    "reproduce": group_reproduce,
+}
+
+
+def _no_gate(*args):
+    return None
+
+
+def _run_group(name: str) -> None:
+    """Run one group in this process; what fails is reported, not raised (the rest still
+    compiles, and a kernel that failed here compiles on first use instead)."""
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    # The C call gate's kernels are compiled even where the extension is not importable (yet):
+    # its call sites compile the kernel while evaluating their arguments, so a stand-in gate
+    # that sends every call down the general path compiles them too.
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("dqdyn.") and getattr(mod, "GATE", 0) is None:
+            mod.GATE = _no_gate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            GROUPS[name]()
+        except Exception as e:  # noqa: BLE001 - best effort: report and go on
+            print(f"dqdyn.precompile: group {name!r} stopped early: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+
+
+def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: dict | None = None) -> dict:
+    """Compile the kernels of ``groups`` (default: all, see :data:`GROUPS`) into the kernel cache,
+    ``jobs`` worker processes at a time (default: the number of CPUs).  Returns the wall seconds
+    of each group.  Already cached kernels load in a fraction of a second, so running it twice
+    costs little."""
+    names = list(GROUPS) if not groups else list(groups)
+    for n in names:
+        if n not in GROUPS:
+            from .errors import UnknownNameError
+
+            raise UnknownNameError(f"group {n!r} is not one of {sorted(GROUPS)}")
+    jobs = max(1, min(len(names), jobs or os.cpu_count() or 1))
+    env = dict(os.environ if env is None else env)
+    pending = list(names)
+    running: dict = {}
+    times = {}
+    t_all = time.perf_counter()
+    while pending or running:
+        while pending and len(running) < jobs:
+            n = pending.pop(0)
+            p = subprocess.Popen([sys.executable, "-m", "dqdyn.precompile", "--in-process", n], env=env)
+            running[p] = (n, time.perf_counter())
+        for p in list(running):
+            if p.poll() is not None:
+                n, t0 = running.pop(p)
+                times[n] = time.perf_counter() - t0
+                if not quiet:
+                    print(f"dqdyn.precompile: {n:12s} {times[n]:6.1f} s"
+                          + ("" if p.returncode == 0 else f" (exit {p.returncode})"), flush=True)
+        time.sleep(0.05)
+    times["total"] = time.perf_counter() - t_all
+    if not quiet:
+        from ._jit import cache_roots
+
+        print(f"dqdyn.precompile: done in {times['total']:.1f} s; cache in "
+              f"{cache_roots()[0][0] if cache_roots()[0][1] else cache_roots()[-1][0]}", flush=True)
+    return times
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dqdyn.precompile", description=__doc__.split("\n\n")[0])
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
+    p.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--in-process", metavar="GROUP", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.in_process:
+        _run_group(a.in_process)
+        return 0
+    precompile(a.group, a.jobs, a.quiet)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

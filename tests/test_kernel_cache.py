@@ -1,0 +1,136 @@
+"""The kernel cache (dqdyn._jit): stamps that follow the imports, lookups in order, and a fresh
+process that loads what an earlier one compiled — with the same bits as a fresh compile."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn import _jit
+
+
+def test_stamp_covers_the_files_a_kernel_inlines_and_nothing_else():
+    c = _jit._closure("algorithms/aba.py")
+    # what the ABA kernels call or read constants from …
+    for rel in ("algorithms/aba.py", "algorithms/hybrid.py", "algorithms/articulated.py",
+                "algorithms/linalg.py", "algorithms/newton_euler.py", "algebra/_core.py",
+                "multibody/joints.py", "multibody/model.py", "_jit.py"):
+        assert rel in c, rel
+    # … and not the files it has nothing to do with
+    for rel in ("parallel/cable.py", "algorithms/derivatives.py", "cli.py", "__init__.py"):
+        assert rel not in c, rel
+
+
+def test_stamp_changes_when_an_imported_file_changes(monkeypatch):
+    before = _jit.source_stamp("algorithms/aba.py")
+    other = _jit.source_stamp("parallel/cable.py")
+    real = _jit._file_hash
+
+    def edited(rel):  # as if algebra/_core.py (inlined by every kernel) had been edited
+        return b"edited" if rel == "algebra/_core.py" else real(rel)
+
+    monkeypatch.setattr(_jit, "_file_hash", edited)
+    _jit.source_stamp.cache_clear()
+    try:
+        assert _jit.source_stamp("algorithms/aba.py") != before
+        assert _jit.source_stamp("parallel/cable.py") != other  # cable.py uses _core too
+        assert "algebra/_core.py" in _jit._closure("parallel/cable.py")
+    finally:
+        _jit.source_stamp.cache_clear()
+
+
+def test_stamp_keeps_kernels_whose_imports_did_not_change(monkeypatch):
+    before = _jit.source_stamp("algorithms/newton_euler.py")
+    real = _jit._file_hash
+    monkeypatch.setattr(_jit, "_file_hash", lambda rel: b"x" if rel == "parallel/cable.py" else real(rel))
+    _jit.source_stamp.cache_clear()
+    try:
+        assert _jit.source_stamp("algorithms/newton_euler.py") == before
+    finally:
+        _jit.source_stamp.cache_clear()
+
+
+def test_read_only_package_cache_falls_back_to_the_user_folder(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg_kernels"
+    pkg.mkdir()
+    os.chmod(pkg, 0o555)
+    user = tmp_path / "user"
+    monkeypatch.setattr(_jit, "PACKAGE_CACHE", str(pkg))
+    monkeypatch.setenv("DQDYN_CACHE_DIR", str(user))
+    _jit.cache_roots.cache_clear()
+    try:
+        roots = _jit.cache_roots()
+        if os.access(pkg, os.W_OK):  # root ignores the mode bits
+            assert roots == ((str(pkg), True),)
+        else:
+            assert roots == ((str(pkg), False), (str(user), True))
+    finally:
+        os.chmod(pkg, 0o755)
+        _jit.cache_roots.cache_clear()
+
+
+PROBE = r"""
+import json, sys, numpy as np, dqdyn
+from dqdyn.algorithms import aba, lagrange, newton_euler
+m = dqdyn.random_tree(9, seed=11)
+Q = dqdyn.random_configuration(m, size=4, seed=3)
+rng = np.random.default_rng(4)
+V, A = rng.normal(size=(4, m.nv)), rng.normal(size=(4, m.nv))
+out = {"rnea": [dqdyn.rnea(m, Q[k], V[k], A[k]).tolist() for k in range(4)],
+       "rnea_batch": dqdyn.rnea(m, Q, V, A).tolist(),
+       "aba": [dqdyn.aba(m, Q[k], V[k], A[k]).tolist() for k in range(4)],
+       "M": [dqdyn.mass_matrix(m, Q[k]).tolist() for k in range(4)]}
+misses = 0
+for mod in (aba, lagrange, newton_euler):
+    for d in vars(mod).values():
+        st = getattr(d, "stats", None)
+        if st is not None and hasattr(st, "cache_misses"):
+            misses += sum(st.cache_misses.values())
+out["misses"] = misses
+from dqdyn.algorithms import gate
+out["cfuncs_compiled"] = sum(1 for c in gate._GATED.values() if c._cache_hits == 0)
+print(json.dumps(out))
+"""
+
+
+def _probe(env_extra):
+    env = {**os.environ, **env_extra}
+    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_fresh_process_loads_without_compiling_and_matches_a_fresh_compile_bit_for_bit():
+    from dqdyn.precompile import precompile
+
+    precompile(["dynamics", "forward"], quiet=True)  # fills the cache (cheap when it is full)
+    cached = _probe({})
+    assert cached["misses"] == 0 and cached["cfuncs_compiled"] == 0  # all came from the cache
+    jit = _probe({"DQDYN_NO_CACHE": "1"})  # numba compiles every kernel in that process
+    assert jit["misses"] > 0 or jit["cfuncs_compiled"] > 0
+    for key in ("rnea", "rnea_batch", "aba", "M"):
+        a, b = np.array(cached[key]), np.array(jit[key])
+        assert a.tobytes() == b.tobytes(), key  # bit-identical
+
+
+def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():
+    from dqdyn.algorithms.batching import SERIAL_WORK, for_batch
+    from dqdyn.algorithms.newton_euler import rnea_batch
+
+    m = dqdyn.random_tree(9, seed=11)
+    nb1 = m.nbodies + 1
+    assert for_batch(rnea_batch, 4, nb1) is rnea_batch.serial
+    assert for_batch(rnea_batch, SERIAL_WORK // nb1 + 1, nb1) is rnea_batch
+    n_big = SERIAL_WORK // nb1 + 7
+    Q = dqdyn.random_configuration(m, size=n_big, seed=1)
+    rng = np.random.default_rng(2)
+    V, A = rng.normal(size=(n_big, m.nv)), rng.normal(size=(n_big, m.nv))
+    big = dqdyn.rnea(m, Q, V, A)  # parallel kernel
+    small = dqdyn.rnea(m, Q[:5], V[:5], A[:5])  # serial twin
+    single = np.stack([dqdyn.rnea(m, Q[k], V[k], A[k]) for k in range(5)])
+    assert big[:5].tobytes() == small.tobytes() == single.tobytes()
