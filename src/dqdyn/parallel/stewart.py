@@ -632,7 +632,7 @@ def stewart_6_6(base_radius=1.0, platform_radius=0.5, half_angle_deg=10.0, home_
     on radius 0.5 at ``120°k + 60° ± 10°``, paired by one index roll (the usual zig-zag) -- with
     the home height 1.2 instead of 1.0.  The forward-kinematics failure rate at 45° depends
     strongly on the geometry (with height 1.0: ~7 wrong-assembly-mode solutions in 10,000 from
-    random guesses; with 1.2: none); see :func:`dqdyn.parallel.reproduce.reproduce_parallel`."""
+    random guesses; with 1.2: none); see :func:`dqdyn.reproduce.seed001.reproduce_parallel`."""
     h = half_angle_deg
     base = _circle(base_radius, [a + d for a in (0, 120, 240) for d in (-h, h)])
     plat = _circle(platform_radius, [a + 60 + d for a in (0, 120, 240) for d in (-h, h)])
