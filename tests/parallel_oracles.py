@@ -28,3 +28,8 @@ def body_fd(g, R, t, h=1e-4):
 
         cols.append(2.0 * (-gi(2 * h) + 8 * gi(h) - 8 * gi(-h) + gi(-2 * h)) / (12 * h))
     return np.stack(cols, axis=-1)
+
+
+def pose_err(P, T):
+    """Distance ``min(|P − T|∞, |P + T|∞)`` between poses (``η`` and ``−η`` are the same pose)."""
+    return np.minimum(np.abs(P - T).max(-1), np.abs(P + T).max(-1))

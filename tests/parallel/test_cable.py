@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.parallel import CableRobot, cable_robot_8, lie
 from dqdyn.parallel.cable import pulley_cable_length
-from parallel_oracles import body_fd, np_pose
+from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(99)
 
@@ -127,10 +127,6 @@ def test_suspended_robot_cannot_push_down():
     assert rob.tension_feasible(rob.home, [0, 0, 50.0, 0, 0, 0])
     r = rob.tension_distribution(rob.home, [0, 0, -50.0, 0, 0, 0])
     assert not r.feasible and r.tensions is None
-
-
-def pose_err(P, T):
-    return np.minimum(np.abs(P - T).max(-1), np.abs(P + T).max(-1))
 
 
 def test_overconstrained_fk_one_percent(pulley_robot):

@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from dqdyn import errors
 from dqdyn.parallel import SingularityWarning, StewartPlatform, lie, stewart_3_3, stewart_6_6
-from parallel_oracles import body_fd, np_pose
+from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(7)
 
@@ -110,10 +110,6 @@ def test_statics_T_equals_lambda_transpose(rob):
 
 
 # ----------------------------------------------------------------------------- forward kinematics
-def pose_err(P, T):
-    return np.minimum(np.abs(P - T).max(-1), np.abs(P + T).max(-1))
-
-
 def test_fk_statistics_30deg_1000_poses():
     """Seed 001 §10.3 at n = 1000: random poses ≤ 30°, random initial guesses: 100% correct,
     mean iterations ≤ 5 (the paper: 4.8)."""
