@@ -123,7 +123,6 @@ def k_solve(A, b, x, n):
     return True
 
 
-
 @inline
 def k_workspace(n):
     """Scratch of one solve for ``n`` actuators: ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, L, Lam,
