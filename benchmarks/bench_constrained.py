@@ -53,7 +53,8 @@ def _pin_kkt_inputs(m, pm, cons, q, v, tau):
 
 def _pin_loop(m, specs, q, prox=None):
     import pinocchio as pin
-    from pinconv import pin_rigid_constraints, q_to_pin
+    from loop_models import pin_rigid_constraints
+    from pinconv import q_to_pin
 
     pm, pd, R, D = pin_rigid_constraints(m, specs)
     qp = q_to_pin(m, pm, q)

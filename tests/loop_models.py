@@ -1,4 +1,5 @@
-"""Closed-loop test models shared by tests/constraints and benchmarks/bench_constrained.py."""
+"""Closed-loop test models (and their Pinocchio counterpart) shared by tests/constraints and
+benchmarks/bench_constrained.py."""
 
 from __future__ import annotations
 
@@ -30,3 +31,21 @@ def spatial_7r(seed=3):
     b.add_frame("tip", parent, xyz=(0.1, 0.05, 0.0))
     m = b.build()
     return m, rng.uniform(-1, 1, 7)
+
+
+def pin_rigid_constraints(model, specs):
+    """Pinocchio model, data and initialised ``RigidConstraintModel`` / ``Data`` vectors of the
+    loop constraints ``specs`` = ``[(type, (body1, placement1), (body2 or 0, placement2)), …]``
+    (placements as vec8 in the bodies' frames, ``pin.ReferenceFrame.LOCAL``)."""
+    from pinconv import _se3, pin, pin_from_model
+
+    pm, ids = pin_from_model(model)
+    pd = pm.createData()
+    R, D = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for ct, (b1, p1), (b2, p2) in specs:
+        c = pin.RigidConstraintModel(ct, pm, ids[b1], _se3(p1), ids[b2] if b2 else 0, _se3(p2),
+                                     pin.ReferenceFrame.LOCAL)
+        R.append(c)
+        D.append(c.createData())
+    pin.initConstraintDynamics(pm, pd, R, D)
+    return pm, pd, R, D

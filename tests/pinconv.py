@@ -234,19 +234,3 @@ def pin_fext(model, pm, fext):
         jid = pm.getJointId(name) if pm.existJointName(name) else 1
         fp[jid] = pin.Force(fext[i, :3], fext[i, 3:])
     return fp
-
-
-def pin_rigid_constraints(model, specs):
-    """Pinocchio model, data and initialised ``RigidConstraintModel`` / ``Data`` vectors of the
-    loop constraints ``specs`` = ``[(type, (body1, placement1), (body2 or 0, placement2)), …]``
-    (placements as vec8 in the bodies' frames, ``pin.ReferenceFrame.LOCAL``)."""
-    pm, ids = pin_from_model(model)
-    pd = pm.createData()
-    R, D = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for ct, (b1, p1), (b2, p2) in specs:
-        c = pin.RigidConstraintModel(ct, pm, ids[b1], _se3(p1), ids[b2] if b2 else 0, _se3(p2),
-                                     pin.ReferenceFrame.LOCAL)
-        R.append(c)
-        D.append(c.createData())
-    pin.initConstraintDynamics(pm, pd, R, D)
-    return pm, pd, R, D

@@ -30,8 +30,8 @@ from dqdyn.constraints import (
 from dqdyn.constraints.base import resolve_frame
 from dqdyn.errors import InfeasibleError
 from loop_models import null_velocity as _null_velocity
-from loop_models import spatial_7r
-from pinconv import pin, pin_rigid_constraints, q_to_pin
+from loop_models import pin_rigid_constraints, spatial_7r
+from pinconv import pin, q_to_pin
 
 
 def _rel(x, y):
