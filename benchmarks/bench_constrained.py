@@ -35,6 +35,7 @@ from dqdyn.constraints.dynamics import constrained_forward_dynamics  # noqa: E40
 from dqdyn.constraints import LoopClosure, four_bar, mobile_manipulator  # noqa: E402
 from dqdyn.constraints.base import resolve_frame  # noqa: E402
 from harness import interleaved, print_table, write_results  # noqa: E402
+from loop_models import null_velocity, spatial_7r  # noqa: E402
 
 
 def _pin_kkt_inputs(m, pm, cons, q, v, tau):
@@ -50,47 +51,16 @@ def _pin_kkt_inputs(m, pm, cons, q, v, tau):
     return q_to_pin(m, pm, q), T @ v, Ti.T @ tau, J, gamma, T, tdot_v(m, pm, q, v)
 
 
-def _spatial_7r(seed=3):
-    from dqdyn.multibody.builders import ModelBuilder
-
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder("spatial7r")
-    axes = [(0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 0), (0, 1, 0)]
-    parent = "world"
-    for k, ax in enumerate(axes):
-        b.add_body(f"l{k}", parent, "revolute", joint_name=f"j{k}", axis=ax,
-                   xyz=tuple(rng.uniform(-0.2, 0.3, 3)), rpy=tuple(rng.uniform(-1, 1, 3)),
-                   mass=1.0 + 0.1 * k, com=tuple(rng.uniform(-0.1, 0.1, 3)),
-                   inertia=np.diag([0.02, 0.03, 0.025]))
-        parent = f"l{k}"
-    b.add_frame("tip", parent, xyz=(0.1, 0.05, 0.0))
-    return b.build(), rng.uniform(-1, 1, 7)
-
-
 def _pin_loop(m, specs, q, prox=None):
     import pinocchio as pin
-    from pinconv import _se3, pin_from_model, q_to_pin
+    from loop_models import pin_rigid_constraints
+    from pinconv import q_to_pin
 
-    pm, ids = pin_from_model(m)
-    pd = pm.createData()
-    R, D = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for ct, (b1, p1), (b2, p2) in specs:
-        c = pin.RigidConstraintModel(ct, pm, ids[b1], _se3(p1), ids[b2] if b2 else 0, _se3(p2),
-                                     pin.ReferenceFrame.LOCAL)
-        R.append(c)
-        D.append(c.createData())
-    pin.initConstraintDynamics(pm, pd, R, D)
+    pm, pd, R, D = pin_rigid_constraints(m, specs)
     qp = q_to_pin(m, pm, q)
     if prox is None:
         return lambda v, tau: pin.constraintDynamics(pm, pd, qp, v, tau, R, D)
     return lambda v, tau: pin.constraintDynamics(pm, pd, qp, v, tau, R, D, prox)
-
-
-def _null_v(m, cons, q, rng):
-    A = np.concatenate([c.A(m, q) for c in cons])
-    U, s, Vt = np.linalg.svd(A)
-    r = int(np.sum(s > 1e-10 * s[0]))
-    return Vt[r:].T @ rng.normal(size=m.nv - r)
 
 
 def main(argv=None):
@@ -110,7 +80,7 @@ def main(argv=None):
     pm, _ = pin_from_model(m)
     pd = pm.createData()
     q = q0
-    v = _null_v(m, cons, q, rng)
+    v = null_velocity(m, cons, q, rng)
     tau = rng.normal(size=m.nv)
     qp, vp, tp, J, gamma, T, Tdv = _pin_kkt_inputs(m, pm, cons, q, v, tau)
     ours = constrained_forward_dynamics(m, q, v, tau, cons).qdd
@@ -146,10 +116,10 @@ def main(argv=None):
                  "max |Δq̈|": diff})
 
     # --- 6D loop: spatial 7R welded to the ground
-    m7, q7 = _spatial_7r()
+    m7, q7 = spatial_7r()
     x = dqdyn.frame_pose(m7, q7, "tip")
     c6 = [LoopClosure((0, x), "tip", "6d")]
-    v7 = _null_v(m7, c6, q7, rng)
+    v7 = null_velocity(m7, c6, q7, rng)
     t7 = rng.normal(size=m7.nv)
     f7 = _pin_loop(m7, [(pin.ContactType.CONTACT_6D, resolve_frame(m7, "tip"), (0, x))], q7)
     diff = float(np.abs(f7(v7, t7) - constrained_forward_dynamics(m7, q7, v7, t7, c6).qdd).max())
@@ -160,7 +130,7 @@ def main(argv=None):
 
     # --- 3D loop: planar four-bar (redundant row; pin needs proximal iterations)
     m4, c4, q4 = four_bar()
-    v4 = _null_v(m4, c4, q4, rng)
+    v4 = null_velocity(m4, c4, q4, rng)
     t4 = rng.normal(size=m4.nv)
     prox = pin.ProximalSettings(1e-13, 1e-8, 200)
     f4 = _pin_loop(m4, [(pin.ContactType.CONTACT_3D, resolve_frame(m4, "coupler_tip"),

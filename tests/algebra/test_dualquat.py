@@ -15,25 +15,10 @@ from dqdyn import errors
 from dqdyn.algebra import _core
 from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra.rotations import matrix_from_quat, quat_from_axis_angle
+from algebra_asserts import close, close_pm
 
 PROP = settings(max_examples=50, deadline=None)
 ONE = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
-
-
-def close(a, b, tol=1e-9):
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    scale = max(1.0, float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-    np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale)
-
-
-def close_pm(a, b, tol=1e-9):
-    """``a = ±b`` (the double cover: x and −x are the same pose)."""
-    a = np.asarray(a)
-    b = np.asarray(b)
-    if np.linalg.norm(a - b) > np.linalg.norm(a + b):
-        b = -b
-    close(a, b, tol)
 
 
 def dual_mul(a, b):

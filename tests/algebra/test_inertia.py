@@ -11,15 +11,9 @@ from dqdyn import errors
 from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra import inertia as In
 from dqdyn.algebra.rotations import matrix_from_quat, quat_multiply
+from algebra_asserts import close
 
 PROP = settings(max_examples=50, deadline=None)
-
-
-def close(a, b, tol=1e-9):
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    scale = max(1.0, float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-    np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale)
 
 
 def pure(v):

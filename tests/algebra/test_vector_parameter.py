@@ -12,15 +12,9 @@ from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra import vector_parameter as vp
 from dqdyn.algebra.inertia import skew
 from dqdyn.algebra.rotations import matrix_from_quat, quat_from_axis_angle, quat_multiply
+from algebra_asserts import close
 
 PROP = settings(max_examples=50, deadline=None)
-
-
-def close(a, b, tol=1e-9):
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    scale = max(1.0, float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-    np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale)
 
 
 def c_strategy(S):

@@ -29,49 +29,18 @@ from dqdyn.constraints import (
 )
 from dqdyn.constraints.base import resolve_frame
 from dqdyn.errors import InfeasibleError
-from dqdyn.multibody.builders import ModelBuilder
-from pinconv import _se3, pin, pin_from_model, q_to_pin
+from loop_models import null_velocity as _null_velocity
+from loop_models import pin_rigid_constraints, spatial_7r
+from pinconv import pin, q_to_pin
 
 
 def _rel(x, y):
     return float(np.abs(np.asarray(x) - np.asarray(y)).max() / max(1.0, np.abs(y).max()))
 
 
-def _null_velocity(model, cons, q, rng):
-    A = np.concatenate([c.A(model, q) for c in cons])
-    U, s, Vt = np.linalg.svd(A)
-    r = int(np.sum(s > 1e-10 * s[0]))
-    return Vt[r:].T @ rng.normal(size=model.nv - r)
-
-
-def spatial_7r(seed=3):
-    """A 7R chain with tilted joints; its tip frame ends where it is at ``q_ref``."""
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder(f"spatial7r_{seed}")
-    axes = [(0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 0), (0, 1, 0)]
-    parent = "world"
-    for k, ax in enumerate(axes):
-        b.add_body(f"l{k}", parent, "revolute", joint_name=f"j{k}", axis=ax,
-                   xyz=tuple(rng.uniform(-0.2, 0.3, 3)), rpy=tuple(rng.uniform(-1, 1, 3)),
-                   mass=1.0 + 0.1 * k, com=tuple(rng.uniform(-0.1, 0.1, 3)),
-                   inertia=np.diag([0.02, 0.03, 0.025]))
-        parent = f"l{k}"
-    b.add_frame("tip", parent, xyz=(0.1, 0.05, 0.0))
-    m = b.build()
-    return m, rng.uniform(-1, 1, 7)
-
-
 # ------------------------------------------------------------------------ loops vs Pinocchio
 def _pin_constraint_dynamics(model, specs, q, v, tau, prox=None):
-    pm, ids = pin_from_model(model)
-    pd = pm.createData()
-    R, D = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for ct, (b1, p1), (b2, p2) in specs:
-        c = pin.RigidConstraintModel(ct, pm, ids[b1], _se3(p1), ids[b2] if b2 else 0, _se3(p2),
-                                     pin.ReferenceFrame.LOCAL)
-        R.append(c)
-        D.append(c.createData())
-    pin.initConstraintDynamics(pm, pd, R, D)
+    pm, pd, R, D = pin_rigid_constraints(model, specs)
     args = (pm, pd, q_to_pin(model, pm, q), v, tau, R, D) + ((prox,) if prox else ())
     return pin.constraintDynamics(*args)
 

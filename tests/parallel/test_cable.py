@@ -13,28 +13,9 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.parallel import CableRobot, cable_robot_8, lie
 from dqdyn.parallel.cable import pulley_cable_length
+from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(99)
-
-
-def np_pose(R, t):
-    q = Rotation.from_matrix(R).as_quat(scalar_first=True)
-    w, x, y, z = q
-    tq = np.array([-t @ q[1:], t[0] * w + t[1] * z - t[2] * y, -t[0] * z + t[1] * w + t[2] * x, t[0] * y - t[1] * x + t[2] * w])
-    return np.concatenate([q, 0.5 * tq])
-
-
-def body_fd(g, R, t, h=1e-4):
-    cols = []
-    for i in range(6):
-        e = np.zeros(6)
-        e[i] = 1.0
-
-        def gi(s):
-            return np.asarray(g(R @ Rotation.from_rotvec(s * e[:3]).as_matrix(), t + R @ (s * e[3:])))
-
-        cols.append(2.0 * (-gi(2 * h) + 8 * gi(h) - 8 * gi(-h) + gi(-2 * h)) / (12 * h))
-    return np.stack(cols, axis=-1)
 
 
 def taut_length(r, x, n, w, p):
@@ -146,10 +127,6 @@ def test_suspended_robot_cannot_push_down():
     assert rob.tension_feasible(rob.home, [0, 0, 50.0, 0, 0, 0])
     r = rob.tension_distribution(rob.home, [0, 0, -50.0, 0, 0, 0])
     assert not r.feasible and r.tensions is None
-
-
-def pose_err(P, T):
-    return np.minimum(np.abs(P - T).max(-1), np.abs(P + T).max(-1))
 
 
 def test_overconstrained_fk_one_percent(pulley_robot):

@@ -13,16 +13,10 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.parallel import cable_robot_8, lie, stewart_6_6
 from dqdyn.parallel import dynamics as dy
+from parallel_oracles import np_pose
 
 RNG = np.random.default_rng(314)
 G_W = np.array([0.0, 0.0, -9.81])
-
-
-def np_pose(R, t):
-    q = Rotation.from_matrix(R).as_quat(scalar_first=True)
-    w, x, y, z = q
-    tq = np.array([-t @ q[1:], t[0] * w + t[1] * z - t[2] * y, -t[0] * z + t[1] * w + t[2] * x, t[0] * y - t[1] * x + t[2] * w])
-    return np.concatenate([q, 0.5 * tq])
 
 
 def rot(axis, ang):

@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.algebra import _core
 from dqdyn.parallel import lie
+from parallel_oracles import body_fd, np_pose
 
 RNG = np.random.default_rng(20240801)
 
@@ -34,11 +35,6 @@ def dmul(a, b):
 
 def dconj(a):
     return a * np.array([1, -1, -1, -1, 1, -1, -1, -1.0])
-
-
-def np_pose(R, t):
-    q = Rotation.from_matrix(R).as_quat(scalar_first=True)
-    return np.concatenate([q, 0.5 * qmul(np.r_[0.0, t], q)])
 
 
 def random_pose(rng=RNG, scale=1.0):
@@ -147,22 +143,6 @@ def test_body_twist_is_eta_inverse_eta_dot():
 
 
 # ----------------------------------------------------------------------------- Lie derivatives
-def body_fd(g, R, t, h=1e-4):
-    """2 × body-frame Jacobian of g(R, t) by independent 4th-order central differences."""
-    cols = []
-    for i in range(6):
-        e = np.zeros(6)
-        e[i] = 1.0
-
-        def gi(s):
-            Rs = R @ Rotation.from_rotvec(s * e[:3]).as_matrix()
-            return np.asarray(g(Rs, t + R @ (s * e[3:])))
-
-        d = (-gi(2 * h) + 8 * gi(h) - 8 * gi(-h) + gi(-2 * h)) / (12 * h)
-        cols.append(2.0 * d)
-    return np.stack(cols, axis=-1)
-
-
 def test_numeric_lie_derivative_is_twice_body_jacobian():
     R, t, eta = random_pose()
     p = RNG.normal(size=3)

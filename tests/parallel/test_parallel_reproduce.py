@@ -6,7 +6,7 @@ import csv
 import pytest
 from rich.console import Console
 
-from dqdyn.parallel.reproduce import COLUMNS, ParallelReproduction, render, reproduce_parallel
+from dqdyn.reproduce.seed001 import COLUMNS, ParallelReproduction, render, reproduce_parallel
 
 
 @pytest.fixture(scope="module")

@@ -12,32 +12,13 @@ from scipy.spatial.transform import Rotation
 
 from dqdyn import errors
 from dqdyn.parallel import SingularityWarning, StewartPlatform, lie, stewart_3_3, stewart_6_6
+from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(7)
 
 
-def np_pose(R, t):
-    q = Rotation.from_matrix(R).as_quat(scalar_first=True)
-    w, x, y, z = q
-    tq = np.array([-t @ q[1:], t[0] * w + t[1] * z - t[2] * y, -t[0] * z + t[1] * w + t[2] * x, t[0] * y - t[1] * x + t[2] * w])
-    return np.concatenate([q, 0.5 * tq])
-
-
 def legs_np(rob, R, t):
     return np.linalg.norm((R @ rob.platform_points.T).T + t - rob.base_points, axis=1)
-
-
-def body_fd(g, R, t, h=1e-4):
-    cols = []
-    for i in range(6):
-        e = np.zeros(6)
-        e[i] = 1.0
-
-        def gi(s):
-            return np.asarray(g(R @ Rotation.from_rotvec(s * e[:3]).as_matrix(), t + R @ (s * e[3:])))
-
-        cols.append(2.0 * (-gi(2 * h) + 8 * gi(h) - 8 * gi(-h) + gi(-2 * h)) / (12 * h))
-    return np.stack(cols, axis=-1)
 
 
 def sample(rob, angle=25.0, trans=0.15):
@@ -129,10 +110,6 @@ def test_statics_T_equals_lambda_transpose(rob):
 
 
 # ----------------------------------------------------------------------------- forward kinematics
-def pose_err(P, T):
-    return np.minimum(np.abs(P - T).max(-1), np.abs(P + T).max(-1))
-
-
 def test_fk_statistics_30deg_1000_poses():
     """Seed 001 §10.3 at n = 1000: random poses ≤ 30°, random initial guesses: 100% correct,
     mean iterations ≤ 5 (the paper: 4.8)."""

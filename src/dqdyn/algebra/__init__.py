@@ -12,7 +12,7 @@ Nothing is compiled at import: the numba kernels compile on first use (and are c
 """
 
 from .rotations import *  # noqa: F401,F403
-from .dualquat import *  # noqa: F401,F403  (its pose_from_matrix/matrix_from_pose add input checks)
+from .dualquat import *  # noqa: F401,F403
 from .inertia import *  # noqa: F401,F403
 from .vector_parameter import *  # noqa: F401,F403
 from .dq import *  # noqa: F401,F403

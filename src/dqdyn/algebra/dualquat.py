@@ -531,19 +531,9 @@ def rotation_matrix(x):
     return _rot.matrix_from_quat(x[..., :4])
 
 
-def pose_from_matrix(T):
-    """Unit dual quaternion (..., 8), ``P0 >= 0``, of a homogeneous matrix (..., 4, 4)."""
-    T = np.asarray(T, dtype=float)
-    if T.ndim < 2 or T.shape[-2:] != (4, 4):
-        raise errors.ShapeError(f"T must have shape (..., 4, 4); got {T.shape}")
-    if not np.all(np.isfinite(T)):
-        raise errors.NonFiniteError("T contains NaN or infinity")
-    return _rot.pose_from_matrix(T)
-
-
-def matrix_from_pose(x):
-    """Homogeneous 4×4 matrix (..., 4, 4) of a unit dual quaternion (..., 8)."""
-    return _rot.matrix_from_pose(_arr(x, "x", 8))
+# pose_from_matrix / matrix_from_pose: one definition each, in .rotations (re-exported here)
+pose_from_matrix = _rot.pose_from_matrix
+matrix_from_pose = _rot.matrix_from_pose
 
 
 # --------------------------------------------------------------------------- screws

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import errors
+
 
 def quat_multiply(a, b):
     """Hamilton product of quaternions ``a b`` (arrays (..., 4))."""
@@ -124,14 +126,31 @@ def translation_of(x):
 
 
 def pose_from_matrix(T):
-    """Unit dual quaternion (..., 8) of a homogeneous matrix (..., 4, 4)."""
+    """Unit dual quaternion (..., 8), ``P0 >= 0``, of a homogeneous matrix (..., 4, 4).
+
+    The one definition (:mod:`.dualquat` and :mod:`dqdyn.algebra` re-export it); input checked:
+    :class:`~dqdyn.errors.ShapeError` / :class:`~dqdyn.errors.NonFiniteError` name ``T``."""
     T = np.asarray(T, dtype=float)
+    if T.ndim < 2 or T.shape[-2:] != (4, 4):
+        raise errors.ShapeError(f"T must have shape (..., 4, 4); got {T.shape}")
+    if not np.all(np.isfinite(T)):
+        raise errors.NonFiniteError("T contains NaN or infinity")
     return pose_from_rt(quat_from_matrix(T[..., :3, :3]), T[..., :3, 3])
 
 
 def matrix_from_pose(x):
-    """Homogeneous 4×4 matrix (..., 4, 4) of a unit dual quaternion (..., 8)."""
-    x = np.asarray(x, dtype=float)
+    """Homogeneous 4×4 matrix (..., 4, 4) of a unit dual quaternion (..., 8).
+
+    The one definition (:mod:`.dualquat` and :mod:`dqdyn.algebra` re-export it); input checked
+    (errors name ``x``)."""
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise errors.ShapeError(f"x must be a real array of shape (..., 8): {exc}") from None
+    if x.ndim == 0 or x.shape[-1] != 8:
+        raise errors.ShapeError(f"x must have shape (..., 8); got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise errors.NonFiniteError("x contains NaN or infinity")
     T = np.zeros(x.shape[:-1] + (4, 4))
     T[..., :3, :3] = matrix_from_quat(x[..., :4])
     T[..., :3, 3] = translation_of(x)

@@ -27,16 +27,7 @@ import numpy as np
 
 from .. import errors
 from .dualquat import _arr, _cross3, _dot, _qmul, _qconj
-from .inertia import skew
-
-
-def _m3(O, name):
-    O = np.asarray(O, dtype=float)
-    if O.ndim < 2 or O.shape[-2:] != (3, 3):
-        raise errors.ShapeError(f"{name} must have shape (..., 3, 3); got {O.shape}")
-    if not np.all(np.isfinite(O)):
-        raise errors.NonFiniteError(f"{name} contains NaN or infinity")
-    return O
+from .inertia import _mat3, skew
 
 
 def _outer(a, b):
@@ -80,7 +71,7 @@ def vp_from_matrix(O, *, tol: float = 1e-10):
     Raises SingularError when ``1 + tr O <= tol`` (a half-turn, ``α = π``; ``1 + tr O =
     4/(1 + c²)``).
     """
-    O = _m3(O, "O")
+    O = _mat3(O, "O")
     den = 1.0 + np.trace(O, axis1=-2, axis2=-1)
     if np.any(den <= tol):
         raise errors.SingularError("O is (numerically) a half-turn: 1 + tr O = 0, vector-parameter undefined")

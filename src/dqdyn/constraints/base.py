@@ -31,19 +31,14 @@ import numpy as np
 
 from .._jit import kernel
 
+from ..algebra import dualquat
 from ..algebra._core import dq_mul, pose_translation
-from ..algebra.rotations import pose_from_matrix, pose_from_rt, quat_multiply
+from ..algebra.rotations import pose_from_matrix, pose_from_rt
 from ..algorithms.kinematics import jacobian_dot_kernel
 from ..errors import ModelError, ShapeError
 from ..multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
-
-
-def _dq_mul(a, b):
-    r = quat_multiply(a[..., :4], b[..., :4])
-    d = quat_multiply(a[..., :4], b[..., 4:]) + quat_multiply(a[..., 4:], b[..., :4])
-    return np.concatenate([r, d], axis=-1)
 
 
 def _offset_pose(offset) -> np.ndarray:
@@ -65,7 +60,7 @@ def resolve_frame(model: Model, spec) -> tuple[int, np.ndarray]:
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(spec[0], (float, np.floating)):
         base, offset = spec
         body, pl = resolve_frame(model, base)
-        return body, _dq_mul(pl, _offset_pose(offset))
+        return body, dualquat.mul(pl, _offset_pose(offset))
     if isinstance(spec, (int, np.integer)):
         b = int(spec)
         if not 0 <= b <= model.nbodies:

@@ -191,6 +191,25 @@ def _pinv_apply(W, V, r, rcond, z, proj, lam):
 
 
 @njit
+def _scaled_constraint_svd(L, A):
+    """``W = L⁻¹ Aᵀ`` (n, m; ``Wᵀ = D = A L⁻ᵀ`` with ``M = L Lᵀ``) made column-orthogonal in place by
+    one-sided Jacobi, ``V`` (m, m) the rotations applied (:func:`_jacobi_columns`)."""
+    n = L.shape[0]
+    m = A.shape[0]
+    W = np.empty((n, m))
+    col = np.empty(n)
+    for k in range(m):
+        for j in range(n):
+            col[j] = A[k, j]
+        _lsolve(L, col)
+        for j in range(n):
+            W[j, k] = col[j]
+    V = np.empty((m, m))
+    _jacobi_columns(W, V)
+    return W, V
+
+
+@njit
 def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     """Udwadia–Kalaba (module doc) for one state.  ``info = [status, |residual|, rank, scale]``;
     status 1: M not positive definite."""
@@ -208,16 +227,7 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
         for j in range(n):
             s += A[i, j] * a[j]
         r[i] -= s
-    W = np.empty((n, m))  # Dᵀ = L⁻¹ Aᵀ
-    col = np.empty(n)
-    for k in range(m):
-        for j in range(n):
-            col[j] = A[k, j]
-        _lsolve(L, col)
-        for j in range(n):
-            W[j, k] = col[j]
-    V = np.empty((m, m))
-    _jacobi_columns(W, V)
+    W, V = _scaled_constraint_svd(L, A)  # Wᵀ = D = A L⁻ᵀ
     z = np.empty(n)
     proj = np.empty(m)
     rank = _pinv_apply(W, V, r, rcond, z, proj, lam)
@@ -273,16 +283,7 @@ def _mass_projection(M, A, v, rcond, out):
     L = np.empty((n, n))
     if not _chol(M, L):
         return False
-    W = np.empty((n, m))
-    col = np.empty(n)
-    for k in range(m):
-        for j in range(n):
-            col[j] = A[k, j]
-        _lsolve(L, col)
-        for j in range(n):
-            W[j, k] = col[j]
-    V = np.empty((m, m))
-    _jacobi_columns(W, V)
+    W, V = _scaled_constraint_svd(L, A)
     w = np.empty(n)  # w = Lᵀ v
     for i in range(n):
         s = 0.0

@@ -92,6 +92,18 @@ def joint_nq(jt):
 
 
 @jit
+def _dual_along_axis(axis, d, out):
+    """``D = ½ p r`` of ``out = r + ε ½ p r`` for the translation ``p = 2d·axis`` along the unit
+    axis (helical and cylindrical joints), ``r = out[0:4]`` already set (seed 003 eq. 3.10)."""
+    r0, r1, r2, r3 = out[0], out[1], out[2], out[3]
+    px, py, pz = d * axis[0], d * axis[1], d * axis[2]
+    out[4] = -px * r1 - py * r2 - pz * r3
+    out[5] = px * r0 + py * r3 - pz * r2
+    out[6] = -px * r3 + py * r0 + pz * r1
+    out[7] = px * r2 - py * r1 + pz * r0
+
+
+@jit
 def joint_transform(jt, axis, pitch, q, iq, scale, offset, out):
     """``out = x_J(q)``: pose of the child body frame in the joint frame (a unit DQ).
 
@@ -111,22 +123,10 @@ def joint_transform(jt, axis, pitch, q, iq, scale, offset, out):
         th = scale * q[iq] + offset
         axis_angle_quat(axis, th, out[0:4])
         # D = ½ p r with p = pitch·θ·axis parallel to the rotation axis
-        d = 0.5 * pitch * th
-        r0, r1, r2, r3 = out[0], out[1], out[2], out[3]
-        px, py, pz = d * axis[0], d * axis[1], d * axis[2]
-        out[4] = -px * r1 - py * r2 - pz * r3
-        out[5] = px * r0 + py * r3 - pz * r2
-        out[6] = -px * r3 + py * r0 + pz * r1
-        out[7] = px * r2 - py * r1 + pz * r0
+        _dual_along_axis(axis, 0.5 * pitch * th, out)
     elif jt == CYLINDRICAL:
         axis_angle_quat(axis, q[iq], out[0:4])
-        d = 0.5 * q[iq + 1]
-        r0, r1, r2, r3 = out[0], out[1], out[2], out[3]
-        px, py, pz = d * axis[0], d * axis[1], d * axis[2]
-        out[4] = -px * r1 - py * r2 - pz * r3
-        out[5] = px * r0 + py * r3 - pz * r2
-        out[6] = -px * r3 + py * r0 + pz * r1
-        out[7] = px * r2 - py * r1 + pz * r0
+        _dual_along_axis(axis, 0.5 * q[iq + 1], out)
     elif jt == PLANAR:
         h = 0.5 * q[iq + 2]
         c, s = math.cos(h), math.sin(h)

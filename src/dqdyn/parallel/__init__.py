@@ -5,14 +5,19 @@
   fixed points / directions), the pose update ``η ← η normalize(1 + θ)``, and the conversions
   between the paper's β-coordinates (``φ = ½[ω, v]``, ``τ = 2[q, p]``) and dqdyn's
   ``[ω, v]`` / ``[f, τ]`` conventions.
-* :mod:`.stewart` -- rigid-leg robots (6-6, 3-3, n-leg), ``L(η)``, ``Λ``, ``L²ℓ``, ``T = Λᵀ``,
-  square Newton--Raphson forward kinematics (batch, global, tracking), singularity analysis.
-* :mod:`.cable` -- point and swivel-pulley cables, over-constrained forward kinematics,
-  tension feasibility, the bundled 8-cable robot.
+* :mod:`.actuators` -- one actuator's length ``ℓ_k``, row ``Λ_k`` and ``L²ℓ_k`` (legs, point
+  cables, swivel-pulley cables; eqs. 73-84) in compiled kernels, and the geometry table they read.
+* :mod:`.newton` -- Newton--Raphson forward kinematics of any leg-length robot: square (eq. 87)
+  and over-constrained (eqs. 88-90), one solve, batch, tracking, global; results and errors.
+* :mod:`.stewart` -- :class:`ParallelRobot` (the front end all share: ``L(η)``, ``Λ``, ``L²ℓ``,
+  ``T = Λᵀ``, forward kinematics, singularity analysis, pose sampling) and the rigid-leg robots
+  (6-6, 3-3, n-leg).
+* :mod:`.cable` -- cable robots (point and swivel-pulley cables), tension feasibility, the
+  bundled 8-cable robot.
 * :mod:`.dynamics` -- end-effector dynamics with actuator inertia (Theorem 2 / corrected
   Theorem 1), inverse and forward dynamics, simulation with the three-way work balance.
-* :mod:`.reproduce` -- the paper's statistics as a table (``reproduce_parallel`` + ``render``;
-  ``dqdyn reproduce parallel``).
+The paper's statistics as a table (``dqdyn reproduce parallel``) are reproduced in
+:mod:`dqdyn.reproduce.seed001` with every other paper's experiments.
 
 Bad input raises :mod:`dqdyn.errors` exceptions naming the argument: coincident attachment points
 (:class:`~dqdyn.errors.ModelError` at construction, :class:`~dqdyn.errors.SingularError` for a

@@ -25,393 +25,26 @@ Cable model
 Sign of forces: ``τ_β = Λᵀ f`` with ``f_k > 0`` pushing along ``u_k`` (out of the pulley); a
 cable can only pull, so its **tension is** ``t_k = −f_k ≥ 0``.
 
-Over-constrained forward kinematics (``n > 6``; seed 001 eqs. 88-90, corrected E6/E7): full
-Newton on ``b(η) = ½|L(η) − ℓ|²`` (eq. 147) with gradient ``δ = Λᵀ(L − ℓ)`` (88) and Hessian
-``H = ΛᵀΛ + ½ Σ_m (L²ℓ_m + L²ℓ_mᵀ)(L_m − ℓ_m)`` (89 with the missing ``−ℓ_m`` restored, E6 /
-eq. 152); the step is ``θ = −H⁻¹δ`` (E7; the printed ``+H⁻¹δ`` ascends -- kept behind
-``printed_step=True`` for the claims tests).  ``method="gauss-newton"`` drops the
-second-derivative term.
+The cable kernels (:func:`~.actuators.k_pulley` for eqs. 78-84, the closed-form ``G``) live in
+:mod:`.actuators` beside the leg's; the over-constrained forward kinematics every cable robot
+uses (``n > 6``; seed 001 eqs. 88-90, corrected E6/E7) lives in :mod:`.newton`.  This module holds
+the robot class, tension feasibility (linear programming) and the bundled 8-cable robot.
 """
 
 from __future__ import annotations
-
 import math
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
-
-from .._jit import kernel
 
 from .. import errors
 from . import lie
-from .lie import inline, k_dir_to_body, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff, k_world_to_body
-from .stewart import (
-    C_KIND,
-    C_N,
-    C_OFF,
-    C_P,
-    C_R,
-    C_S,
-    C_W,
-    KIND_LEG,
-    KIND_PULLEY,
-    LOCALMIN,
-    MAXITER,
-    NCOL,
-    NONFINITE,
-    OK,
-    SINGULAR,
-    FKBatchResult,
-    FKResult,
-    ParallelRobot,
-    _as_points,
-    _raise_fk,
-    _raise_fk_batch,
-    k_lam_row,
-    k_leg,
-    k_leg_G,
-    k_second,
-    k_solve,
-)
+from .actuators import C_KIND, C_N, C_OFF, C_P, C_R, C_S, C_W, KIND_LEG, KIND_PULLEY, NCOL, k_pulley  # noqa: F401
+from .actuators import eval_any, eval_any_batch, k_eval_any  # noqa: F401  (re-exported)
+from .newton import LSFKBatchResult, LSFKResult, batch_outputs, fk_global_batch, fk_ls  # noqa: F401
+from .stewart import ParallelRobot, _as_points
 
 __all__ = ["CableRobot", "TensionResult", "cable_robot_8", "pulley_cable_length"]
-
-njit = kernel(error_model="numpy")
-pnjit = kernel(parallel=True, error_model="numpy")
-
-
-# =========================================================================== compiled kernels
-
-
-@inline
-def k_pulley(rq, t, row, xb, nv, u, G, need_G):
-    """Swivel-pulley cable (seed 001 eqs. 78-84); returns the length (without offset).
-
-    ``x`` (row[4:7]) and ``n`` (row[7:10]) are world quantities, moved to the body frame first
-    (eqs. 120-121), so ``u`` and ``G = ∂u/∂r`` come out in the moving frame.
-    """
-    k_world_to_body(rq, t, row[C_S : C_S + 3], xb)
-    k_dir_to_body(rq, row[C_N : C_N + 3], nv)
-    n0, n1, n2 = nv[0], nv[1], nv[2]
-    e0 = xb[0] - row[1]
-    e1 = xb[1] - row[2]
-    e2 = xb[2] - row[3]
-    h2 = n0 * e0 + n1 * e1 + n2 * e2  # (83)
-    d0 = e0 - h2 * n0  # (81)
-    d1 = e1 - h2 * n1
-    d2 = e2 - h2 * n2
-    dl = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-    # r on the swivel axis (to round-off): m is undefined -- NaN, reported by the front ends
-    if not dl > 1e-13 * (abs(xb[0]) + abs(xb[1]) + abs(xb[2]) + abs(row[1]) + abs(row[2]) + abs(row[3])):
-        dl = np.nan
-    m0, m1, m2 = d0 / dl, d1 / dl, d2 / dl  # (82)
-    w = row[C_W]
-    p = row[C_P]
-    h1 = dl - w  # (84)
-    q = h1 * h1 + h2 * h2
-    s = math.sqrt(q - p * p)
-    u1 = -(h1 * s - h2 * p) / q  # (79)
-    u2 = -(h2 * s + h1 * p) / q
-    u[0] = u1 * m0 + u2 * n0  # (78)
-    u[1] = u1 * m1 + u2 * n1
-    u[2] = u1 * m2 + u2 * n2
-    if need_G:
-        # D = (c c^T/s + s I + p J)/q - 2 (s c + p J c) c^T / q^2,  J = [[0,-1],[1,0]]
-        jc0, jc1 = -h2, h1
-        v0 = s * h1 + p * jc0
-        v1 = s * h2 + p * jc1
-        q2 = q * q
-        D00 = (h1 * h1 / s + s) / q - 2.0 * v0 * h1 / q2
-        D01 = (h1 * h2 / s - p) / q - 2.0 * v0 * h2 / q2
-        D10 = (h2 * h1 / s + p) / q - 2.0 * v1 * h1 / q2
-        D11 = (h2 * h2 / s + s) / q - 2.0 * v1 * h2 / q2
-        k0 = n1 * m2 - n2 * m1
-        k1 = n2 * m0 - n0 * m2
-        k2 = n0 * m1 - n1 * m0
-        c = u1 / dl
-        mm = (m0, m1, m2)
-        nn = (n0, n1, n2)
-        kk = (k0, k1, k2)
-        for a in range(3):
-            for b in range(3):
-                G[a, b] = (
-                    D00 * mm[a] * mm[b] + D01 * mm[a] * nn[b] + D10 * nn[a] * mm[b] + D11 * nn[a] * nn[b]
-                    - c * kk[a] * kk[b]
-                )
-    return s + p * math.atan2(-u2, -u1)  # (80)
-
-
-@inline
-def k_eval_any(eta, geom, order, L, Lam, H, rq, t, sb, nv, u, G, A):
-    """Lengths / Λ / L²ℓ of any mix of legs, point cables and swivel-pulley cables."""
-    k_rot_trans(eta, rq, t)
-    for k in range(geom.shape[0]):
-        row = geom[k]
-        if row[C_KIND] == KIND_PULLEY:
-            Lk = k_pulley(rq, t, row, sb, nv, u, G, order >= 2)
-        else:
-            Lk = k_leg(rq, t, row, sb, u)
-            if order >= 2:
-                k_leg_G(u, Lk, G)
-        L[k] = Lk + row[C_OFF]
-        if order >= 1:
-            k_lam_row(row, u, Lam[k])
-        if order >= 2:
-            k_second(row, u, G, A, H[k])
-
-
-@njit
-def eval_any(eta, geom, order, L, Lam, H):  # pragma: no cover - compiled
-    """``(ℓ, Λ, L²ℓ)`` of any actuator mix at the normalized pose ``η |η|⁻¹`` (eq. 33)."""
-    e = np.empty(8)
-    k_normalize(eta, e)
-    rq = np.empty(4)
-    t = np.empty(3)
-    sb = np.empty(3)
-    nv = np.empty(3)
-    u = np.empty(3)
-    G = np.empty((3, 3))
-    A = np.empty((3, 6))
-    k_eval_any(e, geom, order, L, Lam, H, rq, t, sb, nv, u, G, A)
-
-
-@njit
-def eval_any_batch(eta, geom, order, L, Lam, H):  # pragma: no cover - compiled
-    for b in range(eta.shape[0]):
-        eval_any(eta[b], geom, order, L[b], Lam[b], H[b])
-
-
-@njit
-def fk_ls(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
-    """Over-constrained Newton on ``b = ½|L − ℓ|²`` (seed 001 eqs. 88-90, corrected E6/E7).
-
-    ``prm = [tol, ftol_abs, inv_l2, maxit, loss_tol_abs, gauss_newton, step_sign]``.  Returns
-    ``(status, iterations, max|L − ℓ|, loss)``.
-    """
-    tol = prm[0]
-    ftol = prm[1]
-    inv_l2 = prm[2]
-    maxit = int(prm[3])
-    loss_tol = prm[4]
-    gn = prm[5] != 0.0
-    sign = prm[6]
-    n = geom.shape[0]
-    order = 1 if gn else 2
-    eta = np.empty(8)
-    new = np.empty(8)
-    tmp = np.empty(8)
-    rq = np.empty(4)
-    t = np.empty(3)
-    sb = np.empty(3)
-    nv = np.empty(3)
-    u = np.empty(3)
-    G = np.empty((3, 3))
-    A3 = np.empty((3, 6))
-    L = np.empty(n)
-    Lam = np.empty((n, 6))
-    H2 = np.empty((n, 6, 6))
-    F = np.empty(n)
-    Hm = np.empty((6, 6))
-    dl = np.empty(6)
-    th = np.empty(6)
-    for k in range(8):
-        eta[k] = eta0[k]
-    k_normalize(eta, eta)
-    it = 0
-    status = MAXITER
-    small = False
-    res = 0.0
-    loss = 0.0
-    while True:
-        k_eval_any(eta, geom, order, L, Lam, H2, rq, t, sb, nv, u, G, A3)
-        res = 0.0
-        loss = 0.0
-        for k in range(n):
-            f = L[k] - ell[k]
-            F[k] = f
-            loss += 0.5 * f * f
-            if not (abs(f) <= res):  # also catches NaN
-                res = abs(f) if abs(f) < np.inf else np.inf
-        if not (res < 1e300):
-            status = NONFINITE
-            break
-        if res < ftol or small:
-            status = OK if loss <= loss_tol else LOCALMIN
-            break
-        if it >= maxit:
-            status = MAXITER
-            break
-        # gradient (88) and Hessian (89)/(152), corrected E6
-        for i in range(6):
-            acc = 0.0
-            for k in range(n):
-                acc += Lam[k, i] * F[k]
-            dl[i] = sign * acc
-            for j in range(i, 6):
-                acc = 0.0
-                for k in range(n):
-                    acc += Lam[k, i] * Lam[k, j]
-                    if not gn:
-                        acc += 0.5 * (H2[k, i, j] + H2[k, j, i]) * F[k]
-                Hm[i, j] = acc
-                Hm[j, i] = acc
-        # step (90) corrected E7: theta = -H^{-1} delta  (sign = -1)
-        if not k_solve(Hm, dl, th, 6):
-            status = SINGULAR
-            break
-        k_pose_update(eta, th, tmp, new)
-        step = k_size_l_diff(new, eta, inv_l2)
-        for k in range(8):
-            eta[k] = new[k]
-        it += 1
-        if step < tol:
-            small = True
-    sg = 1.0 if eta[0] >= 0.0 else -1.0
-    for k in range(8):
-        out[k] = sg * eta[k]
-    return status, it, res, loss
-
-
-@pnjit
-def fk_ls_batch(eta0, ell, geom, prm, out, status, iters, res, loss):  # pragma: no cover - compiled
-    for b in nb.prange(ell.shape[0]):
-        s, i, r, lo = fk_ls(eta0[b], ell[b], geom, prm, out[b])
-        status[b] = s
-        iters[b] = i
-        res[b] = r
-        loss[b] = lo
-
-
-@njit
-def fk_ls_track(eta0, ells, geom, prm, out, status, iters, res, loss):  # pragma: no cover - compiled
-    guess = eta0.copy()
-    for b in range(ells.shape[0]):
-        s, i, r, lo = fk_ls(guess, ells[b], geom, prm, out[b])
-        status[b] = s
-        iters[b] = i
-        res[b] = r
-        loss[b] = lo
-        if s == OK:
-            for k in range(8):
-                guess[k] = out[b, k]
-    return 0
-
-
-@njit
-def fk_ls_global(guesses, start, ell, geom, prm, stop_first, out):  # pragma: no cover - compiled
-    """Global mode: Newton from ``guesses[(start + j) % G]``, j = 0..G-1; keep the smallest loss
-    (stop at the first success when ``stop_first``).  Returns
-    ``(status, iterations, residual, loss, runs)`` of the kept run."""
-    cand = np.empty(8)
-    best_loss = np.inf
-    best_s = MAXITER
-    best_i = 0
-    best_r = np.inf
-    runs = 0
-    ng = guesses.shape[0]
-    for j in range(ng):
-        g = (start + j) % ng
-        s, i, r, lo = fk_ls(guesses[g], ell, geom, prm, cand)
-        runs += 1
-        better = (s == OK and best_s != OK) or ((s == OK) == (best_s == OK) and lo < best_loss)
-        if better:
-            best_loss = lo
-            best_s = s
-            best_i = i
-            best_r = r
-            for k in range(8):
-                out[k] = cand[k]
-        if stop_first and best_s == OK:
-            break
-    return best_s, best_i, best_r, best_loss, runs
-
-
-@pnjit
-def fk_ls_global_batch(guesses, starts, ells, geom, prm, stop_first, out, status, iters, res, loss, runs):  # pragma: no cover
-    """Global mode for many targets; all share one pool of guesses, target ``b`` starting at
-    ``starts[b]``."""
-    for b in nb.prange(ells.shape[0]):
-        s, i, r, lo, nr = fk_ls_global(guesses, starts[b], ells[b], geom, prm, stop_first, out[b])
-        status[b] = s
-        iters[b] = i
-        res[b] = r
-        loss[b] = lo
-        runs[b] = nr
-
-
-# =========================================================================== LS solver front ends
-
-
-@dataclass
-class LSFKResult(FKResult):
-    """Over-constrained forward kinematics: :class:`FKResult` plus the final loss ``½|L − ℓ|²``."""
-
-    loss: float = 0.0
-
-
-@dataclass
-class LSFKBatchResult(FKBatchResult):
-    loss: np.ndarray | None = None
-
-
-def _ls_forward_kinematics(robot, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
-                           method="newton", printed_step=False, check=True):
-    ell = robot._check_ell(ell)
-    g = robot.home if guess is None else lie._arr(guess, "guess", 8)
-    out = np.empty(8)
-    s, it, r, lo = fk_ls(g, ell, robot._geom, robot._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), out)
-    res = LSFKResult(out, int(s), int(it), float(r), 1, float(lo))
-    if check and s != OK:
-        _raise_fk(res)
-    return res
-
-
-def _ls_forward_kinematics_batch(robot, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
-                                 method="newton", printed_step=False, check=False):
-    ell = np.ascontiguousarray(robot._check_ell(ell, batch=True))
-    N = ell.shape[0]
-    g = robot.home if guess is None else lie._arr(guess, "guess", 8)
-    g = np.ascontiguousarray(np.broadcast_to(g, (N, 8)))
-    out = np.empty((N, 8))
-    st = np.empty(N, np.int64)
-    it = np.empty(N, np.int64)
-    rs = np.empty(N)
-    lo = np.empty(N)
-    fk_ls_batch(g, ell, robot._geom, robot._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), out, st, it, rs, lo)
-    res = LSFKBatchResult(out, st, it, rs, None, lo)
-    if check and not res.all_converged:
-        _raise_fk_batch(res)
-    return res
-
-
-def _ls_track(robot, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, method="newton", check=True):
-    ells = np.ascontiguousarray(robot._check_ell(ells, batch=True))
-    T = ells.shape[0]
-    g = robot.home if eta0 is None else lie._arr(eta0, "eta0", 8)
-    out = np.empty((T, 8))
-    st = np.empty(T, np.int64)
-    it = np.empty(T, np.int64)
-    rs = np.empty(T)
-    lo = np.empty(T)
-    fk_ls_track(np.ascontiguousarray(g, dtype=float), ells, robot._geom, robot._prm_for(tol, ftol, maxit, loss_tol, method), out, st, it, rs, lo)
-    res = LSFKBatchResult(out, st, it, rs, None, lo)
-    if check and not res.all_converged:
-        _raise_fk_batch(res)
-    return res
-
-
-def _ls_forward_kinematics_global(robot, ell, n_guesses=1000, *, guesses=None, rng=None, max_angle_deg=45.0,
-                                  max_translation=None, stop_at_first=True, tol=None, ftol=None, maxit=None,
-                                  loss_tol=None, method="newton", check=True):
-    ell = robot._check_ell(ell)
-    G = robot._guesses(guesses, n_guesses, rng, max_angle_deg, max_translation)
-    out = np.empty(8)
-    s, it, r, lo, runs = fk_ls_global(G, 0, ell, robot._geom, robot._prm_for(tol, ftol, maxit, loss_tol, method), bool(stop_at_first), out)
-    res = LSFKResult(out, int(s), int(it), float(r), int(runs), float(lo))
-    if check and s != OK:
-        _raise_fk(res)
-    return res
 
 
 # =========================================================================== tension feasibility
@@ -486,9 +119,6 @@ class CableRobot(ParallelRobot):
 
     kind = "cable robot"
     _arg_names = ("platform_points", "anchors")
-    _evaluator = staticmethod(eval_any)
-    _evaluator_batch = staticmethod(eval_any_batch)
-
     def __init__(self, platform_points, anchors, pulley_axes=None, pulley_radii=None, rod_lengths=None,
                  offsets=None, home=None, length_scale=None, name=None):
         s = _as_points(anchors, "anchors")
@@ -526,13 +156,13 @@ class CableRobot(ParallelRobot):
         :meth:`ParallelRobot.forward_kinematics` for the stopping rules; returns ``LSFKResult``
         (with the final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90)
         (``+H⁻¹δ``; wrong, E7) and exists only to demonstrate the erratum."""
-        return _ls_forward_kinematics(self, ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
-                                      method=method, printed_step=printed_step, check=check)
+        return self.forward_kinematics_ls(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
+                                          method=method, printed_step=printed_step, check=check)
 
     def forward_kinematics_batch(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                                  method="newton", printed_step=False, check=False):
-        return _ls_forward_kinematics_batch(self, ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
-                                            method=method, printed_step=printed_step, check=check)
+        return self.forward_kinematics_ls_batch(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
+                                                method=method, printed_step=printed_step, check=check)
 
     def forward_kinematics_global_batch(self, ell, n_guesses=1000, *, rng=None, max_angle_deg=45.0,
                                         max_translation=None, stop_at_first=True, method="newton"):
@@ -544,14 +174,10 @@ class CableRobot(ParallelRobot):
         rng = np.random.default_rng(rng)
         G = self._guesses(None, n_guesses, rng, max_angle_deg, max_translation)
         starts = rng.integers(0, G.shape[0], size=N).astype(np.int64)
-        out = np.empty((N, 8))
-        st = np.empty(N, np.int64)
-        it = np.empty(N, np.int64)
-        rs = np.empty(N)
-        lo = np.empty(N)
+        out, st, it, rs, lo = batch_outputs(N)
         runs = np.empty(N, np.int64)
-        fk_ls_global_batch(G, starts, ell, self._geom, self._prm_for(None, None, None, None, method),
-                           bool(stop_at_first), out, st, it, rs, lo, runs)
+        fk_global_batch(G, starts, ell, self._geom, self._prm_for(None, None, None, None, method), False,
+                        bool(stop_at_first), out, st, it, rs, lo, runs)
         return LSFKBatchResult(out, st, it, rs, runs, lo)
 
     def tension_distribution(self, eta, wrench, t_min=0.0, t_max=np.inf):

@@ -1,33 +1,23 @@
-"""Rigid-leg parallel robots (Stewart / Gough platforms) -- seed 001 §9-§10.
+"""Rigid-leg parallel robots (Stewart / Gough platforms) and their common base class -- seed 001 §9-§10.
 
 A parallel robot here is a rigid end effector (pose ``η``, a unit dual quaternion) driven by
-``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only (seed 001 eq. 62).  For every
-actuator this module and :mod:`.cable` compute, in compiled kernels:
+``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only (seed 001 eq. 62).
+:class:`ParallelRobot` is the front end every such robot shares (this module's
+:class:`StewartPlatform` and :class:`.cable.CableRobot`): lengths (inverse kinematics), ``Λ``,
+``L²ℓ``, statics ``τ_β = Λᵀ f``, singularity analysis, pose sampling and forward kinematics.
+Where the equations are:
 
-* the length ``ℓ_k`` (up to the additive constant stored with the actuator),
-* the row ``Λ_k = L ℓ_k = 2 [(r_k × u_k)ᵀ, u_kᵀ]`` of the Lie-derivative matrix (eqs. 74-75),
-  with ``r_k`` the end-effector attachment point and ``u_k`` the unit direction in which the leg
-  or cable comes into the end effector (eq. 73), both in the moving frame,
-* the second Lie derivative ``L²ℓ_k = 2 [S_r; I] L u_k`` (6×6, entry ``[j, i] = L_i L_j ℓ_k``),
-  where for a leg anchored at a fixed point ``s_k``
-  ``L u_k = (2/|r_k − s_k|) P_u [−S_s  I]`` -- seed 001 eq. (76) **corrected E5** (printed
-  prefactor ``1/|r−s|``), so ``L²ℓ_k = (4/|r−s|) [S_r; I] P_u [−S_s  I]`` (eq. 77 corrected E5,
-  printed prefactor 2).
-
-Both are evaluated from one general formula: for any actuator whose length is a function
-``f(r_w)`` of the attachment point's world position with gradient ``u`` (true for legs, point
-cables and the swivel-pulley cable, eq. 74 and digest §1A.8), ``L u = 2 [S_u − G S_r,  G]`` where
-``G = ∂u/∂r`` is the (body-frame) Hessian of ``f``; for a leg ``G = P_u / |r − s|``.
+* one actuator's ``ℓ_k``, ``Λ_k = 2 [(r_k × u_k)ᵀ, u_kᵀ]`` (eqs. 73-75) and ``L²ℓ_k`` (eqs. 76-77,
+  corrected E5), and the geometry table they read: :mod:`.actuators`;
+* forward kinematics, Newton--Raphson on the pose (eq. 87 square, eqs. 88-90 corrected E6/E7
+  over-constrained, update eq. 86): :mod:`.newton`;
+* the swivel-pulley cable (eqs. 78-84) and cable tensions: :mod:`.cable`.
 
 Conventions: see :mod:`dqdyn.parallel.lie`.  ``Λ`` is in β-coordinates, i.e. ``Λ = 2 J`` with
 ``J`` the usual body-frame Jacobian of ``ℓ`` (rows ``∂ℓ_k/∂[ω, v]``); the wrench of actuator
 forces ``f`` is ``τ_β = Λᵀ f`` (eq. 69), i.e. dqdyn's body wrench ``[f, τ] =
 beta_to_wrench(Λᵀ f)``.  A positive force ``f_k`` pushes the end effector along ``u_k`` (away from
 the base); a cable's tension is ``−f_k`` (see :mod:`.cable`).
-
-Forward kinematics (seed 001 §10, eq. 87) is Newton--Raphson on the pose,
-``θ = −Λ⁻¹(L(η) − ℓ)``, ``η ← η normalize(1 + θ)`` (eq. 86), in one compiled kernel.  For
-``n > 6`` actuators the over-constrained solver of :mod:`.cable` is used.
 """
 
 from __future__ import annotations
@@ -40,11 +30,53 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
-
 from .. import errors
 from . import lie
-from .lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff, k_world_to_body
+from .actuators import (  # noqa: F401  (re-exported: their home is .actuators)
+    C_KIND,
+    C_N,
+    C_OFF,
+    C_P,
+    C_R,
+    C_S,
+    C_W,
+    KIND_LEG,
+    KIND_PULLEY,
+    NCOL,
+    eval_any,
+    eval_any_batch,
+    eval_legs,
+    eval_legs_batch,
+    k_eval,
+    k_lam_row,
+    k_leg,
+    k_leg_G,
+    k_second,
+)
+from .newton import (  # noqa: F401  (re-exported: their home is .newton)
+    LOCALMIN,
+    MAXITER,
+    NONFINITE,
+    OK,
+    SINGULAR,
+    STATUS,
+    FKBatchResult,
+    FKResult,
+    FKSingularError,
+    LSFKBatchResult,
+    LSFKResult,
+    _raise_fk,
+    _raise_fk_batch,
+    batch_outputs,
+    fk_batch,
+    fk_global,
+    fk_solve,
+    fk_square,
+    fk_track,
+    k_solve,
+    raise_fk,
+    raise_fk_batch,
+)
 
 __all__ = [
     "SingularityWarning",
@@ -59,375 +91,16 @@ __all__ = [
     "STATUS",
 ]
 
-njit = kernel(error_model="numpy")
-pnjit = kernel(parallel=True, error_model="numpy")
-
-# geometry table: one row per actuator
-NCOL = 16
-C_KIND, C_R, C_S, C_N, C_W, C_P, C_OFF = 0, 1, 4, 7, 10, 11, 12
-KIND_LEG, KIND_PULLEY = 0, 1
-
-#: kernel status codes
-OK, MAXITER, SINGULAR, NONFINITE, LOCALMIN = 0, 1, 2, 3, 4
-STATUS = {
-    OK: "converged",
-    MAXITER: "maximum number of iterations reached",
-    SINGULAR: "singular Lie-derivative matrix / Hessian",
-    NONFINITE: "non-finite iterate",
-    LOCALMIN: "stationary point with loss above loss_tol (local minimum or inconsistent lengths)",
-}
-
 
 class SingularityWarning(UserWarning):
     """The end effector is at (or near) a singular pose: ``Λ`` is (nearly) rank deficient."""
-
-
-class FKSingularError(errors.SingularError, errors.ConvergenceError):
-    """Forward kinematics stopped because ``Λ`` (square case) or the Hessian (over-constrained
-    case) became singular at an iterate.  Both a :class:`~dqdyn.errors.SingularError` and a
-    :class:`~dqdyn.errors.ConvergenceError`; ``.result`` holds the :class:`FKResult`."""
 
 
 #: relative threshold ``σ_min/σ_max`` of the scaled ``Λ`` below which a pose is treated as singular
 SINGULAR_RCOND = 1e-10
 
 
-# =========================================================================== compiled kernels
-
-
-@inline
-def k_leg(rq, t, row, sb, u):
-    """Leg / point cable anchored at the fixed point ``s`` (row[4:7]); returns the length.
-
-    ``s_b = Q*(s − t)Q`` (eq. 120), ``u = (r − s_b)/|r − s_b|`` (eq. 73), ``ℓ = |r − s_b| + offset``.
-    """
-    k_world_to_body(rq, t, row[C_S : C_S + 3], sb)
-    e0 = row[1] - sb[0]
-    e1 = row[2] - sb[1]
-    e2 = row[3] - sb[2]
-    L = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
-    # r on s (to round-off): u is undefined -- NaN, which the front ends report (never garbage)
-    inv = 1.0 / L if L > 1e-13 * (abs(row[1]) + abs(row[2]) + abs(row[3]) + abs(sb[0]) + abs(sb[1]) + abs(sb[2])) else np.nan
-    u[0] = e0 * inv
-    u[1] = e1 * inv
-    u[2] = e2 * inv
-    return L
-
-
-@inline
-def k_leg_G(u, L, G):
-    """``G = ∂u/∂r = P_u / |r − s|`` for a leg."""
-    for a in range(3):
-        for b in range(3):
-            G[a, b] = -u[a] * u[b] / L
-        G[a, a] += 1.0 / L
-
-
-@inline
-def k_lam_row(row, u, lam):
-    """``Λ_k = 2 [(r × u)ᵀ, uᵀ]`` (seed 001 eqs. 74-75)."""
-    r0, r1, r2 = row[1], row[2], row[3]
-    lam[0] = 2.0 * (r1 * u[2] - r2 * u[1])
-    lam[1] = 2.0 * (r2 * u[0] - r0 * u[2])
-    lam[2] = 2.0 * (r0 * u[1] - r1 * u[0])
-    lam[3] = 2.0 * u[0]
-    lam[4] = 2.0 * u[1]
-    lam[5] = 2.0 * u[2]
-
-
-@inline
-def k_second(row, u, G, A, H):
-    """``L²ℓ = 2 [S_r; I] L u`` with ``L u = 2 [S_u − G S_r,  G]`` (eq. 77 corrected E5).
-
-    ``H[j, i] = L_i L_j ℓ``.  ``A`` is a (3, 6) scratch.
-    """
-    r0, r1, r2 = row[1], row[2], row[3]
-    # A = [S_u - G S_r | G]
-    for a in range(3):
-        g0, g1, g2 = G[a, 0], G[a, 1], G[a, 2]
-        # (G S_r)[a, b] = sum_c G[a, c] S_r[c, b];  S_r = [[0,-r2,r1],[r2,0,-r0],[-r1,r0,0]]
-        gs0 = g1 * r2 - g2 * r1
-        gs1 = -g0 * r2 + g2 * r0
-        gs2 = g0 * r1 - g1 * r0
-        A[a, 0] = -gs0
-        A[a, 1] = -gs1
-        A[a, 2] = -gs2
-        A[a, 3] = g0
-        A[a, 4] = g1
-        A[a, 5] = g2
-    # + S_u
-    A[0, 1] += -u[2]
-    A[0, 2] += u[1]
-    A[1, 0] += u[2]
-    A[1, 2] += -u[0]
-    A[2, 0] += -u[1]
-    A[2, 1] += u[0]
-    for i in range(6):
-        x0, x1, x2 = A[0, i], A[1, i], A[2, i]
-        H[0, i] = 4.0 * (r1 * x2 - r2 * x1)
-        H[1, i] = 4.0 * (r2 * x0 - r0 * x2)
-        H[2, i] = 4.0 * (r0 * x1 - r1 * x0)
-        H[3, i] = 4.0 * x0
-        H[4, i] = 4.0 * x1
-        H[5, i] = 4.0 * x2
-
-
-@inline
-def k_solve(A, b, x, n):
-    """Solve ``A x = b`` (n×n) by Gaussian elimination with partial pivoting; destroys A, b.
-
-    Returns False when a pivot is below ``1e-13 × max|A|`` (numerically singular).
-    """
-    amax = 0.0
-    for i in range(n):
-        for j in range(n):
-            v = abs(A[i, j])
-            if v > amax:
-                amax = v
-    if not (amax > 0.0):
-        return False
-    thr = 1e-13 * amax
-    for c in range(n):
-        p = c
-        pv = abs(A[c, c])
-        for i in range(c + 1, n):
-            v = abs(A[i, c])
-            if v > pv:
-                pv = v
-                p = i
-        if not (pv > thr):
-            return False
-        if p != c:
-            for j in range(c, n):
-                tmp = A[c, j]
-                A[c, j] = A[p, j]
-                A[p, j] = tmp
-            tmp = b[c]
-            b[c] = b[p]
-            b[p] = tmp
-        inv = 1.0 / A[c, c]
-        for i in range(c + 1, n):
-            f = A[i, c] * inv
-            if f != 0.0:
-                for j in range(c + 1, n):
-                    A[i, j] -= f * A[c, j]
-                b[i] -= f * b[c]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for j in range(i + 1, n):
-            s -= A[i, j] * x[j]
-        x[i] = s / A[i, i]
-    return True
-
-
-@njit
-def eval_legs(eta, geom, order, L, Lam, H):  # pragma: no cover - compiled
-    """Lengths (order ≥ 0), Λ (order ≥ 1) and second Lie derivatives (order 2) of legs at the
-    normalized pose ``η |η|⁻¹`` (seed 001 eq. 33)."""
-    e = np.empty(8)
-    rq = np.empty(4)
-    t = np.empty(3)
-    sb = np.empty(3)
-    u = np.empty(3)
-    G = np.empty((3, 3))
-    A = np.empty((3, 6))
-    k_normalize(eta, e)
-    k_rot_trans(e, rq, t)
-    for k in range(geom.shape[0]):
-        row = geom[k]
-        Lk = k_leg(rq, t, row, sb, u)
-        L[k] = Lk + row[C_OFF]
-        if order >= 1:
-            k_lam_row(row, u, Lam[k])
-        if order >= 2:
-            k_leg_G(u, Lk, G)
-            k_second(row, u, G, A, H[k])
-
-
-@njit
-def eval_legs_batch(eta, geom, order, L, Lam, H):  # pragma: no cover - compiled
-    for b in range(eta.shape[0]):
-        eval_legs(eta[b], geom, order, L[b], Lam[b], H[b])
-
-
-@inline
-def k_fk_square(eta0, ell, geom, prm, out, eta, new, tmp, rq, t, sb, u, A, F, th):
-    """Newton--Raphson forward kinematics, square case (seed 001 eq. 87).
-
-    ``prm = [tol, ftol_abs, inv_l2, maxit, loss_tol]``.  Iterates
-    ``θ = −Λ⁻¹ (L(η) − ℓ)``, ``η ← η normalize(1 + θ)`` (eq. 86) until
-    ``size_l(η_{k+1} − η_k) < tol`` (A:L436) or ``max|L − ℓ| < ftol_abs``.  Returns
-    ``(status, iterations, max|L − ℓ|)``; ``out`` holds the last iterate (sign: ``Q_0 ≥ 0``).
-    """
-    tol = prm[0]
-    ftol = prm[1]
-    inv_l2 = prm[2]
-    maxit = int(prm[3])
-    loss_tol = prm[4]
-    n = geom.shape[0]
-    for k in range(8):
-        eta[k] = eta0[k]
-    k_normalize(eta, eta)
-    it = 0
-    status = MAXITER
-    stepped_small = False
-    res = 0.0
-    while True:
-        k_rot_trans(eta, rq, t)
-        res = 0.0
-        loss = 0.0
-        for k in range(n):
-            row = geom[k]
-            Lk = k_leg(rq, t, row, sb, u)
-            f = Lk + row[C_OFF] - ell[k]
-            F[k] = -f
-            loss += 0.5 * f * f
-            if not (abs(f) <= res):  # also catches NaN
-                res = abs(f) if abs(f) < np.inf else np.inf
-            k_lam_row(row, u, A[k])
-        if not (res < 1e300):
-            status = NONFINITE
-            break
-        if res < ftol or stepped_small:
-            status = OK if loss <= loss_tol else LOCALMIN
-            break
-        if it >= maxit:
-            status = MAXITER
-            break
-        if not k_solve(A, F, th, n):
-            status = SINGULAR
-            break
-        k_pose_update(eta, th, tmp, new)
-        step = k_size_l_diff(new, eta, inv_l2)
-        for k in range(8):
-            eta[k] = new[k]
-        it += 1
-        if step < tol:
-            stepped_small = True
-    sg = 1.0 if eta[0] >= 0.0 else -1.0
-    for k in range(8):
-        out[k] = sg * eta[k]
-    return status, it, res
-
-
-@njit
-def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
-    n = geom.shape[0]
-    eta = np.empty(8)
-    new = np.empty(8)
-    tmp = np.empty(8)
-    rq = np.empty(4)
-    t = np.empty(3)
-    sb = np.empty(3)
-    u = np.empty(3)
-    A = np.empty((n, 6))
-    F = np.empty(n)
-    th = np.empty(6)
-    return k_fk_square(eta0, ell, geom, prm, out, eta, new, tmp, rq, t, sb, u, A, F, th)
-
-
-@pnjit
-def fk_square_batch(eta0, ell, geom, prm, out, status, iters, res, nchunk):  # pragma: no cover - compiled
-    """Independent solves, parallel over ``nchunk`` contiguous chunks (one scratch set each)."""
-    N = ell.shape[0]
-    n = geom.shape[0]
-    nchunk = max(1, min(N, nchunk))
-    for c in nb.prange(nchunk):
-        eta = np.empty(8)
-        new = np.empty(8)
-        tmp = np.empty(8)
-        rq = np.empty(4)
-        t = np.empty(3)
-        sb = np.empty(3)
-        u = np.empty(3)
-        A = np.empty((n, 6))
-        F = np.empty(n)
-        th = np.empty(6)
-        for b in range(c * N // nchunk, (c + 1) * N // nchunk):
-            s, i, r = k_fk_square(eta0[b], ell[b], geom, prm, out[b], eta, new, tmp, rq, t, sb, u, A, F, th)
-            status[b] = s
-            iters[b] = i
-            res[b] = r
-
-
-@njit
-def fk_square_track(eta0, ells, geom, prm, out, status, iters, res):  # pragma: no cover - compiled
-    """Tracking mode: the solution at sample ``k`` is the initial guess of sample ``k + 1``."""
-    guess = eta0.copy()
-    for b in range(ells.shape[0]):
-        s, i, r = fk_square(guess, ells[b], geom, prm, out[b])
-        status[b] = s
-        iters[b] = i
-        res[b] = r
-        if s == OK:
-            for k in range(8):
-                guess[k] = out[b, k]
-    return 0
-
-
-@njit
-def fk_square_global(guesses, ell, geom, prm, stop_first, out):  # pragma: no cover - compiled
-    """Global mode: Newton from each guess; keep the smallest residual (stop at the first success
-    when ``stop_first``).  Returns ``(status, iterations of the kept run, residual, runs)``."""
-    cand = np.empty(8)
-    best_res = np.inf
-    best_s = MAXITER
-    best_i = 0
-    runs = 0
-    for g in range(guesses.shape[0]):
-        s, i, r = fk_square(guesses[g], ell, geom, prm, cand)
-        runs += 1
-        better = (s == OK and best_s != OK) or ((s == OK) == (best_s == OK) and r < best_res)
-        if better:
-            best_res = r
-            best_s = s
-            best_i = i
-            for k in range(8):
-                out[k] = cand[k]
-        if stop_first and best_s == OK:
-            break
-    return best_s, best_i, best_res, runs
-
-
 # =========================================================================== results
-
-
-@dataclass
-class FKResult:
-    """One forward-kinematics solve.  ``converged`` is True only for status 0 (never silent)."""
-
-    pose: np.ndarray
-    status: int
-    iterations: int
-    residual: float  #: max_k |L_k(pose) − ℓ_k|
-    runs: int = 1  #: Newton runs (global mode: initial guesses tried)
-
-    @property
-    def converged(self) -> bool:
-        return self.status == OK
-
-    @property
-    def message(self) -> str:
-        return STATUS.get(self.status, "unknown")
-
-
-@dataclass
-class FKBatchResult:
-    """Batch / tracking forward kinematics: one entry per sample."""
-
-    poses: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
-    residual: np.ndarray
-    runs: np.ndarray | None = None
-
-    @property
-    def converged(self) -> np.ndarray:
-        return self.status == OK
-
-    @property
-    def all_converged(self) -> bool:
-        return bool(np.all(self.status == OK))
 
 
 @dataclass
@@ -545,8 +218,8 @@ class ParallelRobot:
         return f"<{type(self).__name__} {self.name!r}: {self.n} actuators, l = {self.length_scale:g}>"
 
     # ------------------------------------------------------------------ evaluation
-    _evaluator = staticmethod(eval_legs)
-    _evaluator_batch = staticmethod(eval_legs_batch)
+    _evaluator = staticmethod(eval_any)
+    _evaluator_batch = staticmethod(eval_any_batch)
 
     def _eval(self, eta, order):
         """``(ℓ, Λ, L²ℓ)`` at the normalized pose(s) ``eta`` (..., 8) in one compiled call."""
@@ -778,7 +451,22 @@ class ParallelRobot:
         s, it, r = fk_square(g, ell, self._geom, prm, out)
         res = FKResult(out, s, it, r)
         if check and s != OK:
-            _raise_fk(res)
+            raise_fk(res)
+        return res
+
+    def forward_kinematics_ls(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
+                              method="newton", printed_step=False, check=True):
+        """Over-constrained forward kinematics (seed 001 eqs. 88-90 corrected E6/E7; any number of
+        actuators), stopping rules as :meth:`forward_kinematics`; returns ``LSFKResult`` (with the
+        final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90) (``+H⁻¹δ``;
+        wrong, E7) and exists only to demonstrate the erratum."""
+        ell = self._check_ell(ell)
+        g = self.home if guess is None else lie._arr(guess, "guess", 8)
+        out = np.empty(8)
+        s, it, r, lo = fk_solve(g, ell, self._geom, self._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), False, out)
+        res = LSFKResult(out, int(s), int(it), float(r), 1, float(lo))
+        if check and s != OK:
+            raise_fk(res)
         return res
 
     def forward_kinematics_batch(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=False):
@@ -786,19 +474,23 @@ class ParallelRobot:
         parallel over samples (numba ``prange``).  Returns :class:`FKBatchResult`."""
         if not self.is_square:
             return self.forward_kinematics_ls_batch(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
+        return self._solve_batch(ell, guess, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
+
+    def forward_kinematics_ls_batch(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
+                                    method="newton", printed_step=False, check=False):
+        """:meth:`forward_kinematics_ls` for each row of ``ell`` (N, n), in parallel."""
+        return self._solve_batch(ell, guess, self._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), False, check)
+
+    def _solve_batch(self, ell, guess, prm, square, check):
         ell = np.ascontiguousarray(self._check_ell(ell, batch=True))
         N = ell.shape[0]
         g = self.home if guess is None else lie._arr(guess, "guess", 8)
         g = np.ascontiguousarray(np.broadcast_to(g, (N, 8)))
-        out = np.empty((N, 8))
-        st = np.empty(N, np.int64)
-        it = np.empty(N, np.int64)
-        rs = np.empty(N)
-        fk_square_batch(g, ell, self._geom, self._prm_for(tol, ftol, maxit, loss_tol), out, st, it, rs,
-                        4 * nb.get_num_threads())
-        res = FKBatchResult(out, st, it, rs)
+        out, st, it, rs, lo = batch_outputs(N)
+        fk_batch(g, ell, self._geom, prm, square, out, st, it, rs, lo, 4 * nb.get_num_threads())
+        res = FKBatchResult(out, st, it, rs) if square else LSFKBatchResult(out, st, it, rs, None, lo)
         if check and not res.all_converged:
-            _raise_fk_batch(res)
+            raise_fk_batch(res)
         return res
 
     def track(self, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=True):
@@ -806,17 +498,20 @@ class ParallelRobot:
         (seed 001 A:L490), starting from ``eta0`` (default :attr:`home`)."""
         if not self.is_square:
             return self.track_ls(ells, eta0, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
+        return self._solve_track(ells, eta0, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
+
+    def track_ls(self, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, method="newton", check=True):
+        """:meth:`track` with the over-constrained solver."""
+        return self._solve_track(ells, eta0, self._prm_for(tol, ftol, maxit, loss_tol, method), False, check)
+
+    def _solve_track(self, ells, eta0, prm, square, check):
         ells = np.ascontiguousarray(self._check_ell(ells, batch=True))
-        T = ells.shape[0]
         g = self.home if eta0 is None else lie._arr(eta0, "eta0", 8)
-        out = np.empty((T, 8))
-        st = np.empty(T, np.int64)
-        it = np.empty(T, np.int64)
-        rs = np.empty(T)
-        fk_square_track(np.ascontiguousarray(g, dtype=float), ells, self._geom, self._prm_for(tol, ftol, maxit, loss_tol), out, st, it, rs)
-        res = FKBatchResult(out, st, it, rs)
+        out, st, it, rs, lo = batch_outputs(ells.shape[0])
+        fk_track(np.ascontiguousarray(g, dtype=float), ells, self._geom, prm, square, out, st, it, rs, lo)
+        res = FKBatchResult(out, st, it, rs) if square else LSFKBatchResult(out, st, it, rs, None, lo)
         if check and not res.all_converged:
-            _raise_fk_batch(res)
+            raise_fk_batch(res)
         return res
 
     def forward_kinematics_global(
@@ -835,11 +530,25 @@ class ParallelRobot:
             )
         ell = self._check_ell(ell)
         G = self._guesses(guesses, n_guesses, rng, max_angle_deg, max_translation)
+        return self._solve_global(ell, G, stop_at_first, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
+
+    def forward_kinematics_ls_global(self, ell, n_guesses=1000, *, guesses=None, rng=None, max_angle_deg=45.0,
+                                     max_translation=None, stop_at_first=True, tol=None, ftol=None, maxit=None,
+                                     loss_tol=None, method="newton", check=True):
+        """:meth:`forward_kinematics_global` with the over-constrained solver (smallest loss kept)."""
+        ell = self._check_ell(ell)
+        G = self._guesses(guesses, n_guesses, rng, max_angle_deg, max_translation)
+        return self._solve_global(ell, G, stop_at_first, self._prm_for(tol, ftol, maxit, loss_tol, method), False, check)
+
+    def _solve_global(self, ell, G, stop_at_first, prm, square, check):
         out = np.empty(8)
-        s, it, r, runs = fk_square_global(G, ell, self._geom, self._prm_for(tol, ftol, maxit, loss_tol), bool(stop_at_first), out)
-        res = FKResult(out, int(s), int(it), float(r), int(runs))
+        s, it, r, lo, runs = fk_global(G, 0, ell, self._geom, prm, square, bool(stop_at_first), out)
+        if square:
+            res = FKResult(out, int(s), int(it), float(r), int(runs))
+        else:
+            res = LSFKResult(out, int(s), int(it), float(r), int(runs), float(lo))
         if check and s != OK:
-            _raise_fk(res)
+            raise_fk(res)
         return res
 
     def _guesses(self, guesses, n_guesses, rng, max_angle_deg, max_translation):
@@ -850,27 +559,6 @@ class ParallelRobot:
             G = self.sample_poses(n_guesses, max_angle_deg, mt, rng)
         return np.ascontiguousarray(G)
 
-    # over-constrained solvers live in .cable (imported lazily: .cable imports this module)
-    def forward_kinematics_ls(self, *a, **k):
-        from .cable import _ls_forward_kinematics
-
-        return _ls_forward_kinematics(self, *a, **k)
-
-    def forward_kinematics_ls_batch(self, *a, **k):
-        from .cable import _ls_forward_kinematics_batch
-
-        return _ls_forward_kinematics_batch(self, *a, **k)
-
-    def forward_kinematics_ls_global(self, *a, **k):
-        from .cable import _ls_forward_kinematics_global
-
-        return _ls_forward_kinematics_global(self, *a, **k)
-
-    def track_ls(self, *a, **k):
-        from .cable import _ls_track
-
-        return _ls_track(self, *a, **k)
-
     def time_solve(self, ell, guess, repeat=1000):
         """Median wall time (µs) of one :meth:`forward_kinematics` call (Python overhead included)."""
         ts = np.empty(repeat)
@@ -879,34 +567,6 @@ class ParallelRobot:
             self.forward_kinematics(ell, guess, check=False)
             ts[k] = time.perf_counter() - t0
         return float(np.median(ts) * 1e6)
-
-
-def _raise_fk(res):
-    hint = {
-        MAXITER: "expected lengths ell reachable from the initial guess (try the global mode)",
-        SINGULAR: ("guess: Λ / the Hessian is singular at "
-                   + ("the initial guess" if res.iterations == 0 else f"iterate {res.iterations}")
-                   + "; expected a guess away from singular poses"),
-        NONFINITE: "expected finite lengths ell and a guess whose attachment points are away from their anchors",
-        LOCALMIN: "expected lengths ell consistent with some pose (check ell, or pass loss_tol)",
-    }.get(res.status, "")
-    cls = FKSingularError if res.status == SINGULAR else errors.ConvergenceError
-    e = cls(
-        f"forward kinematics did not converge: {res.message} (status {res.status}, "
-        f"{res.iterations} iterations, residual {res.residual:.3g}); {hint}"
-    )
-    e.result = res
-    raise e
-
-
-def _raise_fk_batch(res):
-    bad = np.flatnonzero(res.status != OK)
-    e = errors.ConvergenceError(
-        f"forward kinematics failed for {bad.size} of {res.status.size} samples (first: index {bad[0]}, "
-        f"{STATUS.get(int(res.status[bad[0]]), '?')})"
-    )
-    e.result = res
-    raise e
 
 
 def _check_distinct_actuators(g, names):
@@ -972,7 +632,7 @@ def stewart_6_6(base_radius=1.0, platform_radius=0.5, half_angle_deg=10.0, home_
     on radius 0.5 at ``120°k + 60° ± 10°``, paired by one index roll (the usual zig-zag) -- with
     the home height 1.2 instead of 1.0.  The forward-kinematics failure rate at 45° depends
     strongly on the geometry (with height 1.0: ~7 wrong-assembly-mode solutions in 10,000 from
-    random guesses; with 1.2: none); see :func:`dqdyn.parallel.reproduce.reproduce_parallel`."""
+    random guesses; with 1.2: none); see :func:`dqdyn.reproduce.seed001.reproduce_parallel`."""
     h = half_angle_deg
     base = _circle(base_radius, [a + d for a in (0, 120, 240) for d in (-h, h)])
     plat = _circle(platform_radius, [a + 60 + d for a in (0, 120, 240) for d in (-h, h)])

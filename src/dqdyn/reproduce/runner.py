@@ -30,7 +30,7 @@ def _rows(results):
 def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=None):
     """Run ``cases`` (default: all), write ``results.md``, ``results.csv`` and figures under
     ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
-    for the dynamics / control cases; the dict of :func:`dqdyn.parallel.reproduce.reproduce_parallel`
+    for the dynamics / control cases; the dict of :func:`dqdyn.reproduce.seed001.reproduce_parallel`
     for ``parallel``)."""
     names = list(cases) if cases else available_cases()
     bad = [c for c in names if c not in available_cases()]
@@ -44,7 +44,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
         if console is not None:
             console.print(f"[bold]{name}[/bold] …")
         if name == "parallel":
-            from ..parallel.reproduce import render, reproduce_parallel
+            from .seed001 import render, reproduce_parallel
 
             res = reproduce_parallel(quick=quick)
             render(res, console, out)
