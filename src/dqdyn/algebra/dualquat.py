@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
 from .._jit import kernel

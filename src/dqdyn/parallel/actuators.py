@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
 from .._jit import kernel
