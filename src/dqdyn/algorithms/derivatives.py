@@ -530,7 +530,7 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
     nv = v.shape[0]
     if not (check_lengths(mi, q, v, a.shape[0]) and out.shape[1] == nv):
         return BAD_SHAPE
-    st = check_state(mi, q, v, a, BAD_A_FINITE, v, False)
+    st = check_state(mi, q, v, a, BAD_A_FINITE, fext, use_fext)
     if st != OK:
         return st
     nb1 = mi.shape[0]

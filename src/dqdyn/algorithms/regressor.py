@@ -96,7 +96,7 @@ def _unit_param_wrench(e, V, Vd, out, t, t2):
 @njit
 def regressor_kernel(mi, mf, g, q, v, a, Y):
     """``Y`` (nv, 10·nbodies) with ``τ = Y π`` (zeroed on entry); status code."""
-    st = check_state(mi, q, v, a, BAD_A_FINITE, v, False)
+    st = check_state(mi, q, v, a, BAD_A_FINITE, v[0:0].reshape((0, 6)), False)
     if st != OK:
         return st
     nb1 = mi.shape[0]
