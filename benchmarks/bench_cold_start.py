@@ -36,7 +36,9 @@ t1 = time.perf_counter()
 import os, sysconfig
 urdf = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots",
                     "panda_description", "urdf", "panda.urdf")
-m = dqdyn.load_urdf(urdf) if os.path.exists(urdf) else dqdyn.load_bundled("jaco6")
+import warnings
+warnings.simplefilter("ignore")
+m = dqdyn.load_urdf(urdf, mimic="independent") if os.path.exists(urdf) else dqdyn.load_bundled("jaco6")
 q = dqdyn.random_configuration(m, seed=0); v = np.ones(m.nv); a = np.zeros(m.nv)
 Q = dqdyn.random_configuration(m, size=1000, seed=1)
 f = m.frame_names[-1]
