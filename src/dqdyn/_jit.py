@@ -29,6 +29,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import threading
 
 import numba
 from numba.core import caching
@@ -181,6 +182,31 @@ class _RootCache(caching.Cache):
         self.enable()
 
 
+_NESTING = threading.local()  # compilations of dqdyn kernels in progress on this thread
+
+
+def _depth() -> int:
+    return getattr(_NESTING, "depth", 0)
+
+
+class _nested:
+    """Counts a compilation of a dqdyn kernel (or C callback) in progress on this thread."""
+
+    def __enter__(self):
+        _NESTING.depth = _depth() + 1
+
+    def __exit__(self, *exc):
+        _NESTING.depth = _depth() - 1
+
+
+def _counting(compile_fn):
+    def compile(*args, **kwargs):
+        with _nested():
+            return compile_fn(*args, **kwargs)
+
+    return compile
+
+
 class KernelCache(caching._Cache):
     """dqdyn's cache of one compiled function: looks in each root of :func:`cache_roots` in turn,
     saves in the first writable one.  The per-root caches are made on first use."""
@@ -201,7 +227,11 @@ class KernelCache(caching._Cache):
         return self._caches()[0][0].cache_path
 
     def load_overload(self, sig, target_context):
-        if not self._enabled:
+        # Only a kernel called from Python is loaded: one that another kernel being compiled
+        # calls is compiled from its IR, so that LLVM can inline it there (a cached kernel is
+        # object code, which cannot be inlined) — the caller's machine code is then the same
+        # whatever this process loaded before, and so is every result, to the bit.
+        if not self._enabled or _depth() > 1:
             return None
         for c, _ in self._caches():
             data = c.load_overload(sig, target_context)
@@ -245,6 +275,7 @@ def kernel(**options):
         d = numba.njit(**opts)(fn)
         if isinstance(d, numba.core.dispatcher.Dispatcher):
             d._cache = KernelCache(d.py_func, variant)
+            d.compile = _counting(d.compile)
         return d
 
     def deco(fn):
@@ -267,5 +298,6 @@ def cfunc(sig, fn, **options):
     options.pop("cache", None)
     res = CFunc(fn, numba.core.sigutils.normalize_signature(sig), locals={}, options=options)
     res._cache = KernelCache(fn)
-    res.compile()
+    with _nested():
+        res.compile()
     return res

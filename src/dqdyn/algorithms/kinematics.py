@@ -160,9 +160,12 @@ def _express(col, frame, xf, pf, out):
 
 
 @njit
-def path_poses(mi, mf, q, body, X):
+def path_poses(mi, mf, q, body, X, at_root):
     """``X[j] = x_j^0`` for the bodies ``j`` on the path world → ``body`` only (the rest of ``X``
-    is left as it was), so a frame's kinematics costs its depth, not the tree's size."""
+    is left as it was), so a frame's kinematics costs its depth, not the tree's size.  With
+    ``at_root`` the fixed frame is put at the root body's origin (world axes): what does not
+    depend on the world origin (body and world-aligned Jacobians) then keeps full precision
+    however far the robot is from it."""
     X[0, :] = 0.0
     X[0, 0] = 1.0
     path = np.empty(mi.shape[0], np.int64)
@@ -180,6 +183,8 @@ def path_poses(mi, mf, q, body, X):
                         mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
         dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)  # x_i^λ (seed 003 eq. 3.19)
         dq_mul(X[mi[i, MI_PARENT]], xl, X[i])  # x_i^0 = x_λ^0 x_i^λ
+        if at_root and d == depth - 1:
+            X[i, 4] = X[i, 5] = X[i, 6] = X[i, 7] = 0.0
 
 
 @njit
@@ -189,7 +194,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     st = check_q(mi, q)
     if st != OK:
         return st
-    path_poses(mi, mf, q, body, X)
+    path_poses(mi, mf, q, body, X, frame != 1)  # (the spatial frame needs the world origin)
     xf = np.empty(8)
     pf = np.empty(3)
     _frame_point(X, body, placement, xf, pf)
