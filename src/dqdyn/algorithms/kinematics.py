@@ -59,12 +59,21 @@ from .boundary import (
     ND,
     OK,
     as_vector,
-    as_vector_batch,
     broadcast_batch,
     check_finite,
     check_q,
-    first_bad,
     raise_status,
+)
+from .configuration import (  # noqa: F401  (re-exported: every kinematic function from here)
+    _check,
+    _q_in,
+    _v_in,
+    difference,
+    integrate,
+    neutral,
+    normalize_configuration,
+    random_configuration,
+    tangent_bracket,
 )
 from .gate import (
     GATE,
@@ -460,20 +469,6 @@ def jacobian_dot_batch(mi, mf, Q, V, body, placement, frame, X, T, J, Jd, status
 
 
 # =============================================================================== public API
-def _q_in(model: Model, q):
-    return as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
-
-
-def _v_in(model: Model, v, name="v"):
-    return as_vector_batch(v, model.nv, name, "a velocity, model.nv entries")
-
-
-def _check(model, status):
-    st, row = first_bad(status)
-    if st:
-        raise_status(model, st, row if status.shape[0] > 1 else None)
-
-
 def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
     """(body, placement) of a frame given by name, or a body index; the placement is a
     read-only contiguous (8,) array (cached per model and name)."""
@@ -745,17 +740,6 @@ def pose_jacobian(model: Model, q, name) -> np.ndarray:
     D = quat_multiply(a, x[..., 4:]) + quat_multiply(b, x[..., :4])
     return 0.5 * np.swapaxes(np.concatenate([P, D], axis=-1), -1, -2)
 
-
-# the configuration-space helpers live in .configuration; imported here for the callers that
-# take every kinematic function from this module
-from .configuration import (  # noqa: E402,F401
-    difference,
-    integrate,
-    neutral,
-    normalize_configuration,
-    random_configuration,
-    tangent_bracket,
-)
 
 __all__ = [
     "forward_kinematics",
