@@ -52,6 +52,7 @@ from .boundary import (
     BAD_SHAPE,
     ND,
     OK,
+    as_vector,
     as_vector_batch,
     lazy_batch,
     out_batch,
@@ -163,6 +164,14 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
             _raise(model, st)
     if model._index["mimic"]:
         return _aba_reduced(model, q, v, tau, fext, out)
+    if fext is None and out is None and np.ndim(q) == 1 and np.ndim(v) == 1 and np.ndim(tau) == 1:
+        # one state given as lists, other dtypes or views: converted once, then the fast path
+        # (a batch kernel would start the thread pool for one state)
+        q1 = as_vector(q, model.nq, "q", "the configuration, model.nq entries")
+        v1 = as_vector(v, model.nv, "v", "the velocity, model.nv entries")
+        t1 = as_vector(tau, model.nv, "tau", "generalized forces, model.nv entries")
+        if q1 is not q or v1 is not v or t1 is not tau:
+            return aba(model, q1, v1, t1)
     if fext is None:
         Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
         V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")

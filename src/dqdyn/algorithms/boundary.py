@@ -32,6 +32,7 @@ BAD_A_FINITE = 3
 BAD_TAU_FINITE = 4
 BAD_FEXT_FINITE = 5
 BAD_SHAPE = 6  # an input has the wrong length (only reachable through the fast paths)
+BAD_OVERFLOW = 7  # finite inputs, but the result overflowed (inputs too large for float64)
 BAD_UNIT = 1000  # + body index
 
 
@@ -119,6 +120,11 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
             f"{model.joint_names_all[i]!r} must be a {what} within {UNIT_TOL:g}; "
             "use dqdyn.normalize_configuration(model, q) or dqdyn.integrate to stay on the manifold"
         )
+    if status == BAD_OVERFLOW:
+        raise NonFiniteError(
+            f"the result{where} overflowed to NaN or infinity: the inputs are finite but too large "
+            "for float64 arithmetic (e.g. |v|² above 1.8e308)"
+        )
     if status == BAD_SHAPE:
         raise ShapeError(
             f"inputs have the wrong length: q must have {model.nq} entries and v, a, tau "
@@ -135,7 +141,7 @@ def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]
     if a.ndim == 0 or a.shape[-1] != n:
         raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
     batch = a.shape[:-1]
-    a = np.ascontiguousarray(a.reshape(-1, n))
+    a = np.ascontiguousarray(a.reshape(int(np.prod(batch, dtype=np.int64)), n))  # (n may be 0)
     return a, batch
 
 

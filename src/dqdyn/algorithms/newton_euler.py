@@ -83,6 +83,7 @@ from ..multibody.model import (
 from .batching import run_chunked
 from .boundary import (
     BAD_A_FINITE,
+    BAD_OVERFLOW,
     BAD_SHAPE,
     ND,
     OK,
@@ -455,6 +456,9 @@ def ne_core(mi, mf, g, q, v, a, fext, ws, tau):
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     ne_backward(mi, mf, q, fext, ws, tau, sc)
+    for k in range(tau.shape[0]):  # finite inputs can still overflow (|v|² > 1.8e308)
+        if not math.isfinite(tau[k]):
+            return BAD_OVERFLOW
     return OK
 
 
