@@ -89,6 +89,9 @@ def _sample(O0, x, y, z, tau, dt):
     return SO3Sample(R, wb, ws, wdb, wds)
 
 
+_CHUNK = 1 << 16  # samples per vectorised block (bounds the temporaries' memory)
+
+
 class _Curve:
     """Shared evaluation front-end: ``self._eval(t_flat)`` returns an :class:`SO3Sample`."""
 
@@ -100,8 +103,8 @@ class _Curve:
 
         Times outside ``[t0, t1]`` evaluate the end segments' cubics (extrapolation)."""
         tf, shape = _checks.eval_times(t)
-        s = self._eval(tf)
-        return SO3Sample(*(a.reshape(shape + a.shape[1:]) for a in s))
+        parts = [self._eval(tf[i:i + _CHUNK]) for i in range(0, tf.size, _CHUNK)] or [self._eval(tf)]
+        return SO3Sample(*(np.concatenate(a, axis=0).reshape(shape + a[0].shape[1:]) for a in zip(*parts)))
 
     def rotation(self, t):
         """Rotation matrices ``O(t)`` (..., 3, 3)."""
