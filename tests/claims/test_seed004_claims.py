@@ -332,3 +332,47 @@ def test_claim18_exp_symmetric():
             np.testing.assert_allclose(_vk.expm_symmetric(A, t), expm(t * A), rtol=1e-11, atol=1e-12)
     T = np.array([0.0, 0.5])
     np.testing.assert_allclose(_vk.expm_symmetric(A, T)[1], expm(0.5 * A), rtol=1e-11)
+
+
+def test_claim19_pseudo_coordinates():
+    """(246)+(249) give the Udwadia–Kalaba / KKT q̈ (dqdyn's constrained_forward_dynamics), (248) the
+    same multipliers, D = A₂ᵀΛ, Theorem 5's (254) holds for D and fails for another force, and the
+    γ-terms (231) (summed over s, l) make the Boltzmann–Hamel equations (233) hold — on the knife
+    edge and the 8-DoF mobile manipulator; for a free planar body in body-frame quasi-velocities
+    the γ-terms are the Newton–Euler gyroscopic terms (−m v ω, m u ω, 0)."""
+    from dqdyn.constraints import DifferentialDriveConstraint, mobile_manipulator
+    from dqdyn.constraints.dynamics import constrained_forward_dynamics
+    from dqdyn.constraints.pseudo_coordinates import PseudoCoordinates, diff_drive_quasi_velocities
+    from dqdyn.multibody.builders import ModelBuilder
+
+    b = ModelBuilder("knife_edge")
+    b.add_body("base", "world", "planar", joint_name="base_joint", mass=2.0, com=(0.1, 0.05, 0.0),
+               inertia=np.diag([0.1, 0.2, 0.3]))
+    ke = b.build()
+    mm, mm_cons, q0 = mobile_manipulator()
+    for model, cons, q in ((ke, [DifferentialDriveConstraint("base_joint", (-0.2, 0.0))], np.array([0.3, -0.2, 0.7])),
+                           (mm, mm_cons, q0)):
+        A1, A1d = diff_drive_quasi_velocities(model)
+        pc = PseudoCoordinates(model, cons, A1, A1_dot=A1d)
+        pid, tau = RNG4.normal(size=pc.m), RNG4.normal(size=pc.n)
+        r = pc.forward_dynamics(q, pid, tau)
+        qd = pc.velocities(q, pid)
+        uk = constrained_forward_dynamics(model, q, qd, tau, cons)
+        np.testing.assert_allclose(r.qdd, uk.qdd, atol=1e-10)
+        np.testing.assert_allclose(r.multipliers, uk.multipliers, atol=1e-10)
+        np.testing.assert_allclose(r.constraint_force, pc.A2(q)[0].T @ r.multipliers, atol=1e-14)
+        assert np.abs(pc.compatibility(q, qd, tau, r.constraint_force)).max() < 1e-10
+        assert np.abs(pc.compatibility(q, qd, tau, np.ones(pc.n))).max() > 1e-3
+        assert np.abs(pc.hamel_residual(q, qd, r.qdd, tau)).max() < 1e-9
+    # free planar body, CoM at the origin, body-frame quasi-velocities (u, v, ω)
+    b = ModelBuilder("planar_body")
+    mass, Izz = 2.0, 0.3
+    b.add_body("base", "world", "planar", joint_name="base_joint", mass=mass, inertia=np.diag([0.1, 0.2, Izz]))
+    body = b.build()
+    A1 = lambda q: np.array([[np.cos(q[2]), np.sin(q[2]), 0], [-np.sin(q[2]), np.cos(q[2]), 0], [0, 0, 1.0]])  # noqa: E731
+    pc = PseudoCoordinates(body, [], A1)
+    q = np.array([0.2, -0.4, 0.9])
+    u, v, w = 0.7, -0.3, 1.3
+    G = pc.gamma(q)
+    p_star = np.array([mass * u, mass * v, Izz * w])
+    np.testing.assert_allclose(np.einsum("kij,i,j->k", G, p_star, [u, v, w]), [-mass * v * w, mass * u * w, 0.0], atol=1e-9)
