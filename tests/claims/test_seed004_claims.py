@@ -18,7 +18,7 @@ RNG4 = np.random.default_rng(4_004)
 # issue 19 — vector-parameter kinematics, principal axes, pseudo-coordinates, Cayley
 # cubics, biped: claims 4, 6, 7, 8, 10, 11, 12, 14, 16, 17, 18, 19, 23, 24
 # =====================================================================================
-from dqdyn.algebra import principal_axes as _pa  # noqa: E402
+from dqdyn.algebra import diagonalize as _pa  # noqa: E402
 from dqdyn.algebra import vector_parameter as _vp  # noqa: E402
 from dqdyn.algebra import vp_kinematics as _vk  # noqa: E402
 

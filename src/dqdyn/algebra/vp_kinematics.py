@@ -255,8 +255,8 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
 # --------------------------------------------------------------------------- Exp(tA)
 def expm_symmetric(A, t=1.0, method: str = "closed_form"):
     """``Exp(tA) = O diag(e^{μ_i t}) Oᵀ`` for symmetric 3×3 ``A`` (seed 004 (204)), ``O``, ``μ`` from
-    :func:`~dqdyn.algebra.principal_axes.principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
-    from .principal_axes import principal_axes
+    :func:`~dqdyn.algebra.diagonalize.principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
+    from .diagonalize import principal_axes
 
     pa = principal_axes(A, method=method)
     t = np.asarray(t, dtype=float)
