@@ -376,3 +376,40 @@ def test_claim19_pseudo_coordinates():
     G = pc.gamma(q)
     p_star = np.array([mass * u, mass * v, Izz * w])
     np.testing.assert_allclose(np.einsum("kij,i,j->k", G, p_star, [u, v, w]), [-mass * v * w, mass * u * w, 0.0], atol=1e-9)
+
+
+def test_claim24_biped_lagrange_and_generalized_forces():
+    """The five Lagrange equations of the planar biped (§10) with the z-equation sign fix equal
+    dqdyn's mass_matrix / nonlinear_effects of the same robot (ModelBuilder) mapped by the constant
+    S (q_model = S q); the printed +k_ρ breaks the z row; (399) equals the virtual work of the foot
+    forces (dqdyn twist_jacobian at the feet) and of the hip / knee / ankle torques."""
+    import dqdyn
+    from dqdyn.multibody.biped import BipedParams, biped_generalized_forces, biped_lagrange, biped_model
+
+    p = BipedParams()
+    model, S = biped_model(p)
+    for _ in range(5):
+        q, qd = RNG4.uniform(-1.2, 1.2, 7), RNG4.normal(size=7)
+        Mp, hp = biped_lagrange(p, q, qd)
+        M = dqdyn.mass_matrix(model, S @ q)
+        h = dqdyn.nonlinear_effects(model, S @ q, S @ qd)
+        np.testing.assert_allclose(Mp, S.T @ M @ S, atol=1e-12)
+        np.testing.assert_allclose(hp, S.T @ h, atol=1e-11)
+        # the printed z equation, M z̈ + k_ρ(θ̈ sθ + θ̇² cθ) + …, disagrees (both its terms flip sign)
+        k_rho = p.M1 * p.rho
+        assert abs(k_rho * np.sin(q[2]) - (S.T @ M @ S)[1, 2]) > 0.1 * abs(k_rho * np.sin(q[2]))
+        h_printed_z = hp[1] + 2 * k_rho * qd[2] ** 2 * np.cos(q[2])
+        assert abs(h_printed_z - (S.T @ h)[1]) > 0.1 * abs(k_rho * qd[2] ** 2 * np.cos(q[2]))
+        # (399) against virtual work
+        R = RNG4.normal(size=(2, 2)) * 100
+        hip, knee, ankle = RNG4.normal(size=2), RNG4.normal(size=2), RNG4.normal(size=2)
+        tau = np.zeros(7)
+        for i in range(2):
+            J = dqdyn.twist_jacobian(model, S @ q, f"foot{i + 1}", "world_aligned")
+            tau += J[3:].T @ np.array([R[i, 0], 0.0, R[i, 1]])  # force at the foot point
+            tau += J[:3].T @ np.array([0.0, -ankle[i], 0.0])  # ankle moment on the shank (−p_i)
+        tau[[3, 5]] += hip  # hip torque on thigh i (relative to the trunk) ...
+        tau[2] -= hip.sum()  # ... reacting on the trunk
+        tau[[4, 6]] += knee  # knee torque: the model's knee joint is relative
+        Q = biped_generalized_forces(p, q, R, hip, knee, ankle)
+        np.testing.assert_allclose(Q, S.T @ tau, atol=1e-10)
