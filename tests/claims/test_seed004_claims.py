@@ -413,3 +413,30 @@ def test_claim24_biped_lagrange_and_generalized_forces():
         tau[[4, 6]] += knee  # knee torque: the model's knee joint is relative
         Q = biped_generalized_forces(p, q, R, hip, knee, ankle)
         np.testing.assert_allclose(Q, S.T @ tau, atol=1e-10)
+
+
+def test_claim23_cayley_cubics():
+    """Two-point Cayley cubic O(t) = O₀ O(c(t)) meets all four boundary conditions (1e-12); the
+    multi-point recursion with the index fix (w = f_{i−1}, i = 2..n) and y₁ = ω̇₀/4 interpolates every
+    O_i and is C² at the knots (ω̇ jump < 1e-9); the body ω̇ at t₀ is the requested one.
+    Oracles: scipy Rotation (independent matrices) and one-sided limits / central differences."""
+    from dqdyn.trajectory import CayleyCubic, CayleySpline
+
+    O0, O1 = Rotation.random(2, random_state=23).as_matrix()
+    w0, w1 = RNG4.normal(size=(2, 3))
+    cc = CayleyCubic(O0, O1, w0, w1)
+    s = cc.sample([0.0, 1.0])
+    assert np.abs(s.R[0] - O0).max() < 1e-12 and np.abs(s.R[1] - O1).max() < 1e-12
+    assert np.abs(s.omega_body[0] - w0).max() < 1e-12 and np.abs(s.omega_body[1] - w1).max() < 1e-12
+    n = 6
+    Rs = Rotation.from_rotvec(np.cumsum(RNG4.normal(size=(n + 1, 3)) * 0.5, 0)).as_matrix()
+    wd0 = np.array([0.3, -0.2, 0.1])
+    sp = CayleySpline(np.arange(n + 1.0), Rs, omega0=w0, omega_dot0=wd0, method="park_kang")
+    assert np.abs(sp.rotation(np.arange(n + 1.0)) - Rs).max() < 1e-12
+    assert sp.knot_jumps()[2] < 1e-9
+    np.testing.assert_allclose(sp.sample(0.0).omega_dot_body, wd0, atol=1e-12)
+    h = 1e-5
+    t = np.arange(n) + 0.37
+    wd_fd = (sp.omega(t + h) - sp.omega(t - h)) / (2 * h)
+    np.testing.assert_allclose(sp.omega_dot(t), wd_fd, atol=1e-6)
+    assert np.all(sp.segment_angles() < np.pi)
