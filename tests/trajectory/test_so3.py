@@ -118,8 +118,8 @@ def test_park_kang_printed_indices_are_not_c2():
         x[i] = f[i] - z[i] - y[i]
     k = np.arange(n - 1)
     one = np.ones(n - 1)
-    L = _sample(Rs[k], x[k], y[k], z[k], one, one)
-    R = _sample(Rs[k + 1], x[k + 1], y[k + 1], z[k + 1], 0 * one, one)
+    L = _sample(Rs[k], f[k], y[k], z[k], one, one)
+    R = _sample(Rs[k + 1], f[k + 1], y[k + 1], z[k + 1], 0 * one, one)
     assert np.abs(L.omega_body - R.omega_body).max() > 1e-3
     assert sp.knot_jumps()[1] < 1e-12
 

@@ -75,12 +75,16 @@ def _coefficients(c1, w0, w1):
     return x, y, z
 
 
-def _sample(O0, x, y, z, tau, dt):
-    """Evaluate segments (per-sample coefficient rows) at local τ; derivatives in real time."""
-    t2 = tau * tau
-    c = ((x * tau[:, None] + y) * tau[:, None] + z) * tau[:, None]
-    cd = (3.0 * x * t2[:, None] + 2.0 * y * tau[:, None] + z) / dt[:, None]
-    cdd = (6.0 * x * tau[:, None] + 2.0 * y) / (dt * dt)[:, None]
+def _sample(O0, f, y, z, tau, dt):
+    """Evaluate segments (per-sample rows: base rotation, end value ``f = c(1)``, ``y``, ``z``) at
+    local τ; derivatives in real time.  ``c = f τ³ + y τ²(1 − τ) + z τ(1 − τ²)`` is the cubic
+    ``x τ³ + y τ² + z τ`` with ``x = f − y − z`` written so that ``c(1) = f`` holds exactly (the
+    knots are interpolated to round-off even when ``x``, ``y``, ``z`` are large)."""
+    t = tau[:, None]
+    t2 = t * t
+    c = f * (t2 * t) + y * (t2 * (1.0 - t)) + z * (t * (1.0 - t2))
+    cd = (3.0 * f * t2 + y * (2.0 * t - 3.0 * t2) + z * (1.0 - 3.0 * t2)) / dt[:, None]
+    cdd = (6.0 * f * t + y * (2.0 - 6.0 * t) - 6.0 * z * t) / (dt * dt)[:, None]
     R = O0 @ matrix_from_vp(c)
     wb = vp_angular_velocity(c, cd, frame="body")
     wdb = vp_angular_acceleration(c, cd, cdd, frame="body")
@@ -174,7 +178,7 @@ class CayleyCubic(_Curve):
         n = t.shape[0]
         tau = (t - self.t0) / self.dt
         rep = lambda a: np.broadcast_to(a, (n,) + a.shape)  # noqa: E731
-        return _sample(rep(self.O0), rep(self.x), rep(self.y), rep(self.z), tau,
+        return _sample(rep(self.O0), rep(self.c1), rep(self.y), rep(self.z), tau,
                        np.full(n, self.dt))
 
 
@@ -317,7 +321,7 @@ class CayleySpline(_Curve):
     def _eval(self, t):
         k = self.segment_index(t)
         tau = (t - self.times[k]) / self.dt[k]
-        return _sample(self.R[k], self.x[k], self.y[k], self.z[k], tau, self.dt[k])
+        return _sample(self.R[k], self.f[k], self.y[k], self.z[k], tau, self.dt[k])
 
     def knot_jumps(self):
         """One-sided differences (end of segment i − start of segment i+1) at the interior knots:
@@ -327,8 +331,8 @@ class CayleySpline(_Curve):
         if n == 0:
             return 0.0, 0.0, 0.0
         k = np.arange(n)
-        L = _sample(self.R[k], self.x[k], self.y[k], self.z[k], np.ones(n), self.dt[k])
-        Rr = _sample(self.R[k + 1], self.x[k + 1], self.y[k + 1], self.z[k + 1], np.zeros(n), self.dt[k + 1])
+        L = _sample(self.R[k], self.f[k], self.y[k], self.z[k], np.ones(n), self.dt[k])
+        Rr = _sample(self.R[k + 1], self.f[k + 1], self.y[k + 1], self.z[k + 1], np.zeros(n), self.dt[k + 1])
         return (float(np.max(np.abs(L.R - Rr.R))), float(np.max(np.abs(L.omega_body - Rr.omega_body))),
                 float(np.max(np.abs(L.omega_dot_body - Rr.omega_dot_body))))
 
