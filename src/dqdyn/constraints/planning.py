@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConvergenceError, InfeasibleError, ModelError, ShapeError
-from ..multibody.joints import PLANAR
+from ..multibody.joints import PLANAR, REVOLUTE
 from ..multibody.model import Model
 from ..trajectory.joint import PiecewisePolynomial
 from ..trajectory.se3 import time_scaling
@@ -217,11 +217,15 @@ def plan_mobile_manipulator(model: Model, q_start, base_goal, tool_goals, goal_t
     bs = model.q_slice(base_joint)
     plat = plan_platform(q_start[bs], base_goal, T, axle_offset=axle_offset)
     arm = np.array([j for j in range(model.nq) if not (bs.start <= j < bs.stop)])
+    jt = np.asarray(model.joint_type)
+    iq = np.asarray(model.idx_q)
+    rev = [int(iq[b]) for b in range(1, jt.size) if jt[b] == REVOLUTE and int(iq[b]) in set(arm.tolist())]
     Q = [q_start[arm]]
     q = q_start.copy()
     for tk, pk in zip(gt, goals):
         q[bs] = plat(tk)[0]
         q = _ik_position(model, frame, pk, q, arm)
+        q[rev] = (q[rev] + np.pi) % (2 * np.pi) - np.pi  # same pose, angles in [−π, π)
         Q.append(q[arm].copy())
     arm_traj = c2_waypoint_quintics(np.r_[0.0, gt], np.array(Q))
     return MobilePlan(model, plat, arm_traj, bs, arm, q_start.copy(), gt, goals, frame)
