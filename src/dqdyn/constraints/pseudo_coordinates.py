@@ -48,6 +48,16 @@ class HamelResult(NamedTuple):
     pi_dot: np.ndarray  #: (m,) the quasi-velocities used
 
 
+_LAG = None
+
+
+def _load_lagrange():
+    global _LAG
+    from ..algorithms.lagrange import mass_matrix, nonlinear_effects
+
+    _LAG = (mass_matrix, nonlinear_effects)
+
+
 def _fd4(f, x, d, h):
     """Fourth-order central difference of ``f`` at ``x`` along ``d``."""
     return (-f(x + 2 * h * d) + 8 * f(x + h * d) - 8 * f(x - h * d) + f(x - 2 * h * d)) / (12 * h)
@@ -101,12 +111,12 @@ class PseudoCoordinates:
         """``A = [A₁; A₂]`` (n, n)."""
         return np.vstack([self.A1(q), self.A2(q)[0]])
 
-    def B(self, q):
+    def B(self, q, A2=None):
         """``B = A⁻¹`` (n, n) and its blocks ``B₁`` (n, m), ``B₂`` (n, n − m) (239)–(245).
 
         SingularError naming ``A1`` when ``[A₁; A₂]`` is not invertible (condition number above
         ``cond_max``): the quasi-velocities are not independent of the constraints."""
-        A = self.A(q)
+        A = self.A(q) if A2 is None else np.vstack([self.A1(q), A2])
         cond = np.linalg.cond(A)
         if not np.isfinite(cond) or cond > self.cond_max:
             raise SingularError(f"A1 (the quasi-velocity choice) is not admissible: [A1; A2] is singular "
@@ -154,9 +164,9 @@ class PseudoCoordinates:
 
     # ------------------------------------------------------------------ dynamics
     def _terms(self, q, qd):
-        from ..algorithms.lagrange import mass_matrix, nonlinear_effects
-
-        return mass_matrix(self.model, q), nonlinear_effects(self.model, q, qd)
+        if _LAG is None:
+            _load_lagrange()
+        return _LAG[0](self.model, q), _LAG[1](self.model, q, qd)
 
     def reduced_equations(self, q, pi_dot, tau):
         """``(M*, r)`` with ``M* π̈ = r``: ``M* = B₁ᵀ H B₁`` and ``r = B₁ᵀ [H (B₁ Ȧ₁ + B₂ Ȧ₂) B₁ π̇ + Q − h]``
@@ -165,14 +175,15 @@ class PseudoCoordinates:
         pi_dot = np.asarray(pi_dot, dtype=float)
         if pi_dot.shape != (self.m,):
             raise ShapeError(f"pi_dot must have shape ({self.m},); got {pi_dot.shape}")
-        _, B1, B2 = self.B(q)
+        A2q = self.A2(q)[0]  # the bundled constraints' A depends on q only
+        _, B1, B2 = self.B(q, A2q)
         qd = B1 @ pi_dot
         H, h = self._terms(q, qd)
-        _, b = self.A2(q, qd)  # Ȧ₂ q̇ = −b
+        A2, b = self.A2(q, qd)  # Ȧ₂ q̇ = −b
         w = B1 @ self.A1dot_qd(q, qd) - B2 @ b
         Ms = B1.T @ H @ B1
         r = B1.T @ (H @ w + np.asarray(tau, dtype=float) - h)
-        return Ms, r, w, (H, h, B1, B2, qd)
+        return Ms, r, w, (H, h, B1, B2, qd, A2)
 
     def forward_dynamics(self, q, pi_dot, tau) -> HamelResult:
         """Pseudo-accelerations (249), ``q̈`` (246), multipliers (248), ``D`` (242) and reactions
@@ -180,7 +191,7 @@ class PseudoCoordinates:
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n,):
             raise ShapeError(f"tau must have shape ({self.n},); got {tau.shape}")
-        Ms, r, w, (H, h, B1, B2, qd) = self.reduced_equations(q, pi_dot, tau)
+        Ms, r, w, (H, h, B1, B2, qd, A2) = self.reduced_equations(q, pi_dot, tau)
         try:
             L = np.linalg.cholesky(Ms)
         except np.linalg.LinAlgError:
@@ -188,10 +199,8 @@ class PseudoCoordinates:
         pdd = np.linalg.solve(L.T, np.linalg.solve(L, r))
         qdd = B1 @ pdd - w
         lam = B2.T @ (H @ qdd + h - tau)
-        A2 = self.A2(q)[0]
         D = A2.T @ lam
-        B = np.hstack([B1, B2])
-        return HamelResult(pdd, qdd, lam, D, B.T @ D, np.asarray(pi_dot, dtype=float))
+        return HamelResult(pdd, qdd, lam, D, np.concatenate([B1.T @ D, B2.T @ D]), np.asarray(pi_dot, dtype=float))
 
     def forward_dynamics_q(self, q, qd, tau) -> HamelResult:
         """:meth:`forward_dynamics` from a constraint-consistent ``(q, q̇)`` (``π̇ = A₁ q̇``)."""
