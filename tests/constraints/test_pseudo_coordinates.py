@@ -38,6 +38,7 @@ def test_knife_edge_matches_udwadia_kalaba_and_kkt(exact_a1dot):
         np.testing.assert_allclose(r.constraint_force, uk.constraint_forces, atol=1e-10)
         qdd_kkt, lam_kkt = kkt_forward_dynamics(m, q, qd, tau, cons)
         np.testing.assert_allclose(r.qdd, qdd_kkt, atol=1e-10)
+        np.testing.assert_allclose(r.multipliers, lam_kkt, atol=1e-10)
         np.testing.assert_allclose(r.reactions[:2], 0, atol=1e-12)  # R_k = 0 for k <= m
         np.testing.assert_allclose(pc.quasi_velocities(q, qd), pid, atol=1e-14)
 

@@ -26,7 +26,8 @@ generalized force (so the paper's ``Q − h`` is dqdyn's ``τ − h``); the sign
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -191,7 +192,7 @@ class PseudoCoordinates:
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n,):
             raise ShapeError(f"tau must have shape ({self.n},); got {tau.shape}")
-        Ms, r, w, (H, h, B1, B2, qd, A2) = self.reduced_equations(q, pi_dot, tau)
+        Ms, r, w, (H, h, B1, B2, _, A2) = self.reduced_equations(q, pi_dot, tau)
         try:
             L = np.linalg.cholesky(Ms)
         except np.linalg.LinAlgError:

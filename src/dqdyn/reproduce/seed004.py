@@ -48,7 +48,7 @@ def case_cayley_cubic(quick=False, out_dir=None):
     rows = []
     for label, sp in (("park_kang", pk), ("global", gl)):
         err = float(np.abs(sp.rotation(times) - Rs).max())
-        dO, dw, dwd = sp.knot_jumps()
+        _, dw, dwd = sp.knot_jumps()
         rows.append((label, err, dw, dwd, float(sp.segment_angles().max())))
     figs = []
     if out_dir is not None:
@@ -105,7 +105,7 @@ def case_mm_planning(quick=False, out_dir=None):
                        b[1] + np.sin(b[2]) * r[0] + np.cos(b[2]) * r[1], r[2]] for b, r in zip(pb, rel)])
     plan = plan_mobile_manipulator(mm, q0, base_goal, goals, gt)
     t = np.linspace(0, gt[-1], 201 if quick else 801)
-    q, v, a = plan(t)
+    q, v, _ = plan(t)
     roll = float(np.abs(cons[0].velocity_error(mm, q, v)).max())
     tool = np.array([translation_of(dqdyn.frame_pose(mm, qk, "tool")) for qk in q])
     gerr = max(float(np.linalg.norm(translation_of(dqdyn.frame_pose(mm, plan(tk)[0], "tool")) - g))
