@@ -29,6 +29,7 @@ import numpy as np
 from .. import errors
 from ..algebra import dualquat as dq
 from ..algebra.dualquat import _cross3
+from ..algebra.rotations import matrix_from_quat, quat_conj, quat_multiply
 from . import _checks
 
 
@@ -54,8 +55,9 @@ def _g6(g):
 
 
 def _finish(x, xb, xbd, shape):
-    xs = dq.Ad6(x, xb)
-    xsd = dq.Ad6(x, xbd)
+    R, p = _rot_trans(x)
+    xs = _ad(R, p, xb)
+    xsd = _ad(R, p, xbd)
     return SE3Sample(*(a.reshape(shape + a.shape[1:]) for a in (x, xb, xs, xbd, xsd)))
 
 
@@ -253,15 +255,44 @@ class SE3Spline(_Curve):
             x = dq.mul(x, Aj)
         if pose_only:
             return x
-        V = np.zeros((u.size, 6))
-        Vd = np.zeros((u.size, 6))
-        for j in range(3):
+        # body twist and its derivative by the recursion of the module docstring; j = 0 starts from
+        # zero, Ad(A_j⁻¹) is applied with the rotation matrix and translation of A_j
+        g0 = self.g[k]
+        V = 2.0 * dB[:, :1] / self.h * g0
+        Vd = 2.0 * ddB[:, :1] / self.h**2 * g0
+        for j in (1, 2):
             gj = self.g[k + j]
             w = 2.0 * dB[:, j:j + 1] / self.h * gj
-            AV = dq.Ad6_inv(A[j], V)
-            Vd = dq.Ad6_inv(A[j], Vd) + bracket(AV, w) + 2.0 * ddB[:, j:j + 1] / self.h**2 * gj
+            R, p = _rot_trans(A[j])
+            AV = _ad_inv(R, p, V)
+            Vd = _ad_inv(R, p, Vd) + bracket(AV, w) + 2.0 * ddB[:, j:j + 1] / self.h**2 * gj
             V = AV + w
         return x, V, Vd
+
+
+def _rot_trans(x):
+    """Rotation matrices (N, 3, 3) and translations (N, 3) of poses (N, 8)."""
+    R = matrix_from_quat(x[:, :4])
+    p = 2.0 * quat_multiply(x[:, 4:], quat_conj(x[:, :4]))[:, 1:]
+    return R, p
+
+
+def _ad_inv(R, p, V):
+    """``Ad(x⁻¹) ξ = (Rᵀ ω, Rᵀ (v − p × ω))`` for vec6 twists (N, 6) (= dualquat.Ad6_inv)."""
+    w = V[:, :3]
+    out = np.empty_like(V)
+    out[:, :3] = np.einsum("nji,nj->ni", R, w)
+    out[:, 3:] = np.einsum("nji,nj->ni", R, V[:, 3:] - _cross3(p, w))
+    return out
+
+
+def _ad(R, p, V):
+    """``Ad(x) ξ = (R ω, R v + p × R ω)`` (= dualquat.Ad6)."""
+    out = np.empty_like(V)
+    Rw = np.einsum("nij,nj->ni", R, V[:, :3])
+    out[:, :3] = Rw
+    out[:, 3:] = np.einsum("nij,nj->ni", R, V[:, 3:]) + _cross3(p, Rw)
+    return out
 
 
 def _with_ends(inner):

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import errors
 from ..algebra.rotations import quat_from_matrix
-from ..algebra.vector_parameter import matrix_from_vp, vp_angular_acceleration, vp_angular_velocity, vp_kde
+from ..algebra.vector_parameter import vp_angular_acceleration, vp_kde
 from . import _checks
 
 
@@ -85,12 +85,37 @@ def _sample(O0, f, y, z, tau, dt):
     c = f * (t2 * t) + y * (t2 * (1.0 - t)) + z * (t * (1.0 - t2))
     cd = (3.0 * f * t2 + y * (2.0 * t - 3.0 * t2) + z * (1.0 - 3.0 * t2)) / dt[:, None]
     cdd = (6.0 * f * t + y * (2.0 - 6.0 * t) - 6.0 * z * t) / (dt * dt)[:, None]
-    R = O0 @ matrix_from_vp(c)
-    wb = vp_angular_velocity(c, cd, frame="body")
-    wdb = vp_angular_acceleration(c, cd, cdd, frame="body")
-    ws = np.einsum("nij,nj->ni", R, wb)
-    wds = np.einsum("nij,nj->ni", R, wdb)
+    # inlined (65), body (79) and body (80) — same formulas as dqdyn.algebra.vector_parameter's
+    # matrix_from_vp / vp_angular_velocity / vp_angular_acceleration, without their per-call checks
+    c0, c1_, c2_ = c[:, 0], c[:, 1], c[:, 2]
+    cc = c0 * c0 + c1_ * c1_ + c2_ * c2_
+    k = 1.0 / (1.0 + cc)
+    a = (1.0 - cc) * k
+    Oc = np.empty((c.shape[0], 3, 3))
+    Oc[:, 0, 0] = a + 2 * k * c0 * c0
+    Oc[:, 1, 1] = a + 2 * k * c1_ * c1_
+    Oc[:, 2, 2] = a + 2 * k * c2_ * c2_
+    Oc[:, 0, 1] = 2 * k * (c0 * c1_ - c2_)
+    Oc[:, 1, 0] = 2 * k * (c0 * c1_ + c2_)
+    Oc[:, 0, 2] = 2 * k * (c0 * c2_ + c1_)
+    Oc[:, 2, 0] = 2 * k * (c0 * c2_ - c1_)
+    Oc[:, 1, 2] = 2 * k * (c1_ * c2_ - c0)
+    Oc[:, 2, 1] = 2 * k * (c1_ * c2_ + c0)
+    R = np.matmul(O0, Oc)
+    k2 = (2.0 * k)[:, None]
+    wb = k2 * (cd - _cross(c, cd))
+    wdb = k2 * (cdd - _cross(c, cdd) - wb * np.sum(c * cd, axis=1)[:, None])
+    ws = np.matmul(R, wb[:, :, None])[:, :, 0]
+    wds = np.matmul(R, wdb[:, :, None])[:, :, 0]
     return SO3Sample(R, wb, ws, wdb, wds)
+
+
+def _cross(a, b):
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
 
 
 _CHUNK = 1 << 16  # samples per vectorised block (bounds the temporaries' memory)
