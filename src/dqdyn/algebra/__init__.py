@@ -6,6 +6,8 @@ Re-exports the public functions of:
 * :mod:`.dualquat` — products, conjugates, norms, Hamilton operators, adjoints, exp/log, screws;
 * :mod:`.inertia` — quaternionic inertia tensor, ``L3``, 6×6 spatial inertia;
 * :mod:`.vector_parameter` — Rodrigues/Gibbs vector-parameters and dual vector-parameters;
+* :mod:`.diagonalize` — closed-form principal axes of a symmetric 3×3 matrix (seed 004 §5);
+* :mod:`.vp_kinematics` — Euler / Bryant / DH vector-parameters, chain Jacobians, screws, Exp(tA);
 * :mod:`.dq` — the scripting value type ``DQ`` and the constants ``i_, j_, k_, E_``.
 
 Nothing is compiled at import: the numba kernels compile on first use (and are cached on disk).
@@ -16,7 +18,9 @@ from .dualquat import *  # noqa: F401,F403
 from .inertia import *  # noqa: F401,F403
 from .vector_parameter import *  # noqa: F401,F403
 from .dq import *  # noqa: F401,F403
-from . import dq, dualquat, inertia, rotations, vector_parameter  # noqa: F401
+from .diagonalize import *  # noqa: F401,F403
+from .vp_kinematics import *  # noqa: F401,F403
+from . import diagonalize, dq, dualquat, inertia, rotations, vector_parameter, vp_kinematics  # noqa: F401
 
 __all__ = sorted(
     set(rotations.__all__)
@@ -24,4 +28,6 @@ __all__ = sorted(
     | set(inertia.__all__)
     | set(vector_parameter.__all__)
     | set(dq.__all__)
+    | set(diagonalize.__all__)
+    | set(vp_kinematics.__all__)
 )

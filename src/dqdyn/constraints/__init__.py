@@ -7,6 +7,8 @@
   point, ``"5d"`` revolute-type, ``"1d"`` distance.
 * :class:`JointCoupling` — ``q_j = r q_m + c`` (gears, mimic-type couplings).
 * :class:`UserConstraint` — a callable ``(model, q, v) -> (A, b)`` or constant ``A``, ``b``.
+* :mod:`.pseudo_coordinates` — Hamel / Boltzmann–Hamel equations in quasi-velocities
+  (:class:`PseudoCoordinates`, seed 004 §6).
 * :mod:`.models` — bundled models with their constraints: the 8-DoF differential-drive mobile
   manipulator, a four-bar, a five-bar, a slider-crank.
 
@@ -19,6 +21,7 @@ from .base import Constraint, as_constraint_list, frame_kinematics, resolve_fram
 from .loops import JointCoupling, LoopClosure, UserConstraint
 from .models import five_bar, four_bar, mobile_manipulator, slider_crank
 from .nonholonomic import DifferentialDriveConstraint, model_constraints
+from .pseudo_coordinates import HamelResult, PseudoCoordinates, diff_drive_quasi_velocities
 
 __all__ = [
     "Constraint",
@@ -34,4 +37,7 @@ __all__ = [
     "frame_kinematics",
     "resolve_frame",
     "as_constraint_list",
+    "PseudoCoordinates",
+    "HamelResult",
+    "diff_drive_quasi_velocities",
 ]
