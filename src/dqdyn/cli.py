@@ -322,8 +322,15 @@ def _add_bench(sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+def _add_sweep(sub) -> None:
+    from .sweep import add_sweep_parser  # logic in dqdyn.sweep (Dask, Zarr imported lazily)
+
+    add_sweep_parser(sub)
+
+
 #: sub-command registrars, in help order; add ``simulate``, ``bench``, ``reproduce`` here
 COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench]
+COMMANDS.append(_add_sweep)
 
 
 # ------------------------------------------------------------------------------------- main
