@@ -330,16 +330,10 @@ def compute_chunk(model: Model, spec: SweepSpec, j: int, states: dict | None = N
     return out
 
 
-_GROUPS: dict = {}
-
-
 def _open(path: str):
     import zarr
 
-    g = _GROUPS.get(path)
-    if g is None:
-        g = _GROUPS[path] = zarr.open_group(path, mode="r+")
-    return g
+    return zarr.open_group(path, mode="r+")  # per task: a few metadata reads, never stale
 
 
 def sweep_task(path: str, spec_json: dict, model: Model, k: int, j: int) -> tuple[int, int]:
