@@ -344,8 +344,15 @@ def _add_precompile(sub) -> None:
     p.set_defaults(func=cmd_precompile)
 
 
+def _add_sweep(sub) -> None:
+    from .sweep import add_sweep_parser  # logic in dqdyn.sweep (Dask, Zarr imported lazily)
+
+    add_sweep_parser(sub)
+
+
 #: sub-command registrars, in help order
-COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_precompile]
+COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_sweep,
+                            _add_precompile]
 
 
 # ------------------------------------------------------------------------------------- main

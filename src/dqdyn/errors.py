@@ -63,3 +63,14 @@ __all__ = [
     "InfeasibleError",
     "ConvergenceError",
 ]
+
+
+class ChunkError(ShapeError):
+    """A chunked (Dask) array is split along an axis that must be a single chunk."""
+
+
+class SchedulerError(DqdynError, ConnectionError):
+    """A Dask scheduler cannot be reached (or answered too late)."""
+
+
+__all__ += ["ChunkError", "SchedulerError"]

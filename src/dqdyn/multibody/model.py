@@ -20,7 +20,7 @@ argument count).  The named attributes are read-only views of the same data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -122,6 +122,12 @@ class Model:
             self.joint_names_all[i] for i in range(1, nb1) if self.mi[i, MI_NV] > 0
         )
         object.__setattr__(self, "_scratch", np.empty((nb1 + 2) * SCRATCH_COLS + 2 * self.nv))
+
+    def __reduce__(self):
+        # pickled as its constructor arguments: the per-process caches (``_index`` lookups,
+        # workspaces, ``_scratch``) are rebuilt on load and the read-only flags restored
+        return (_rebuild_model, (type(self), {f.name: getattr(self, f.name) for f in fields(self)
+                                              if f.init and f.name != "_index"}))
 
     # ------------------------------------------------------------------ sizes and views
     @property
@@ -274,6 +280,11 @@ class Model:
             f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
             f"frames={len(self.frame_names)}, mass={self.total_mass:.4g} kg)"
         )
+
+
+def _rebuild_model(cls, kwargs):
+    """Unpickle a :class:`Model` (see ``Model.__reduce__``)."""
+    return cls(**kwargs)
 
 
 def pack_model(

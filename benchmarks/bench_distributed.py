@@ -1,0 +1,212 @@
+"""Panda states through ``rnea`` and ``aba`` into Zarr on 1 and 2 Dask worker processes.
+
+    python benchmarks/bench_distributed.py [--states N] [--quick] [--chunk C] [--dir DIR]
+                                           [--workers 1,2] [--repeat R] [--scheduler ADDRESS]
+
+Inputs (q, v, a; ``a`` doubles as τ for ``aba``) are written once, chunk by chunk, to a Zarr store
+and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
+
+* ``in-process``: one batched dqdyn call over the ``.npy`` memmaps with ``out=`` a memmap, numba
+  threads = the cores (dqdyn's own out-of-core path, no Dask, no Zarr);
+* ``in-process+zarr``: the same chunks read from and written to Zarr in a plain loop (the I/O
+  and compression cost without Dask);
+* ``dask wN``: ``dqdyn.distributed.apply`` on ``da.from_zarr`` inputs, ``.to_zarr`` of the
+  result, on a LocalCluster of N single-threaded worker processes, each with
+  ``cores // N`` numba threads (or on ``--scheduler``).
+
+Reported: seconds, states/s, the scaling from the first to the last worker count, and the overhead
+of each run against the in-process batched call on the same cores.  A spot check compares stored
+results with dqdyn's in-process call bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import dqdyn  # noqa: E402
+from harness import print_table, write_results  # noqa: E402
+
+
+def _panda():
+    import sysconfig
+
+    p = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
+                     "robots", "panda_description", "urdf", "panda.urdf")
+    if os.path.exists(p):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return dqdyn.load_urdf(p, mimic="independent"), "panda"
+    return dqdyn.serial_chain(7), "7-link chain"  # example-robot-data not installed
+
+
+def _inputs(m, N, chunk, d):
+    import zarr
+
+    g = zarr.open_group(os.path.join(d, "in.zarr"), mode="w")
+    mm = {}
+    for k, n in (("q", m.nq), ("v", m.nv), ("a", m.nv)):
+        g.create_array(k, shape=(N, n), chunks=(chunk, n), dtype="f8")
+        mm[k] = np.lib.format.open_memmap(os.path.join(d, k + ".npy"), mode="w+", shape=(N, n))
+    for j, s in enumerate(range(0, N, chunk)):
+        e = min(N, s + chunk)
+        rng = np.random.default_rng([0, j])
+        x = {"q": dqdyn.random_configuration(m, size=e - s, seed=rng),
+             "v": rng.normal(size=(e - s, m.nv)), "a": rng.normal(size=(e - s, m.nv))}
+        for k in x:
+            g[k][s:e] = x[k]
+            mm[k][s:e] = x[k]
+    for x in mm.values():
+        x.flush()
+    return g, mm
+
+
+def _cpu_self() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _best(fn, repeat, client=None):
+    """Best wall time of ``repeat`` runs and the CPU seconds of that run (this process, plus
+    every worker process of ``client``): on a shared machine CPU time is the steadier measure."""
+    best = (float("inf"), 0.0)
+    for _ in range(repeat):
+        time.sleep(0.5)  # let busy-waiting thread pools go idle
+        c0 = _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0)
+        t0 = time.perf_counter()
+        fn()
+        t = time.perf_counter() - t0
+        c = _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0) - c0
+        best = min(best, (t, c))
+    return best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--states", type=int, default=10_000_000)
+    ap.add_argument("--quick", action="store_true", help="10⁶ states instead of 10⁷")
+    ap.add_argument("--chunk", type=int, default=1 << 17)
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--functions", default="rnea,aba")
+    ap.add_argument("--scheduler", default=None, help="a running Dask scheduler instead")
+    ap.add_argument("--idle", type=float, default=10.0,
+                    help="seconds of idle cluster measured for its background CPU rate")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.states = min(args.states, 1_000_000)
+    import dask.array as da
+    import zarr
+
+    from dqdyn import distributed as dd
+
+    m, label = _panda()
+    N, C = args.states, min(args.chunk, args.states)
+    cores = dd.host_cores()
+    d = args.dir or tempfile.mkdtemp(prefix="dqdyn_dist_")
+    t0 = time.perf_counter()
+    g, mm = _inputs(m, N, C, d)
+    print(f"{N} {label} states, chunks of {C}, {cores} cores; inputs written in "
+          f"{time.perf_counter() - t0:.1f} s to {d}", flush=True)
+    fns = [f for f in args.functions.split(",") if f]
+    out = np.lib.format.open_memmap(os.path.join(d, "out.npy"), mode="w+", shape=(N, m.nv))
+    rows, base = [], {}
+    dqdyn.set_num_threads(min(cores, __import__("numba").config.NUMBA_NUM_THREADS))
+    for fn in fns:
+        f = getattr(dqdyn, fn)
+        f(m, mm["q"][:10], mm["v"][:10], mm["a"][:10])  # compile / load
+        t, c = _best(lambda: f(m, mm["q"], mm["v"], mm["a"], out=out), args.repeat)
+        base[fn] = (t, c)
+        rows.append({"function": fn, "run": "in-process", "workers": 1,
+                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
+                     "cpu_s": c, "states_per_cpu_s": N / c,
+                     "overhead_vs_in_process": 0.0, "cpu_overhead_vs_in_process": 0.0,
+                     "bit_identical": True})
+        zo = zarr.open_group(os.path.join(d, "inproc.zarr"), mode="w")
+        zo.create_array(fn, shape=(N, m.nv), chunks=(C, m.nv), dtype="f8")
+
+        def loop():
+            for s in range(0, N, C):
+                e = min(N, s + C)
+                zo[fn][s:e] = f(m, g["q"][s:e], g["v"][s:e], g["a"][s:e])
+
+        t, c = _best(loop, args.repeat)
+        base[fn + "+zarr"] = (t, c)
+        rows.append({"function": fn, "run": "in-process+zarr", "workers": 1,
+                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
+                     "cpu_s": c, "states_per_cpu_s": N / c,
+                     "overhead_vs_in_process": t / base[fn][0] - 1,
+                     "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
+                     "bit_identical": bool(np.array_equal(zo[fn][:C], out[:C]))})
+        print(rows[-2], rows[-1], sep="\n", flush=True)
+    workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
+    Q, V, A = (da.from_zarr(g[k]) for k in ("q", "v", "a"))
+    for w in workers:
+        client = dd.connect(args.scheduler) if args.scheduler else dd.local_cluster(w)
+        try:
+            threads = sorted(set(client.run(dd._worker_threads).values()))
+            nw = len(client.scheduler_info()["workers"])
+            # CPU the idle cluster burns per wall second (event loops, heartbeats, the
+            # profiler thread): on a shared machine the wall time, hence this cost, is inflated
+            c0 = _cpu_self() + sum(client.run(_cpu_self).values())
+            time.sleep(args.idle)
+            idle = (_cpu_self() + sum(client.run(_cpu_self).values()) - c0) / args.idle
+            for fn in fns:
+                # load the kernels in every worker outside the measurement
+                dd.apply(fn, m, Q[: 10 * nw].rechunk((10, -1)), V[: 10 * nw].rechunk((10, -1)),
+                         A[: 10 * nw].rechunk((10, -1))).compute()
+                path = os.path.join(d, f"dask_w{w}.zarr")
+
+                def run():
+                    dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True)
+
+                t, c = _best(run, args.repeat, client)
+                res = zarr.open_group(path, mode="r")[fn]
+                k = N // 2
+                ref = getattr(dqdyn, fn)(m, mm["q"][k:k + 1000], mm["v"][k:k + 1000], mm["a"][k:k + 1000])
+                rows.append({"function": fn, "run": f"dask w{nw}", "workers": nw,
+                             "threads": threads[0] if len(threads) == 1 else str(threads),
+                             "seconds": t, "states_per_s": N / t,
+                             "cpu_s": c, "states_per_cpu_s": N / c,
+                             "overhead_vs_in_process": t / base[fn][0] - 1,
+                             "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
+                             "cpu_overhead_vs_in_process_zarr": c / base[fn + "+zarr"][1] - 1,
+                             "idle_cpu_per_s": idle,
+                             "cpu_s_less_idle": c - idle * t,
+                             "cpu_overhead_less_idle_vs_in_process": (c - idle * t) / base[fn][1] - 1,
+                             "cpu_overhead_less_idle_vs_in_process_zarr":
+                                 (c - idle * t) / base[fn + "+zarr"][1] - 1,
+                             "bit_identical": bool(np.array_equal(res[k:k + 1000], ref))})
+                print(rows[-1], flush=True)
+        finally:
+            cluster = None if args.scheduler else client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    for fn in fns:
+        dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask")]
+        if len(dk) >= 2:
+            for r in dk:
+                r["scaling_vs_first"] = r["states_per_s"] / dk[0]["states_per_s"]
+    print_table(f"{N} {label} states through Zarr, chunks of {C} ({cores} cores)", rows)
+    js, md = write_results("distributed", rows, {"states": N, "chunk": C, "cores": cores})
+    print(f"written {js} and {md}")
+    if args.dir is None:
+        shutil.rmtree(d, ignore_errors=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Batched dqdyn functions over Dask arrays: one laptop, a local process cluster, a remote cluster.
+
+::
+
+    import dask.array as da, dqdyn
+    from dqdyn import distributed as dd
+
+    client = dd.local_cluster(n_workers=2)        # or dd.connect("tcp://scheduler:8786"), or none
+    Q = da.from_zarr("states.zarr/q")              # (N, nq), chunked along the state axis only
+    tau = dd.apply(dqdyn.rnea, model, Q, V, A)     # a lazy (N, nv) dask array
+    tau.to_zarr("tau.zarr")
+
+:func:`apply` evaluates a public batched function (:data:`FUNCTIONS`) block by block: one task per
+chunk of states, each a single in-process batched call of dqdyn on that chunk, so every state is
+computed by the same serial kernel as in one big in-process call and the results are identical
+to the bit.  The model enters the graph once, as one key that every block task depends on (the
+scheduler moves it to each worker once; it is not pickled per task).  Inside a worker, batched
+calls are serialized by a process-wide lock (each one already uses the worker's numba threads),
+and :class:`NumbaThreads`, a worker plugin that :func:`local_cluster`, :func:`connect` and
+:func:`configure` install, gives each worker ``cores_on_its_host // workers_on_its_host``
+numba threads so that workers × threads does not oversubscribe the cores.
+
+Worker processes are started by ``spawn`` (Dask's default): a forked child of a process whose
+numba thread pool is running is not safe with every threading layer.
+
+Parameter sweeps (a family of models with perturbed inertial parameters) and the resumable Zarr
+datasets of ``dqdyn sweep`` live in :mod:`dqdyn.sweep`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from . import config
+from .errors import ChunkError, SchedulerError, ShapeError, UnknownNameError
+from .multibody.model import Model
+
+
+# ------------------------------------------------------------------------------ the registry
+class _Spec(NamedTuple):
+    module: str  # where the public function lives (imported lazily on workers)
+    inputs: tuple[str, ...]  # names of the per-state inputs, in order ("q" has nq entries)
+    outputs: Callable | None  # model -> trailing shapes of the outputs; None: probe one state
+    multi: bool  # the function returns a tuple
+
+
+def _nv(m):
+    return [(m.nv,)]
+
+
+def _nvnv(m):
+    return [(m.nv, m.nv)]
+
+
+def _three(m):
+    return [(m.nv, m.nv)] * 3
+
+
+#: the batched functions :func:`apply` accepts, by name
+FUNCTIONS: dict[str, _Spec] = {
+    "rnea": _Spec("dqdyn.algorithms.newton_euler", ("q", "v", "a"), _nv, False),
+    "aba": _Spec("dqdyn.algorithms.forward", ("q", "v", "tau"), _nv, False),
+    "gravity": _Spec("dqdyn.algorithms.lagrange", ("q",), _nv, False),
+    "nonlinear_effects": _Spec("dqdyn.algorithms.lagrange", ("q", "v"), _nv, False),
+    "mass_matrix": _Spec("dqdyn.algorithms.lagrange", ("q",), _nvnv, False),
+    "coriolis_matrix": _Spec("dqdyn.algorithms.lagrange", ("q", "v"), _nvnv, False),
+    "mass_matrix_inverse": _Spec("dqdyn.algorithms.forward", ("q",), _nvnv, False),
+    "forward_kinematics": _Spec("dqdyn.algorithms.kinematics", ("q",),
+                                lambda m: [(m.nbodies + 1, 8)], False),
+    "rnea_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "a"), _three, True),
+    "aba_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "tau"), _three, True),
+    "constrained_forward_dynamics": _Spec("dqdyn.constraints.dynamics", ("q", "v", "tau"),
+                                          None, True),
+}
+
+
+def _function(name: str):
+    import importlib
+
+    return getattr(importlib.import_module(FUNCTIONS[name].module), name)
+
+
+def resolve(fn) -> str:
+    """The registry name of ``fn`` (a public batched dqdyn function or its name);
+    :class:`~dqdyn.errors.UnknownNameError` otherwise."""
+    name = fn if isinstance(fn, str) else getattr(fn, "__name__", None)
+    if name in FUNCTIONS and (isinstance(fn, str) or _function(name) is fn):
+        return name
+    raise UnknownNameError(
+        f"fn: {fn!r} is not a batched dqdyn function that dqdyn.distributed runs; "
+        f"use one of {sorted(FUNCTIONS)} (the function or its name)"
+    )
+
+
+# ------------------------------------------------------------------------------ worker side
+_LOCK = threading.Lock()  # one batched call at a time per process (each uses all its threads)
+_THREADS: int | None = None  # numba threads per batched call in this worker (NumbaThreads)
+
+
+def set_worker_threads(n: int | None) -> None:
+    """Numba threads that batched calls made through this module use in this process
+    (``None``: numba's default).  numba's thread count is per calling thread, so it is applied
+    by each task, in the thread that runs it."""
+    global _THREADS
+    if n is not None:
+        import numba
+
+        n = max(1, min(int(n), numba.config.NUMBA_NUM_THREADS))
+    _THREADS = n
+
+
+def _apply_threads() -> None:
+    if _THREADS is not None:
+        import numba
+
+        if numba.get_num_threads() != _THREADS:
+            config.set_num_threads(_THREADS)
+
+
+def call_block(name: str, model: Model, kwargs: dict, *blocks):
+    """Run the batched function ``name`` on one chunk of states (the body of every task)."""
+    fn = _function(name)
+    with _LOCK:
+        _apply_threads()
+        out = fn(model, *blocks, **kwargs)
+    return tuple(out) if FUNCTIONS[name].multi else out
+
+
+def host_cores() -> int:
+    """Cores this process may run on (its CPU affinity, else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _host(address: str) -> str:
+    a = address.split("://", 1)[-1]
+    return a.rsplit(":", 1)[0]
+
+
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # pragma: no cover - distributed not installed
+    _WorkerPlugin = object
+
+
+class NumbaThreads(_WorkerPlugin):
+    """Worker plugin: numba threads per worker so that workers × threads ≤ cores of the host.
+
+    ``threads``: a fixed count for every worker; otherwise ``workers_per_host`` (host → number
+    of workers, from the scheduler when the plugin is registered) and the worker's own core
+    count give ``max(1, cores // workers_on_its_host)`` (a worker on a host the table does not
+    know counts as alone there)."""
+
+    name = "dqdyn-numba-threads"
+
+    def __init__(self, threads: int | None = None, workers_per_host: dict | None = None):
+        self.threads = threads
+        self.workers_per_host = dict(workers_per_host or {})
+
+    def threads_for(self, address: str, cores: int) -> int:
+        if self.threads is not None:
+            return max(1, int(self.threads))
+        return max(1, cores // max(1, self.workers_per_host.get(_host(address), 1)))
+
+    def setup(self, worker):
+        set_worker_threads(self.threads_for(worker.address, host_cores()))
+
+
+def _worker_threads() -> int | None:
+    return _THREADS
+
+
+def task_threads() -> int:
+    """The numba thread count a batched call made by a task of this module uses here."""
+    import numba
+
+    _apply_threads()
+    return numba.get_num_threads()
+
+
+def configure(client, threads: int | None = None) -> dict:
+    """Install :class:`NumbaThreads` on the workers of ``client`` (again after workers were
+    added: the count per host is read now).  Returns each worker's numba thread count."""
+    info = client.scheduler_info(n_workers=-1) if _accepts_n_workers(client) else client.scheduler_info()
+    per_host = Counter(_host(a) for a in info["workers"])
+    client.register_plugin(NumbaThreads(threads, per_host), name=NumbaThreads.name)
+    return client.run(_worker_threads)
+
+
+def _accepts_n_workers(client) -> bool:
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+def local_cluster(n_workers: int | None = None, *, threads: int | None = None, **kwargs):
+    """A ``distributed.Client`` on a new ``LocalCluster`` of ``n_workers`` single-threaded
+    worker processes (default: one per core, at most 4), started by ``spawn``, with
+    :class:`NumbaThreads` installed.  ``kwargs`` go to ``LocalCluster`` (``dashboard_address=None``
+    by default).  Close it with ``client.close(); client.cluster.close()``."""
+    from distributed import Client, LocalCluster
+
+    n = n_workers or max(1, min(4, host_cores()))
+    kwargs.setdefault("dashboard_address", None)
+    kwargs.setdefault("threads_per_worker", 1)
+    cluster = LocalCluster(n_workers=n, processes=True, **kwargs)
+    client = Client(cluster)
+    configure(client, threads)
+    return client
+
+
+def connect(address: str, *, timeout: float = 10.0, threads: int | None = None):
+    """A ``distributed.Client`` on the scheduler at ``address`` (``tcp://host:8786``), with
+    :class:`NumbaThreads` installed; :class:`~dqdyn.errors.SchedulerError` within ``timeout``
+    seconds when it cannot be reached."""
+    from distributed import Client
+
+    if not isinstance(address, str) or not address:
+        raise SchedulerError(f"address must be a scheduler address such as 'tcp://host:8786', "
+                             f"got {address!r}")
+    try:
+        client = Client(address, timeout=f"{float(timeout)}s", set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise SchedulerError(
+            f"scheduler {address!r} could not be reached within {timeout:g} s ({type(e).__name__}: "
+            f"{' '.join(str(e).split())[:200]})"
+        ) from None
+    configure(client, threads)
+    return client
+
+
+# ------------------------------------------------------------------------------ the graph
+def model_token(model: Model) -> str:
+    """A deterministic token of everything the kernels read from ``model``."""
+    from dask.base import tokenize
+
+    return tokenize(model.name, model.mi, model.mf, model.gravity, model.frame_names,
+                    model.frame_body, model.frame_placement, model.q_lower, model.q_upper,
+                    model.nq, model.nv, repr(model.constraints))
+
+
+def model_delayed(model: Model):
+    """``model`` as one Dask key (``dqdyn-model-<token>``) that tasks depend on."""
+    import dask
+
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
+    return dask.delayed(model, name="dqdyn-model-" + model_token(model), pure=True)
+
+
+def _out_shapes(name: str, model: Model, kwargs: dict, inputs, dims) -> list[tuple]:
+    spec = FUNCTIONS[name]
+    if spec.outputs is not None:
+        return spec.outputs(model)
+    # probe one state (the shapes may depend on kwargs, e.g. the constraints' row count)
+    row = []
+    for x, d in zip(inputs, dims):
+        if x.ndim == 1:
+            row.append(np.asarray(x, dtype=float)[None])
+        else:
+            row.append(np.asarray(x[:1], dtype=float).reshape(1, d))
+    out = call_block(name, model, kwargs, *row)
+    return [np.shape(o)[1:] for o in out]
+
+
+def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
+    """Evaluate the batched dqdyn function ``fn`` on Dask arrays, one task per chunk of states.
+
+    ``fn``: a function of :data:`FUNCTIONS` (``dqdyn.rnea``, …) or its name.  ``arrays``: its
+    per-state inputs in order (``q`` (N, nq), ``v`` / ``a`` / ``tau`` (N, nv)): Dask arrays
+    chunked along the state axis only, NumPy (N, n) arrays (chunked like the Dask inputs, else in
+    ``chunks`` states, default :func:`dqdyn.config.get_batch_chunk`), or one NumPy row (n,) shared
+    by every state, as dqdyn broadcasts.  ``kwargs`` go to every call (keep them small: they are
+    part of each task).  Returns a Dask array (N, …), or a tuple (the function's named tuple when
+    it returns one) of them; nothing is computed until you ``compute()`` or store it.
+
+    Errors: :class:`~dqdyn.errors.UnknownNameError` for an unknown ``fn``,
+    :class:`~dqdyn.errors.ChunkError` for an input chunked along its last axis,
+    :class:`~dqdyn.errors.ShapeError` for wrong lengths or state counts.
+    """
+    import dask
+    import dask.array as da
+
+    name = resolve(fn)
+    spec = FUNCTIONS[name]
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
+    if len(arrays) != len(spec.inputs):
+        raise ShapeError(f"{name} takes {len(spec.inputs)} per-state arrays {spec.inputs}, "
+                         f"got {len(arrays)}")
+    dims = [model.nq if k == "q" else model.nv for k in spec.inputs]
+    N = None
+    lead = None  # chunks along the state axis
+    xs = []
+    for x, k, d in zip(arrays, spec.inputs, dims):
+        if isinstance(x, da.Array):
+            if x.ndim != 2 or x.shape[1] != d:
+                raise ShapeError(f"{k} must be a dask array of shape (N, {d}), got {x.shape} "
+                                 "(a row shared by every state is given as a NumPy array)")
+            if len(x.chunks[1]) != 1:
+                raise ChunkError(
+                    f"{k} is chunked along its last axis (chunks {x.chunks[1]}); only the state "
+                    f"axis (axis 0) may be chunked: use {k}.rechunk({{1: -1}})")
+            if lead is None:
+                lead = x.chunks[0]
+        else:
+            x = np.asarray(x, dtype=np.float64)
+            if x.ndim not in (1, 2) or x.shape[-1] != d:
+                raise ShapeError(f"{k} must have shape (N, {d}) or ({d},), got {x.shape}")
+        if x.ndim == 2:
+            if N is None:
+                N = x.shape[0]
+            elif x.shape[0] != N:
+                raise ShapeError(f"{k} has {x.shape[0]} states, the other inputs {N}")
+        xs.append(x)
+    if N is None:
+        raise ShapeError(f"{name}: no input has a state axis; call dqdyn.{name} directly for "
+                         "one state")
+    if lead is None:
+        c = int(chunks or config.get_batch_chunk())
+        lead = tuple(min(c, N - s) for s in range(0, N, c)) or (0,)
+    blocks = []
+    for x, d in zip(xs, dims):
+        if x.ndim == 1:
+            blocks.append(None)
+            continue
+        if not isinstance(x, da.Array):
+            x = da.from_array(x, chunks=(lead, d))
+        elif x.chunks[0] != lead:
+            x = x.rechunk({0: lead})
+        blocks.append(x.to_delayed(optimize_graph=False).ravel())
+    shapes = _out_shapes(name, model, kwargs, xs, dims)
+    mdl = model_delayed(model)
+    run = dask.delayed(call_block, pure=True)
+    outs = [[] for _ in shapes]
+    for i, n in enumerate(lead):
+        args = [x if b is None else b[i] for x, b in zip(xs, blocks)]
+        r = run(name, mdl, kwargs, *args, dask_key_name=f"dqdyn-{name}-{dask.base.tokenize(name, mdl.key, kwargs, *args)}")
+        if not spec.multi:
+            outs[0].append(da.from_delayed(r, (n,) + tuple(shapes[0]), dtype=np.float64))
+        else:
+            for k, s in enumerate(shapes):
+                outs[k].append(da.from_delayed(r[k], (n,) + tuple(s), dtype=np.float64))
+    res = [da.concatenate(o, axis=0) for o in outs]
+    if not spec.multi:
+        return res[0]
+    if name == "constrained_forward_dynamics":
+        from .constraints.dynamics import ConstrainedDynamicsResult
+
+        return ConstrainedDynamicsResult(*res)
+    return tuple(res)
+
+
+__all__ = ["apply", "FUNCTIONS", "resolve", "configure", "connect", "local_cluster",
+           "NumbaThreads", "set_worker_threads", "model_delayed", "model_token", "call_block"]
