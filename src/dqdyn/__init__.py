@@ -60,6 +60,7 @@ from .algorithms.newton_euler import NewtonEulerResult, newton_euler, rnea
 from .config import get_num_threads, set_num_threads
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
 from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
+from .parsers.mjcf import load_mjcf
 
 __version__ = "0.1.0"
 
@@ -90,6 +91,7 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "load_urdf",
+    "load_mjcf",
     "load_bundled",
     "bundled",
     "bundled_models",
