@@ -8,6 +8,7 @@
     dqdyn simulate MODEL.urdf --duration 2 --dt 1e-3 --controller pd --plot out.png
     dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo`` = ``reproduce --quick``)
     dqdyn bench [--dir benchmarks]
+    dqdyn view MODEL [--traj FILE.npz] [--port 8080] [--package-dir DIR]   (needs dqdyn[viz])
 
 ``info`` prints a table of the bodies (name, parent, mass, CoM in the body frame), a table of
 the joints (type, axis, q / v slices, limits, mimic coupling), and the totals (mass, nq, nv,
@@ -323,7 +324,19 @@ def _add_bench(sub) -> None:
 
 
 #: sub-command registrars, in help order; add ``simulate``, ``bench``, ``reproduce`` here
-COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench]
+def cmd_view(args) -> int:
+    from .viz.cli import run
+
+    return run(args)
+
+
+def _add_view(sub) -> None:
+    from .viz.cli import add_parser
+
+    add_parser(sub, cmd_view)
+
+
+COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_view]
 
 
 # ------------------------------------------------------------------------------------- main
