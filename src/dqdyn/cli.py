@@ -266,6 +266,12 @@ def cmd_simulate(args) -> int:
         fig.savefig(args.plot, dpi=110)
         plt.close(fig)
         con.print(f"wrote {args.plot}")
+    if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
+        from .parsers.urdf import bundled
+        from .viz.cli import show_trajectory
+
+        show_trajectory(model, traj.t, traj.q, urdf=bundled(args.bundled) if args.bundled else args.model,
+                        port=args.view, seconds=args.view_seconds)
     return EXIT_OK
 
 
@@ -288,6 +294,9 @@ def _add_simulate(sub) -> None:
     p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
     p.add_argument("--plot", metavar="PNG", help="write q(t) and τ(t) to this PNG")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
+    p.add_argument("--view", metavar="PORT", type=int, nargs="?", const=8080, default=None,
+                   help="then play the motion in the browser (dqdyn[viz]) on 127.0.0.1:PORT")
+    p.add_argument("--view-seconds", type=float, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_simulate)
 
 

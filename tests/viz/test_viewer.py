@@ -19,7 +19,7 @@ import dqdyn  # noqa: E402
 from dqdyn.algebra.rotations import translation_of  # noqa: E402
 from dqdyn.viz import Viewer, inertia_box, inertia_boxes, resolve_uri, urdf_visuals  # noqa: E402
 
-from _browser import chromium, screenshot  # noqa: E402
+from _browser import Page, chromium  # noqa: E402
 
 URDF = """<?xml version="1.0"?>
 <robot name="viz_arm">
@@ -143,28 +143,29 @@ def test_viewer_scene_graph_poses_and_trajectory(arm):
 @pytest.mark.slow
 def test_viewer_in_headless_chromium(arm, tmp_path):
     """The page, rendered by a real browser, shows the robot: the screenshot differs from the same
-    viewer with no robot shapes, and the robot's colours appear in it.  (Two page loads in
-    software WebGL: about a minute on a loaded 2-core machine, hence slow.)"""
+    page once the robot's shapes are hidden (an empty scene), and the robot's colours appear in
+    it.  (Software WebGL: tens of seconds, minutes on a loaded 2-core machine, hence slow.)"""
     if chromium() is None:
         pytest.skip("Debian's chromium is not installed (.ci/run installs it with apt-get where it can)")
     from PIL import Image
 
     path, ws = arm
     model = dqdyn.load_urdf(path)
-    q = np.array([0.4, -0.6, 0.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = Viewer(model, urdf=path, package_dirs=[ws], port=_port(), show_frames=False)
     shots = {}
-    for label, kw in (("empty", dict(visuals=[], show_frames=False)),
-                      ("robot", dict(urdf=path, package_dirs=[ws], show_frames=False))):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            v = Viewer(model, port=_port(), **kw)
-        try:
-            v.update(q)
-            out = str(tmp_path / f"{label}.png")
-            screenshot(v.url, out)
-        finally:
-            v.close()
-        shots[label] = np.asarray(Image.open(out).convert("RGB"), dtype=int)
+    try:
+        v.update(np.array([0.4, -0.6, 0.9]))
+        with Page(v.url) as page:
+            page.capture(str(tmp_path / "robot.png"))
+            for node in v.visual_nodes:  # the same page with the robot's shapes hidden
+                node.visible = False
+            page.capture(str(tmp_path / "empty.png"))
+    finally:
+        v.close()
+    for label in ("robot", "empty"):
+        shots[label] = np.asarray(Image.open(tmp_path / f"{label}.png").convert("RGB"), dtype=int)
     a, b = shots["empty"], shots["robot"]
     assert a.shape == b.shape
     differ = np.abs(a - b).sum(axis=2) > 30
@@ -178,3 +179,50 @@ def test_viewer_in_headless_chromium(arm, tmp_path):
 
     assert coloured(b) - coloured(a) > 3000, (coloured(a), coloured(b))
     assert orange(b) - orange(a) > 1000, (orange(a), orange(b))
+
+
+def test_mjcf_geoms_and_view_command(tmp_path, capsys):
+    """MJCF geoms ride on the right bodies; `dqdyn view` serves a bundled model and a MJCF file."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "parsers"))
+    import mujoco
+    from test_mjcf import MODELS
+
+    from dqdyn.cli import main
+    from dqdyn.viz import mjcf_visuals
+
+    xml = MODELS["floating"]
+    mj = mujoco.MjModel.from_xml_string(xml)
+    model = dqdyn.load_mjcf(mj)
+    vis = mjcf_visuals(model, mj)
+    assert len(vis) == mj.ngeom
+    foot = next(v for v in vis if v.link == "foot")
+    assert model.body_names[foot.body] == "shin" and foot.kind == "box"
+    q = dqdyn.random_configuration(model, seed=1)
+    d = mujoco.MjData(mj)
+    from dqdyn.parsers.mjcf import MujocoMap
+
+    d.qpos[:] = MujocoMap(model, mj).qpos(q)
+    mujoco.mj_kinematics(mj, d)
+    # the geom's world pose: body pose ∘ visual pose = MuJoCo's geom_xpos
+    from dqdyn.multibody.builders import _pose_mul
+
+    for g, v in enumerate(vis):
+        x = _pose_mul(dqdyn.forward_kinematics(model, q)[v.body], v.pose)
+        assert np.allclose(translation_of(x), d.geom_xpos[g], atol=1e-12)
+    p = tmp_path / "floating.xml"
+    p.write_text(xml)
+    for src in ("two_link_arm", str(p)):
+        assert main(["view", src, "--port", str(_port()), "--seconds", "0.2"]) == 0
+        assert "dqdyn view:" in capsys.readouterr().out
+    assert main(["view", "no_such_model"]) == 2
+
+
+def test_simulate_view_serves_the_motion(capsys):
+    from dqdyn.cli import main
+
+    port = _port()
+    assert main(["simulate", "--bundled", "two_link_arm", "--duration", "0.05", "--view", str(port),
+                 "--view-seconds", "0.2"]) == 0
+    assert f"127.0.0.1:{port}" in capsys.readouterr().out

@@ -40,6 +40,28 @@ def add_parser(sub, run) -> None:
     p.set_defaults(func=run)
 
 
+def serve(viewer, seconds=None) -> None:
+    """Keep ``viewer`` up for ``seconds`` (None: until Ctrl-C), then close it."""
+    print(f"dqdyn view: {viewer.model.name} at {viewer.url} (Ctrl-C to stop)", flush=True)
+    t0 = time.time()
+    try:
+        while seconds is None or time.time() - t0 < seconds:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
+
+
+def show_trajectory(model, t, Q, *, urdf=None, host="127.0.0.1", port=8080, seconds=None) -> None:
+    """Serve a trajectory (``simulate --view``)."""
+    from .viewer import Viewer
+
+    viewer = Viewer(model, urdf=urdf, host=host, port=port)
+    viewer.play(t, Q, autoplay=True)
+    serve(viewer, seconds)
+
+
 def run(args) -> int:
     from ..simulation.trajectory import Trajectory
     from .viewer import Viewer
@@ -51,13 +73,5 @@ def run(args) -> int:
     if args.traj:
         tr = Trajectory.load(args.traj)
         viewer.play(tr.t, tr.q, autoplay=True)
-    print(f"dqdyn view: {model.name} at {viewer.url} (Ctrl-C to stop)", flush=True)
-    t0 = time.time()
-    try:
-        while args.seconds is None or time.time() - t0 < args.seconds:
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        viewer.close()
+    serve(viewer, args.seconds)
     return 0

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_matrix, quat_from_rpy
+from ..algebra.rotations import pose_from_rt, quat_from_matrix, quat_from_rpy
 from ..multibody.builders import _pose_mul
 
 _GREY = (0.7, 0.7, 0.75, 1.0)
@@ -241,4 +241,4 @@ def skeleton(model) -> list[Visual]:
 
 
 __all__ = ["Visual", "inertia_box", "inertia_boxes", "resolve_uri", "urdf_visuals", "mjcf_visuals",
-           "skeleton", "matrix_from_quat"]
+           "skeleton"]

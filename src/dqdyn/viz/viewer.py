@@ -77,8 +77,8 @@ class Viewer:
             name = f"/robot/{model.body_names[i]}"
             self.link_nodes[model.body_names[i]] = self.server.scene.add_frame(
                 name, show_axes=show_frames, axes_length=0.08, axes_radius=0.004)
-        for k, v in enumerate(vis):
-            self._add_visual(f"/robot/{model.body_names[v.body]}/visual_{k}", v)
+        self.visual_nodes = [self._add_visual(f"/robot/{model.body_names[v.body]}/visual_{k}", v)
+                             for k, v in enumerate(vis)]
         if show_coms:
             for i in range(1, model.nbodies + 1):
                 if model.mass[i] > 0:
@@ -116,17 +116,18 @@ class Viewer:
                 mesh.visual.face_colors = np.array(col + (255,), dtype=np.uint8)
             except Exception:  # pragma: no cover - textured meshes keep their look
                 pass
-            sc.add_mesh_trimesh(name, mesh, wxyz=r, position=p)
-        elif v.kind == "box":
-            sc.add_box(name, color=col, dimensions=tuple(v.params["size"]), wxyz=r, position=p)
-        elif v.kind == "sphere":
-            sc.add_icosphere(name, radius=float(v.params["radius"]), color=col, wxyz=r, position=p)
-        elif v.kind in ("cylinder", "capsule"):
-            sc.add_cylinder(name, radius=float(v.params["radius"]), height=float(v.params["length"]),
+            return sc.add_mesh_trimesh(name, mesh, wxyz=r, position=p)
+        if v.kind == "box":
+            return sc.add_box(name, color=col, dimensions=tuple(v.params["size"]), wxyz=r, position=p)
+        if v.kind == "sphere":
+            return sc.add_icosphere(name, radius=float(v.params["radius"]), color=col, wxyz=r, position=p)
+        if v.kind in ("cylinder", "capsule"):
+            return sc.add_cylinder(name, radius=float(v.params["radius"]), height=float(v.params["length"]),
                             color=col, wxyz=r, position=p)
-        elif v.kind == "ellipsoid":
-            sc.add_icosphere(name, radius=1.0, color=col, wxyz=r, position=p,
-                             scale=tuple(float(x) for x in v.params["radii"]))
+        if v.kind == "ellipsoid":
+            return sc.add_icosphere(name, radius=1.0, color=col, wxyz=r, position=p,
+                                    scale=tuple(float(x) for x in v.params["radii"]))
+        return None
 
     # ------------------------------------------------------------------------------- state
     def update(self, q) -> None:
@@ -177,15 +178,20 @@ class Viewer:
         self._arrows("/wrenches/torque", o, t, (150, 60, 190), scale)
 
     # ------------------------------------------------------------------------- trajectory
-    def play(self, t, Q, *, loop: bool = True, autoplay: bool = False) -> None:
+    def play(self, t, Q, *, loop: bool = True, autoplay: bool = False, fps: float = 60.0) -> None:
         """A time slider (and a play checkbox) over the configurations ``Q`` (K, nq) at times
-        ``t`` (K,)."""
+        ``t`` (K,); samples closer than ``1 / fps`` are thinned out (playback in real time)."""
         t, Q = np.asarray(t, dtype=float), np.asarray(Q, dtype=float)
         if Q.ndim != 2 or Q.shape[1] != self.model.nq or len(t) != len(Q) or len(t) < 1:
             from ..errors import ShapeError
 
             raise ShapeError(f"play: Q must be (K, nq={self.model.nq}) with K = len(t), got {Q.shape}, "
                              f"{t.shape}")
+        if len(t) > 1 and fps > 0 and (t[1] - t[0]) < 1.0 / fps:
+            stride = int(np.ceil((1.0 / fps) / (t[1] - t[0])))
+            keep = np.r_[np.arange(0, len(t), stride), len(t) - 1] if (len(t) - 1) % stride else \
+                np.arange(0, len(t), stride)
+            t, Q = t[keep], Q[keep]
         self._traj = (t, Q)
         gui = self.server.gui
         self.slider = gui.add_slider("time step", min=0, max=len(t) - 1, step=1, initial_value=0)
