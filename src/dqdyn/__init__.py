@@ -19,6 +19,7 @@ from .algorithms.kinematics import (
     neutral,
     normalize_configuration,
     pose_jacobian,
+    pose_jacobian_derivative,
     random_configuration,
     tangent_bracket,
     twist_jacobian,
@@ -60,6 +61,7 @@ from .algorithms.newton_euler import NewtonEulerResult, newton_euler, rnea
 from .config import get_num_threads, set_num_threads
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
 from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
+from .parsers.mjcf import load_mjcf
 
 __version__ = "0.1.0"
 
@@ -90,6 +92,8 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
     "load_urdf",
+    "load_mjcf",
+    "pose_jacobian_derivative",
     "load_bundled",
     "bundled",
     "bundled_models",

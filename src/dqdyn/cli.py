@@ -8,6 +8,7 @@
     dqdyn simulate MODEL.urdf --duration 2 --dt 1e-3 --controller pd --plot out.png
     dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo`` = ``reproduce --quick``)
     dqdyn bench [--dir benchmarks]
+    dqdyn view MODEL [--traj FILE.npz] [--port 8080] [--package-dir DIR]   (needs dqdyn[viz])
 
 ``info`` prints a table of the bodies (name, parent, mass, CoM in the body frame), a table of
 the joints (type, axis, q / v slices, limits, mimic coupling), and the totals (mass, nq, nv,
@@ -265,6 +266,12 @@ def cmd_simulate(args) -> int:
         fig.savefig(args.plot, dpi=110)
         plt.close(fig)
         con.print(f"wrote {args.plot}")
+    if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
+        from .parsers.urdf import bundled
+        from .viz.cli import show_trajectory
+
+        show_trajectory(model, traj.t, traj.q, urdf=bundled(args.bundled) if args.bundled else args.model,
+                        port=args.view, seconds=args.view_seconds)
     return EXIT_OK
 
 
@@ -287,6 +294,9 @@ def _add_simulate(sub) -> None:
     p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
     p.add_argument("--plot", metavar="PNG", help="write q(t) and τ(t) to this PNG")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
+    p.add_argument("--view", metavar="PORT", type=int, nargs="?", const=8080, default=None,
+                   help="then play the motion in the browser (dqdyn[viz]) on 127.0.0.1:PORT")
+    p.add_argument("--view-seconds", type=float, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_simulate)
 
 
@@ -350,9 +360,22 @@ def _add_sweep(sub) -> None:
     add_sweep_parser(sub)
 
 
+# ------------------------------------------------------------------------------------- view
+def cmd_view(args) -> int:
+    from .viz.cli import run
+
+    return run(args)
+
+
+def _add_view(sub) -> None:
+    from .viz.cli import add_parser
+
+    add_parser(sub, cmd_view)
+
+
 #: sub-command registrars, in help order
-COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_sweep,
-                            _add_precompile]
+COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_view,
+                            _add_sweep, _add_precompile]
 
 
 # ------------------------------------------------------------------------------------- main

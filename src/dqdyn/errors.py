@@ -32,6 +32,10 @@ class URDFError(DqdynError, ValueError):
     """A URDF document is malformed or uses something dqdyn cannot represent."""
 
 
+class MJCFError(DqdynError, ValueError):
+    """An MJCF document is malformed or uses something dqdyn cannot represent."""
+
+
 class UnknownNameError(DqdynError, KeyError):
     """A body, joint or frame name does not exist in the model."""
 
@@ -58,6 +62,7 @@ __all__ = [
     "NotUnitError",
     "ModelError",
     "URDFError",
+    "MJCFError",
     "UnknownNameError",
     "SingularError",
     "InfeasibleError",

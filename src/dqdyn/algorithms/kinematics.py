@@ -741,6 +741,34 @@ def pose_jacobian(model: Model, q, name) -> np.ndarray:
     return 0.5 * np.swapaxes(np.concatenate([P, D], axis=-1), -1, -2)
 
 
+def pose_jacobian_derivative(model: Model, q, v, name) -> np.ndarray:
+    """Time derivative of the pose Jacobian (..., 8, nv) along ``v``: ``vec8(ẍ) = J_x v̇ + J̇_x v``
+    (DQ Robotics' ``pose_jacobian_derivative(q, q_dot)`` where v = q̇).
+
+    Differentiating the columns ``½ vec8(S_k x)`` of :func:`pose_jacobian` (``S_k`` the spatial
+    twist column as a pure dual quaternion, seed 000 eq. 4): ``½ vec8(Ṡ_k x + S_k ẋ)`` with
+    ``ẋ = ½ ξ^0 x``, ``ξ^0 = J_s v`` and ``Ṡ`` from :func:`jacobian_time_derivative`
+    (``"spatial"``).
+    """
+    from ..algebra.rotations import quat_multiply
+
+    Js, Jsd = jacobian_time_derivative(model, q, v, name, frame="spatial")
+    x = frame_pose(model, q, name)
+    xi = np.einsum("...ij,...j->...i", Js, np.asarray(v, dtype=float))
+
+    def pure_times(c, y):  # c (..., 6) pure DQ [ω, v], y (..., 8) → vec8(c y)
+        z = np.zeros(c.shape[:-1] + (1,))
+        a = np.concatenate([z, c[..., :3]], axis=-1)
+        b = np.concatenate([z, c[..., 3:]], axis=-1)
+        return np.concatenate([quat_multiply(a, y[..., :4]),
+                               quat_multiply(a, y[..., 4:]) + quat_multiply(b, y[..., :4])], axis=-1)
+
+    xd = 0.5 * pure_times(xi, x)
+    cols, colsd = np.swapaxes(Js, -1, -2), np.swapaxes(Jsd, -1, -2)  # (..., nv, 6)
+    out = 0.5 * (pure_times(colsd, x[..., None, :]) + pure_times(cols, xd[..., None, :]))
+    return np.swapaxes(out, -1, -2)
+
+
 __all__ = [
     "forward_kinematics",
     "frame_pose",

@@ -3,5 +3,7 @@
 
 from .dh import dh_matrix, serial_from_dh
 from .urdf import bundled, bundled_models, load_bundled, load_urdf
+from .mjcf import MujocoMap, load_mjcf
 
-__all__ = ["load_urdf", "serial_from_dh", "dh_matrix", "bundled", "bundled_models", "load_bundled"]
+__all__ = ["load_urdf", "serial_from_dh", "dh_matrix", "bundled", "bundled_models", "load_bundled",
+           "load_mjcf", "MujocoMap"]

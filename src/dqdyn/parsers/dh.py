@@ -46,7 +46,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..algebra.rotations import pose_from_matrix
 from ..errors import ModelError
 from ..multibody.builders import ModelBuilder
 from ..multibody.model import Model
@@ -87,6 +86,33 @@ def dh_matrix(theta: float, d: float, a: float, alpha: float, convention: str = 
     raise ModelError(f"DH convention must be 'standard' or 'modified', got {convention!r}")
 
 
+def _dq_rz(t):
+    return np.array([np.cos(t / 2), 0, 0, np.sin(t / 2), 0, 0, 0, 0])
+
+
+def _dq_rx(t):
+    return np.array([np.cos(t / 2), np.sin(t / 2), 0, 0, 0, 0, 0, 0])
+
+
+def _dq_tz(d):
+    return np.array([1.0, 0, 0, 0, 0, 0, 0, d / 2])
+
+
+def _dq_tx(a):
+    return np.array([1.0, 0, 0, 0, 0, a / 2, 0, 0])
+
+
+def _dq_prod(*xs):
+    """Product of unit dual quaternions, as written (no sign normalization): DQ Robotics'
+    ``dh2dq`` factors, so the link poses keep DQ Robotics' signs for any θ, α."""
+    from ..multibody.builders import _pose_mul
+
+    out = xs[0]
+    for x in xs[1:]:
+        out = _pose_mul(out, x)
+    return out
+
+
 def _per_row(value, n, shape, what, default):
     if value is None:
         return [np.array(default, dtype=float) for _ in range(n)]
@@ -116,14 +142,14 @@ def _inertia3(I) -> np.ndarray:
     return I
 
 
-def _as_matrix(T, what) -> np.ndarray:
+def _as_pose(T, what):
+    """A base / tool pose as given: a unit DQ (8,) keeps its sign (x and −x are the same pose, and
+    a vec8 error law needs the one the user gave); a 4×4 matrix maps to the DQ with w ≥ 0."""
     if T is None:
-        return np.eye(4)
+        return np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
     T = np.asarray(T, dtype=float)
     if T.shape == (8,):
-        from ..algebra.rotations import matrix_from_pose
-
-        return matrix_from_pose(T)
+        return T
     if T.shape != (4, 4):
         raise ModelError(f"serial_from_dh: {what} must be a 4×4 matrix or a unit DQ (8,)")
     return T
@@ -161,7 +187,10 @@ def serial_from_dh(
         ``(n, 2)`` joint position limits, default infinite.
     base, tool:
         Optional 4×4 (or unit DQ) poses of DH frame 0 in the world and of the tool in DH frame
-        ``n``.
+        ``n``.  A unit DQ keeps its sign: ``frame_pose(model, q, "tool")`` is
+        ``base · x_1^0(q) ⋯ x_n^{n-1}(q) · tool`` as dual-quaternion products, each DH factor
+        written with half angles as DQ Robotics' ``dh2dq`` — the same vec8 as DQ Robotics'
+        ``fkm`` (not its negative) for any sign of the given base / tool.
     name, gravity:
         Model name and gravity vector (world frame).
 
@@ -196,16 +225,19 @@ def serial_from_dh(
     lim = _per_row(qlim, n, [(2,)], "qlim", [-np.inf, np.inf])
 
     b = ModelBuilder(name, gravity=gravity)
-    b.add_frame("link0", "world", placement=_as_matrix(base, "base"))
-    parent, trail = "link0", np.eye(4)  # constant pose still to apply after the parent body frame
+    b.add_frame("link0", "world", placement=_as_pose(base, "base"))
+    parent = "link0"
+    trail_dq = _dq_rz(0.0)  # constant pose still to apply after the parent body frame
     for i in range(n):
         theta, d, a, alpha = tab[i]
         if convention == "standard":
-            pre = trail @ _rz(theta) @ _tz(d)  # joint frame in the parent frame
             post = _tx(a) @ _rx(alpha)  # DH frame i in the body frame
+            pre_dq = _dq_prod(trail_dq, _dq_rz(theta), _dq_tz(d))
+            post_dq = _dq_prod(_dq_tx(a), _dq_rx(alpha))
         else:
-            pre = trail @ _rx(alpha) @ _tx(a) @ _rz(theta) @ _tz(d)
             post = np.eye(4)
+            pre_dq = _dq_prod(trail_dq, _dq_rx(alpha), _dq_tx(a), _dq_rz(theta), _dq_tz(d))
+            post_dq = _dq_rz(0.0)
         R, p = post[:3, :3], post[:3, 3]
         body = f"body{i + 1}"
         b.add_body(
@@ -214,17 +246,17 @@ def serial_from_dh(
             "revolute" if types[i] == "R" else "prismatic",
             joint_name=f"joint{i + 1}",
             axis=(0.0, 0.0, 1.0),
-            placement=pose_from_matrix(pre),
+            placement=pre_dq,
             mass=float(m_list[i]),
             com=p + R @ c_list[i],
             inertia=R @ I_list[i] @ R.T,
             lower=float(lim[i][0]),
             upper=float(lim[i][1]),
         )
-        b.add_frame(f"link{i + 1}", body, placement=pose_from_matrix(post))
-        parent, trail = body, post
+        b.add_frame(f"link{i + 1}", body, placement=post_dq)
+        parent, trail_dq = body, post_dq
     b.add_frame("flange", f"link{n}")
-    b.add_frame("tool", "flange", placement=_as_matrix(tool, "tool"))
+    b.add_frame("tool", "flange", placement=_as_pose(tool, "tool"))
     return b.build()
 
 

@@ -1,0 +1,442 @@
+"""Loading MuJoCo models (MJCF): :func:`load_mjcf`, and :class:`MujocoMap` between the two state
+layouts.
+
+The MJCF document is compiled by MuJoCo itself (``mujoco.MjModel`` — from a path, an XML string,
+an ``MjSpec`` or an ``MjModel``), and the model is read from the *compiled* arrays, so every
+default class, ``childclass``, ``<include>``, ``inertiafromgeom`` and ``fusestatic`` rule is
+MuJoCo's own:
+
+* **Bodies.**  ``body_pos`` / ``body_quat`` place each body in its parent; its mass, CoM and
+  inertia are MuJoCo's compiled ``body_mass``, ``body_ipos`` and ``R(body_iquat)
+  diag(body_inertia) R(body_iquat)ᵀ`` (the inertial frame MuJoCo derived, e.g. from the geoms),
+  rotated into dqdyn's body axes.  A body without joints is welded to its parent and merged into
+  it (masses, CoMs and inertias combined by the parallel-axis theorem); it stays a named frame.
+  Bodies welded to the world carry no dynamics and are dropped (as in :func:`load_urdf`).
+* **Joints.**  ``hinge`` → revolute, ``slide`` → prismatic, ``ball`` → spherical (q: MuJoCo's
+  unit quaternion ``[w, x, y, z]``, v: body angular velocity — both as MuJoCo), ``free`` → free
+  (q: vec8 unit dual quaternion; v: body twist ``[ω^b, v^b]`` where MuJoCo's ``qvel`` is
+  ``[v_world, ω^b]`` — see :class:`MujocoMap`).  A joint rotates about its anchor ``jnt_pos``:
+  dqdyn's body frame of a hinge / ball joint is at the anchor, and MuJoCo's body frame is the
+  named frame ``T(−anchor)`` in it (the dqdyn body keeps the MuJoCo body's name when the anchor is
+  the origin, the usual case, and is named ``"body:joint"`` otherwise).  A body with several
+  joints becomes a chain of bodies (massless ones named ``"body:joint"``, the last one carries the
+  mass), composed in MuJoCo's order.  A joint's reference position (``ref``, MuJoCo ``qpos0``)
+  is folded into the joint placement, so dqdyn's q is MuJoCo's qpos and every body frame is
+  MuJoCo's at the same configuration.  Hinge / slide ``range`` (when limited) gives
+  ``q_lower`` / ``q_upper``.
+* **Equality constraints.**  An active ``<equality><joint joint1= joint2= polycoef=>`` with only
+  the constant and linear coefficients non-zero is exactly a mimic coupling
+  ``q₁ = scale·q₂ + offset`` (``scale = c₁``, ``offset = c₀ + ref₁ − c₁ ref₂``) and becomes one
+  (``joint1`` owns no entry of q / v); its master must come earlier in MuJoCo's body order.  A
+  quadratic or higher coupling, a locked joint (no ``joint2``), ``connect``, ``weld``, ``tendon``
+  and ``flex`` equalities raise :class:`MJCFError` (``ignore=("equality",)`` drops them).
+  Inactive equalities (``active="false"``) are ignored.
+* **Sites** become named frames on their body (a site whose name is already a body / frame name
+  is an error).
+* **Harmless elements** (they do not enter the rigid-body model; ignored without a message):
+  geoms (their masses are already in MuJoCo's body inertias), cameras, lights, actuators and
+  sensors (dqdyn's τ is the generalized force), contact pairs / excludes, keyframes, assets,
+  options other than gravity.
+* **Passive joint forces** (``damping``, ``stiffness``, ``frictionloss``, ``gravcomp``): not part
+  of M, C, g; ignored with one :class:`UserWarning` listing them.
+* **Errors** (:class:`~dqdyn.errors.MJCFError`, naming the element): a document MuJoCo cannot
+  compile, tendons (``ignore=("tendon",)`` drops them), flexes, a non-zero ``armature`` (it
+  adds rotor inertia to M, which dqdyn has no slot for; ``ignore=("armature",)``), a free joint
+  below another moving body or sharing its body with other joints, the unsupported equalities
+  above.
+
+>>> import mujoco  # doctest: +SKIP
+>>> model = load_mjcf("humanoid.xml")  # doctest: +SKIP
+>>> m = MujocoMap(model, mujoco.MjModel.from_xml_path("humanoid.xml"))  # doctest: +SKIP
+>>> tau = m.tau(q, data.qfrc_inverse)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+
+from ..algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_angle, translation_of
+from ..errors import MJCFError, ModelError, UnknownNameError
+from ..multibody.builders import ModelBuilder
+from ..multibody.model import Model
+
+_IGNORABLE = ("armature", "tendon", "equality")
+_ID4 = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError as e:  # pragma: no cover - mujoco is a core dependency
+        raise MJCFError("load_mjcf needs the 'mujoco' package (pip install mujoco)") from e
+    return mujoco
+
+
+def compile_mjcf(source):
+    """``mujoco.MjModel`` of ``source``: a path, an XML string, an ``MjSpec`` or an ``MjModel``."""
+    mujoco = _mujoco()
+    if isinstance(source, mujoco.MjModel):
+        return source
+    try:
+        if isinstance(source, mujoco.MjSpec):
+            return source.compile()
+        if isinstance(source, (str, os.PathLike)):
+            s = os.fspath(source)
+            if s.lstrip().startswith("<"):
+                return mujoco.MjModel.from_xml_string(s)
+            if not os.path.exists(s):
+                raise MJCFError(f"load_mjcf: file {s!r} does not exist")
+            return mujoco.MjModel.from_xml_path(s)
+    except MJCFError:
+        raise
+    except Exception as e:  # mujoco raises ValueError / FatalError with the XML line
+        raise MJCFError(f"MJCF {_label(source)}: MuJoCo cannot compile it: {e}") from e
+    raise MJCFError(
+        f"load_mjcf: source must be a path, an XML string, a mujoco.MjSpec or a mujoco.MjModel, "
+        f"got {type(source).__name__}"
+    )
+
+
+def _label(source) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        s = os.fspath(source)
+        return "<string>" if s.lstrip().startswith("<") else repr(s)
+    return f"<{type(source).__name__}>"
+
+
+def _name(mj, objtype, i: int, prefix: str) -> str:
+    mujoco = _mujoco()
+    n = mujoco.mj_id2name(mj, objtype, i)
+    return n if n else f"{prefix}{i}"
+
+
+def body_name(mj, b: int) -> str:
+    """dqdyn's name of MuJoCo body ``b`` (its MJCF name, or ``"body{b}"``; body 0 is ``world``)."""
+    return "world" if b == 0 else _name(mj, _mujoco().mjtObj.mjOBJ_BODY, b, "body")
+
+
+def joint_name(mj, j: int) -> str:
+    """dqdyn's name of MuJoCo joint ``j`` (its MJCF name, or ``"joint{j}"``)."""
+    return _name(mj, _mujoco().mjtObj.mjOBJ_JOINT, j, "joint")
+
+
+def _translation(p) -> np.ndarray:
+    return pose_from_rt(_ID4, np.asarray(p, dtype=float))
+
+
+def _mul(a, b):
+    from ..multibody.builders import _pose_mul
+
+    return _pose_mul(a, b)
+
+
+def _mimics(mj, label, ignore) -> dict[int, tuple[int, float, float]]:
+    """``{joint1: (joint2, scale, offset)}`` from the active joint equalities (module doc)."""
+    mujoco = _mujoco()
+    out = {}
+    for e in range(mj.neq):
+        if not mj.eq_active0[e]:
+            continue
+        et = int(mj.eq_type[e])
+        ename = _name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, e, "equality")
+        kind = mujoco.mjtEq(et).name[5:].lower()
+        if et != mujoco.mjtEq.mjEQ_JOINT:
+            if "equality" in ignore:
+                continue
+            raise MJCFError(
+                f"MJCF {label}: equality {ename!r} ({kind}) has no dqdyn counterpart (only exact "
+                "linear joint couplings become mimic joints); pass ignore=('equality',) to drop it"
+            )
+        j1, j2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
+        c = np.array(mj.eq_data[e][:5], dtype=float)
+        problem = None
+        if j2 < 0:
+            problem = "locks a joint at a constant (no joint2)"
+        elif np.any(c[2:] != 0):
+            problem = f"is a polynomial coupling of degree > 1 (polycoef {c.tolist()})"
+        else:
+            for j in (j1, j2):
+                if int(mj.jnt_type[j]) not in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+                    problem = f"couples joint {joint_name(mj, j)!r}, which is not a hinge or slide"
+            if problem is None and j2 > j1:
+                problem = (f"makes joint {joint_name(mj, j1)!r} follow {joint_name(mj, j2)!r}, which "
+                           "comes later in the body order (a mimic's master must come first)")
+            if problem is None and j1 in out:
+                problem = f"couples joint {joint_name(mj, j1)!r} a second time"
+        if problem is not None:
+            if "equality" in ignore:
+                continue
+            raise MJCFError(f"MJCF {label}: equality {ename!r} (joint) {problem}: no exact mimic "
+                            "joint; pass ignore=('equality',) to drop it")
+        ref1 = float(mj.qpos0[mj.jnt_qposadr[j1]])
+        ref2 = float(mj.qpos0[mj.jnt_qposadr[j2]])
+        out[j1] = (j2, float(c[1]), float(c[0] + ref1 - c[1] * ref2))
+    # a mimic of a mimic: compose onto the independent joint
+    for j1 in list(out):
+        j2, s, o = out[j1]
+        seen = {j1}
+        while j2 in out:
+            if j2 in seen:
+                raise MJCFError(f"MJCF {label}: joint equalities couple joints in a loop")
+            seen.add(j2)
+            j3, s2, o2 = out[j2]
+            j2, s, o = j3, s * s2, s * o2 + o
+        out[j1] = (j2, s, o)
+    return out
+
+
+def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
+    """A :class:`~dqdyn.Model` of an MJCF document, compiled by MuJoCo (see the module doc).
+
+    Parameters
+    ----------
+    source:
+        Path of an MJCF file, an MJCF XML string, a ``mujoco.MjSpec`` or a compiled
+        ``mujoco.MjModel``.
+    ignore:
+        Names of unsupported features to drop instead of raising :class:`MJCFError`:
+        ``"armature"`` (rotor inertia on dofs), ``"tendon"``, ``"equality"`` (equalities that are
+        not exact linear joint couplings).
+    name:
+        Model name (default: the MJCF ``<mujoco model=>``).
+    """
+    mujoco = _mujoco()
+    ignore = tuple(ignore)
+    for k in ignore:
+        if k not in _IGNORABLE:
+            raise MJCFError(f"load_mjcf: ignore entries must be among {_IGNORABLE}, got {k!r}")
+    label = _label(source)
+    mj = compile_mjcf(source)
+    JT = mujoco.mjtJoint
+    if mj.ntendon and "tendon" not in ignore:
+        raise MJCFError(
+            f"MJCF {label}: tendon {_name(mj, mujoco.mjtObj.mjOBJ_TENDON, 0, 'tendon')!r} (and "
+            f"{mj.ntendon - 1} more): tendons have no dqdyn counterpart; pass ignore=('tendon',) "
+            "to drop them"
+        )
+    if getattr(mj, "nflex", 0):
+        raise MJCFError(f"MJCF {label}: flex (deformable) elements have no dqdyn counterpart")
+    if np.any(mj.dof_armature != 0) and "armature" not in ignore:
+        d = int(np.flatnonzero(mj.dof_armature)[0])
+        raise MJCFError(
+            f"MJCF {label}: joint {joint_name(mj, int(mj.dof_jntid[d]))!r} has armature "
+            f"{mj.dof_armature[d]:g} (rotor inertia added to M, which dqdyn does not model); pass "
+            "ignore=('armature',) to drop it"
+        )
+    passive = []
+    for arr, what in ((mj.dof_damping, "damping"), (mj.dof_frictionloss, "frictionloss")):
+        if np.any(arr != 0):
+            passive.append(f"{what} on joint {joint_name(mj, int(mj.dof_jntid[np.flatnonzero(arr)[0]]))!r}")
+    if np.any(mj.jnt_stiffness != 0):
+        passive.append(f"stiffness on joint {joint_name(mj, int(np.flatnonzero(mj.jnt_stiffness)[0]))!r}")
+    if np.any(mj.body_gravcomp != 0):
+        passive.append(f"gravcomp on body {body_name(mj, int(np.flatnonzero(mj.body_gravcomp)[0]))!r}")
+    if passive:
+        warnings.warn(
+            f"MJCF {label}: passive joint forces are not part of the rigid-body model and are "
+            f"ignored ({', '.join(passive)}, …)", UserWarning, stacklevel=2)
+    mimics = _mimics(mj, label, ignore)
+    model_name = name or (mj.names.split(b"\0", 1)[0].decode() or "mjcf")
+    b = ModelBuilder(model_name, gravity=np.array(mj.opt.gravity, dtype=float), inertia_check="warn")
+    taken = {"world"}
+
+    def fresh(n: str) -> str:
+        if n in taken:
+            raise MJCFError(f"MJCF {label}: name {n!r} is used twice (bodies, joint bodies, sites)")
+        taken.add(n)
+        return n
+
+    try:
+        for bi in range(1, mj.nbody):
+            bname = body_name(mj, bi)
+            parent = body_name(mj, int(mj.body_parentid[bi]))
+            B = pose_from_rt(np.array(mj.body_quat[bi], dtype=float), np.array(mj.body_pos[bi], dtype=float))
+            mass = float(mj.body_mass[bi])
+            Rr = matrix_from_quat(np.array(mj.body_iquat[bi], dtype=float))
+            inertia = Rr @ np.diag(np.array(mj.body_inertia[bi], dtype=float)) @ Rr.T
+            ipos = np.array(mj.body_ipos[bi], dtype=float)
+            j0, nj = int(mj.body_jntadr[bi]), int(mj.body_jntnum[bi])
+            if nj == 0:
+                b.add_body(fresh(bname), parent, "fixed", joint_name=f"{bname}__weld", placement=B,
+                           mass=mass, com=ipos, inertia=inertia)
+                continue
+            cur_parent, cur = parent, B
+            for k, j in enumerate(range(j0, j0 + nj)):
+                jt = int(mj.jnt_type[j])
+                jname = joint_name(mj, j)
+                last = k == nj - 1
+                anchor = np.array(mj.jnt_pos[j], dtype=float)
+                axis = np.array(mj.jnt_axis[j], dtype=float)
+                adr = int(mj.jnt_qposadr[j])
+                kw = {}
+                if jt == JT.mjJNT_FREE:
+                    if nj != 1 or int(mj.body_parentid[bi]) != 0:
+                        raise MJCFError(
+                            f"MJCF {label}: free joint {jname!r} of body {bname!r} must be the only "
+                            "joint of a body attached to the world")
+                    jtype, X, residual = "free", pose_from_rt(_ID4, np.zeros(3)), None
+                elif jt == JT.mjJNT_BALL:
+                    jtype, X, residual = "spherical", _mul(cur, _translation(anchor)), anchor
+                elif jt == JT.mjJNT_HINGE:
+                    ref = float(mj.qpos0[adr])
+                    X = _mul(cur, _translation(anchor))
+                    if ref != 0.0:
+                        X = _mul(X, pose_from_rt(quat_from_axis_angle(axis, -ref), np.zeros(3)))
+                    jtype, residual = "revolute", anchor
+                elif jt == JT.mjJNT_SLIDE:
+                    ref = float(mj.qpos0[adr])
+                    X = _mul(cur, _translation(-ref * axis / np.linalg.norm(axis)))
+                    jtype, residual = "prismatic", None
+                else:  # pragma: no cover - MuJoCo has four joint types
+                    raise MJCFError(f"MJCF {label}: joint {jname!r} of unknown type {jt}")
+                if jt in (JT.mjJNT_HINGE, JT.mjJNT_SLIDE):
+                    if mj.jnt_limited[j]:
+                        kw.update(lower=float(mj.jnt_range[j][0]), upper=float(mj.jnt_range[j][1]))
+                    if j in mimics:
+                        m2, s, o = mimics[j]
+                        kw["mimic"] = (joint_name(mj, m2), s, o)
+                has_residual = residual is not None and np.any(residual != 0)
+                dname = bname if (last and not has_residual) else f"{bname}:{jname}"
+                b.add_body(fresh(dname), cur_parent, jtype, joint_name=jname, axis=axis,
+                           placement=X, **kw,
+                           **(dict(mass=mass, com=ipos + (-residual if has_residual else 0.0),
+                                   inertia=inertia) if last else {}))
+                cur_parent = dname
+                cur = _translation(-residual) if has_residual else pose_from_rt(_ID4, np.zeros(3))
+            if cur_parent != bname:
+                b.add_frame(fresh(bname), cur_parent, cur)
+        for s in range(mj.nsite):
+            sname = _name(mj, mujoco.mjtObj.mjOBJ_SITE, s, "site")
+            if sname in taken:
+                raise MJCFError(f"MJCF {label}: site {sname!r} has the name of a body or frame; "
+                                "dqdyn frames need unique names")
+            b.add_frame(fresh(sname), body_name(mj, int(mj.site_bodyid[s])),
+                        pose_from_rt(np.array(mj.site_quat[s], dtype=float),
+                                     np.array(mj.site_pos[s], dtype=float)))
+        return b.build()
+    except (ModelError, UnknownNameError) as e:
+        raise MJCFError(f"MJCF {label}: {e}") from e
+
+
+class MujocoMap:
+    """Map between MuJoCo's state (``qpos``, ``qvel``, ``qacc``, ``qfrc_*``, ``M``) and dqdyn's
+    (``q``, ``v``, ``a``, τ, M) for a model made by :func:`load_mjcf` from the same ``MjModel``.
+
+    Joints are matched by name.  ``qvel = G(q) v`` with ``G`` the identity on hinge, slide and
+    ball dofs, ``scale`` on a mimic joint's dof (the master's column), and for a free joint
+    ``[v_world; ω^b] = [[0, R], [I, 0]] [ω^b; v^b]``; hence ``qacc = G a + Ġ v`` (for a free joint
+    ``v̇_world = R (v̇^b + ω^b × v^b)``), ``τ = Gᵀ qfrc`` (the power ``qfrcᵀ qvel = τᵀ v``) and
+    ``M = Gᵀ M_mj G``.
+    """
+
+    def __init__(self, model: Model, mj):
+        mujoco = _mujoco()
+        self.model, self.mj = model, mj
+        self._joints = []  # (mj type, qposadr, dofadr, dqdyn body index)
+        names = set(model.joint_names_all)
+        for j in range(mj.njnt):
+            n = joint_name(mj, j)
+            if n not in names:
+                raise UnknownNameError(f"MujocoMap: MuJoCo joint {n!r} is not a joint of {model.name!r}")
+            self._joints.append((int(mj.jnt_type[j]), int(mj.jnt_qposadr[j]), int(mj.jnt_dofadr[j]),
+                                 model.joint_names_all.index(n)))
+        self._JT = mujoco.mjtJoint
+        nmj = sum(1 for jt, *_ in self._joints)
+        if nmj != sum(1 for i in range(1, model.nbodies + 1) if model.joint_type[i] != 0):
+            raise ModelError(f"MujocoMap: {model.name!r} and the MuJoCo model have different joints")
+
+    def _master(self, i):
+        """(iv, scale, offset, iq) of dqdyn body i's joint (mimics read their master's slot)."""
+        m = self.model
+        return int(m.idx_v[i]), float(m.mimic_scale[i]), float(m.mimic_offset[i]), int(m.idx_q[i])
+
+    def qpos(self, q) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        out = np.array(self.mj.qpos0, dtype=float)
+        for jt, qa, _, i in self._joints:
+            iv, s, o, iq = self._master(i)
+            if jt == self._JT.mjJNT_FREE:
+                out[qa : qa + 3] = translation_of(q[iq : iq + 8])
+                out[qa + 3 : qa + 7] = q[iq : iq + 4]
+            elif jt == self._JT.mjJNT_BALL:
+                out[qa : qa + 4] = q[iq : iq + 4]
+            else:
+                out[qa] = s * q[iq] + o
+        return out
+
+    def q(self, qpos) -> np.ndarray:
+        qpos = np.asarray(qpos, dtype=float)
+        out = np.zeros(self.model.nq)
+        for jt, qa, _, i in self._joints:
+            if self.model.joint_nv[i] == 0:
+                continue
+            iq = int(self.model.idx_q[i])
+            if jt == self._JT.mjJNT_FREE:
+                out[iq : iq + 8] = pose_from_rt(qpos[qa + 3 : qa + 7], qpos[qa : qa + 3])
+            elif jt == self._JT.mjJNT_BALL:
+                out[iq : iq + 4] = qpos[qa : qa + 4]
+            else:
+                out[iq] = qpos[qa]
+        return out
+
+    def velocity_map(self, q) -> np.ndarray:
+        """``G(q)`` (mj.nv × model.nv): ``qvel = G v``."""
+        q = np.asarray(q, dtype=float)
+        G = np.zeros((self.mj.nv, self.model.nv))
+        for jt, _, da, i in self._joints:
+            iv, s, o, iq = self._master(i)
+            if jt == self._JT.mjJNT_FREE:
+                G[da : da + 3, iv + 3 : iv + 6] = matrix_from_quat(q[iq : iq + 4])
+                G[da + 3 : da + 6, iv : iv + 3] = np.eye(3)
+            elif jt == self._JT.mjJNT_BALL:
+                G[da : da + 3, iv : iv + 3] = np.eye(3)
+            else:
+                G[da, iv] = s
+        return G
+
+    def qvel(self, q, v) -> np.ndarray:
+        return self.velocity_map(q) @ np.asarray(v, dtype=float)
+
+    def v(self, qpos, qvel) -> np.ndarray:
+        """dqdyn's v from MuJoCo's (a mimic joint's qvel is not read)."""
+        q = self.q(qpos)
+        qvel = np.asarray(qvel, dtype=float)
+        out = np.zeros(self.model.nv)
+        for jt, _, da, i in self._joints:
+            if self.model.joint_nv[i] == 0:
+                continue
+            iv, iq = int(self.model.idx_v[i]), int(self.model.idx_q[i])
+            if jt == self._JT.mjJNT_FREE:
+                out[iv : iv + 3] = qvel[da + 3 : da + 6]
+                out[iv + 3 : iv + 6] = matrix_from_quat(q[iq : iq + 4]).T @ qvel[da : da + 3]
+            elif jt == self._JT.mjJNT_BALL:
+                out[iv : iv + 3] = qvel[da : da + 3]
+            else:
+                out[iv] = qvel[da]
+        return out
+
+    def qacc(self, q, v, a) -> np.ndarray:
+        """``qacc = G a + Ġ v``."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        out = self.velocity_map(q) @ np.asarray(a, dtype=float)
+        for jt, _, da, i in self._joints:
+            if jt == self._JT.mjJNT_FREE:
+                iv, _, _, iq = self._master(i)
+                w, vb = v[iv : iv + 3], v[iv + 3 : iv + 6]
+                out[da : da + 3] += matrix_from_quat(q[iq : iq + 4]) @ np.cross(w, vb)
+        return out
+
+    def tau(self, q, qfrc) -> np.ndarray:
+        """dqdyn's generalized force of MuJoCo's ``qfrc`` (``Gᵀ qfrc``)."""
+        return self.velocity_map(q).T @ np.asarray(qfrc, dtype=float)
+
+    def mass_matrix(self, q, M_mj) -> np.ndarray:
+        """dqdyn's M of MuJoCo's dense M (``mj_fullM``): ``Gᵀ M_mj G``."""
+        G = self.velocity_map(q)
+        return G.T @ np.asarray(M_mj, dtype=float) @ G
+
+
+__all__ = ["load_mjcf", "compile_mjcf", "MujocoMap", "body_name", "joint_name"]

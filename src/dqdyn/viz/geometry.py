@@ -1,0 +1,244 @@
+"""Visual geometry of a model, per body: URDF ``<visual>`` elements (meshes through trimesh,
+``package://`` resolved through ``package_dirs`` / ``ROS_PACKAGE_PATH``), MJCF geoms, and the
+inertia-equivalent boxes as the fallback.
+
+Every shape is a :class:`Visual`: the dqdyn body it rides on, its pose in that body's frame
+(vec8), a ``kind`` (``"mesh"``, ``"box"``, ``"cylinder"``, ``"sphere"``, ``"capsule"``), its
+parameters and an RGBA colour.  A mesh file that cannot be found or read gives a
+:class:`UserWarning` and a primitive instead (the inertia-equivalent box of the link, or a small
+sphere for a massless one) — never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..algebra.rotations import pose_from_rt, quat_from_matrix, quat_from_rpy
+from ..multibody.builders import _pose_mul
+
+_GREY = (0.7, 0.7, 0.75, 1.0)
+_IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+
+
+@dataclass
+class Visual:
+    body: int
+    pose: np.ndarray  # vec8 in the body frame
+    kind: str
+    params: dict = field(default_factory=dict)  # size (box), radius/length, mesh (trimesh.Trimesh)
+    color: tuple = _GREY
+    link: str = ""
+
+
+def inertia_box(mass: float, inertia: np.ndarray):
+    """``(dims, R)``: full edge lengths and axes of the uniform box with this mass and CoM
+    inertia (``I_xx = m (b² + c²) / 12``, …), or None for a massless body."""
+    if mass <= 0:
+        return None
+    ev, R = np.linalg.eigh(np.asarray(inertia, dtype=float))
+    if np.linalg.det(R) < 0:
+        R[:, 0] = -R[:, 0]
+    s = ev.sum()
+    dims = np.sqrt(np.maximum(6.0 * (s - 2.0 * ev) / mass, 0.0))  # a² = 6 (I_yy + I_zz − I_xx) / m
+    dims = np.maximum(dims, 1e-3)
+    return dims, R
+
+
+def inertia_boxes(model) -> list[Visual]:
+    """One inertia-equivalent box per massive body, at its CoM along its principal axes."""
+    out = []
+    for i in range(1, model.nbodies + 1):
+        box = inertia_box(float(model.mass[i]), np.array(model.inertia[i]))
+        if box is None:
+            continue
+        dims, R = box
+        out.append(Visual(i, pose_from_rt(quat_from_matrix(R), np.array(model.com[i])), "box",
+                          {"size": dims}, (0.55, 0.65, 0.85, 1.0), model.body_names[i]))
+    return out
+
+
+def _fallback(model, body: int, link: str) -> Visual:
+    box = inertia_box(float(model.mass[body]), np.array(model.inertia[body])) if body > 0 else None
+    if box is None:
+        return Visual(body, _IDENT8.copy(), "sphere", {"radius": 0.02}, (0.9, 0.5, 0.2, 1.0), link)
+    dims, R = box
+    return Visual(body, pose_from_rt(quat_from_matrix(R), np.array(model.com[body])), "box",
+                  {"size": dims}, (0.9, 0.5, 0.2, 1.0), link)
+
+
+def resolve_uri(uri: str, base_dir: str | None, package_dirs=()) -> str | None:
+    """Path of a URDF mesh URI (``package://pkg/rel``, ``file://``, relative or absolute), or
+    None when no file exists.  ``package://`` looks in each of ``package_dirs`` then
+    ``ROS_PACKAGE_PATH`` for ``DIR/pkg/rel`` (and ``DIR/rel`` when ``DIR`` is the package)."""
+    if uri.startswith("package://"):
+        rest = uri[len("package://"):]
+        pkg, _, rel = rest.partition("/")
+        dirs = list(package_dirs or ())
+        dirs += [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
+        for d in dirs:
+            for cand in (os.path.join(d, pkg, rel), os.path.join(d, rel) if os.path.basename(
+                    os.path.normpath(d)) == pkg else None):
+                if cand and os.path.isfile(cand):
+                    return cand
+        return None
+    if uri.startswith("file://"):
+        uri = uri[len("file://"):]
+    path = uri if os.path.isabs(uri) or base_dir is None else os.path.join(base_dir, uri)
+    return path if os.path.isfile(path) else None
+
+
+def _load_mesh(path: str, scale):
+    import trimesh
+
+    mesh = trimesh.load(path, force="mesh")
+    if scale is not None:
+        mesh = mesh.copy()
+        mesh.apply_scale(np.asarray(scale, dtype=float))
+    return mesh
+
+
+def _floats(s, n, default):
+    if s is None:
+        return np.array(default, dtype=float)
+    v = np.array([float(x) for x in s.split()], dtype=float)
+    return v if v.size == n else np.array(default, dtype=float)
+
+
+def urdf_visuals(model, urdf_path, package_dirs=()) -> list[Visual]:
+    """The ``<visual>`` elements of a URDF file, placed on the dqdyn bodies of ``model`` (which
+    was loaded from the same file: every URDF link is a frame of the model)."""
+    root = ET.parse(urdf_path).getroot()
+    base_dir = os.path.dirname(os.path.abspath(urdf_path))
+    materials = {}
+    for m in root.findall("material"):
+        c = m.find("color")
+        if m.get("name") and c is not None:
+            materials[m.get("name")] = tuple(_floats(c.get("rgba"), 4, _GREY))
+    frames = {n: (int(b), np.array(p)) for n, b, p in
+              zip(model.frame_names, model.frame_body, model.frame_placement)}
+    out = []
+    for link in root.findall("link"):
+        name = link.get("name")
+        if name not in frames:
+            continue
+        body, lp = frames[name]
+        for vis in link.findall("visual"):
+            o = vis.find("origin")
+            xyz = _floats(o.get("xyz") if o is not None else None, 3, (0, 0, 0))
+            rpy = _floats(o.get("rpy") if o is not None else None, 3, (0, 0, 0))
+            pose = _pose_mul(lp, pose_from_rt(quat_from_rpy(rpy), xyz))
+            color = _GREY
+            mat = vis.find("material")
+            if mat is not None:
+                c = mat.find("color")
+                color = tuple(_floats(c.get("rgba"), 4, _GREY)) if c is not None else \
+                    materials.get(mat.get("name"), _GREY)
+            g = vis.find("geometry")
+            if g is None or len(g) == 0:
+                continue
+            shape = g[0]
+            tag = shape.tag
+            if tag == "box":
+                out.append(Visual(body, pose, "box", {"size": _floats(shape.get("size"), 3, (0.1,) * 3)}, color, name))
+            elif tag == "cylinder":
+                out.append(Visual(body, pose, "cylinder", {"radius": float(shape.get("radius", 0.05)),
+                                                           "length": float(shape.get("length", 0.1))}, color, name))
+            elif tag == "sphere":
+                out.append(Visual(body, pose, "sphere", {"radius": float(shape.get("radius", 0.05))}, color, name))
+            elif tag == "mesh":
+                uri = shape.get("filename", "")
+                scale = _floats(shape.get("scale"), 3, (1, 1, 1)) if shape.get("scale") else None
+                path = resolve_uri(uri, base_dir, package_dirs)
+                mesh = None
+                if path is None:
+                    warnings.warn(f"URDF {urdf_path}: link {name!r}: mesh {uri!r} not found (package_dirs "
+                                  f"{list(package_dirs or ())}, ROS_PACKAGE_PATH); drawing a primitive",
+                                  UserWarning, stacklevel=3)
+                else:
+                    try:
+                        mesh = _load_mesh(path, scale)
+                    except Exception as e:  # trimesh raises many kinds on unreadable files
+                        warnings.warn(f"URDF {urdf_path}: link {name!r}: mesh {path!r} unreadable ({e}); "
+                                      "drawing a primitive", UserWarning, stacklevel=3)
+                if mesh is None:
+                    out.append(_fallback(model, body, name))
+                else:
+                    out.append(Visual(body, pose, "mesh", {"mesh": mesh, "path": path}, color, name))
+    return out
+
+
+def mjcf_visuals(model, mj) -> list[Visual]:
+    """MuJoCo geoms (compiled ``MjModel``) placed on the dqdyn bodies of a model made by
+    :func:`~dqdyn.load_mjcf` (MuJoCo bodies are frames of the model)."""
+    import mujoco
+
+    from ..parsers.mjcf import body_name
+
+    frames = {n: (int(b), np.array(p)) for n, b, p in
+              zip(model.frame_names, model.frame_body, model.frame_placement)}
+    G = mujoco.mjtGeom
+    out = []
+    for g in range(mj.ngeom):
+        bname = body_name(mj, int(mj.geom_bodyid[g]))
+        if bname not in frames:
+            continue
+        body, lp = frames[bname]
+        pose = _pose_mul(lp, pose_from_rt(np.array(mj.geom_quat[g]), np.array(mj.geom_pos[g])))
+        t, s = int(mj.geom_type[g]), np.array(mj.geom_size[g])
+        color = tuple(float(c) for c in mj.geom_rgba[g])
+        if t == G.mjGEOM_BOX:
+            out.append(Visual(body, pose, "box", {"size": 2 * s}, color, bname))
+        elif t == G.mjGEOM_SPHERE:
+            out.append(Visual(body, pose, "sphere", {"radius": s[0]}, color, bname))
+        elif t == G.mjGEOM_CYLINDER:
+            out.append(Visual(body, pose, "cylinder", {"radius": s[0], "length": 2 * s[1]}, color, bname))
+        elif t == G.mjGEOM_CAPSULE:
+            out.append(Visual(body, pose, "capsule", {"radius": s[0], "length": 2 * s[1]}, color, bname))
+        elif t == G.mjGEOM_ELLIPSOID:
+            out.append(Visual(body, pose, "ellipsoid", {"radii": s}, color, bname))
+        elif t == G.mjGEOM_MESH:
+            import trimesh
+
+            m = int(mj.geom_dataid[g])
+            v0, nv = int(mj.mesh_vertadr[m]), int(mj.mesh_vertnum[m])
+            f0, nf = int(mj.mesh_faceadr[m]), int(mj.mesh_facenum[m])
+            mesh = trimesh.Trimesh(np.array(mj.mesh_vert[v0:v0 + nv]), np.array(mj.mesh_face[f0:f0 + nf]),
+                                   process=False)
+            out.append(Visual(body, pose, "mesh", {"mesh": mesh}, color, bname))
+    return out
+
+
+def skeleton(model) -> list[Visual]:
+    """Sticks from each body's origin to its children's joint origins (primitives for models
+    with no visual description), plus a small sphere per joint."""
+    out = []
+    for i in range(1, model.nbodies + 1):
+        out.append(Visual(i, _IDENT8.copy(), "sphere", {"radius": 0.025}, (0.3, 0.3, 0.35, 1.0),
+                          model.body_names[i]))
+        p = int(model.parent[i])
+        X = np.array(model.joint_placement[i])
+        from ..algebra.rotations import translation_of
+
+        t = translation_of(X)
+        L = float(np.linalg.norm(t))
+        if p == 0 or L < 1e-9:
+            continue
+        z = np.array([0.0, 0.0, 1.0])
+        d = t / L
+        ax = np.cross(z, d)
+        ang = np.arctan2(np.linalg.norm(ax), z @ d)
+        from ..algebra.rotations import quat_from_axis_angle
+
+        r = quat_from_axis_angle(ax if np.linalg.norm(ax) > 1e-12 else np.array([1.0, 0, 0]), ang)
+        out.append(Visual(p, pose_from_rt(r, t / 2), "cylinder", {"radius": 0.012, "length": L},
+                          (0.35, 0.35, 0.4, 1.0), model.body_names[p]))
+    return out
+
+
+__all__ = ["Visual", "inertia_box", "inertia_boxes", "resolve_uri", "urdf_visuals", "mjcf_visuals",
+           "skeleton"]
