@@ -477,10 +477,14 @@ class InterconnectionGraph:
         """The composite robot as one monolithic :class:`~dqdyn.Model` (body names
         ``subsystem/body``; same q / v layout).  A black box enters as a rigid body fixed at its
         connection from its ``mass_properties`` (a ModelError if it has none)."""
-        order = self.order()
-        if [k for k in order if self._nodes[k].nv] != [k for k in self._nodes if self._nodes[k].nv]:
-            raise ModelError("build(): the composite layout (insertion order) is not a depth-first "
-                             "order of the tree; add subsystems parents first, depth-first")
+        self.root()
+        order, seen = list(self._nodes), set()
+        for k in order:  # the composite layout is the insertion order: parents must come first
+            if self._nodes[k].parent is not None and self._nodes[k].parent not in seen:
+                raise ModelError(f"build(): subsystem {k!r} was added before its predecessor "
+                                 f"{self._nodes[k].parent!r}; the monolithic model needs the "
+                                 f"predecessors first")
+            seen.add(k)
         b = ModelBuilder(self.name, self.gravity, inertia_check="off")
         for k in order:
             n = self._nodes[k]
