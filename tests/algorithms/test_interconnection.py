@@ -124,7 +124,7 @@ def test_recorded_black_box_error_is_the_interpolation_error():
     err = rb.tau - full.tau[:, keep]
     # exact: Δτ_a = J_bᵀ Δζ at c's connection frame, body axes (power pairing [ω, v]·[τ, f])
     m = g.build()
-    J = dqdyn.twist_jacobian(m, Q, "c/world" if False else "a/" + g._nodes["c"].at, "body")
+    J = dqdyn.twist_jacobian(m, Q, "a/" + g._nodes["c"].at, "body")
     pred = np.einsum("nki,nk->ni", J[:, :, keep], np.concatenate([dz[:, 3:], dz[:, :3]], -1))
     np.testing.assert_allclose(err, pred, atol=1e-12)
     rel = np.abs(dz).max() / np.abs(full.connection_wrenches["c"]).max()
