@@ -196,3 +196,71 @@ def test_claim18_appending_a_body_keeps_F_and_adds_one_term_to_B():
     for i in range(3):  # the added term, from the monolithic model's poses
         added = Ad6(mul(conj(xJ[i]), xJ[3]), ne4.wrenches[4])
         np.testing.assert_allclose(r4.B("arm")[i] - r3.B("arm")[i], added, atol=1e-11)
+
+
+# ------------------------------------------------------------------ claims 7, 13, 23: costs
+from dqdyn.analysis import opcount as oc  # noqa: E402
+
+
+def test_claim7_table42_elementary_operation_counts():
+    """Table 4.2 by running the operations over a counting scalar (strict cost model)."""
+    costs = oc.elementary_costs()
+    for name, (printed, counted) in costs.items():
+        if "footnote" in name:
+            assert counted == (18, 12)  # the 3-vector form: 3 cross products + 1 sum
+            continue
+        assert counted == printed, name
+    # hand counts: DQ product = 3 quaternion products + 1 quaternion sum
+    assert costs["dual quaternion C(ab)"][1] == (3 * 16, 3 * 12 + 4)
+    # Ad(a)b = 2 C(ab) + C(a*) = 102 / 80;  a × b = 2 C(ab) + C(a+b) + C(λa) = 104 / 88
+    assert costs["dual quaternion C(Ad(a)b)"][1] == (2 * 48 + 6, 2 * 40)
+    assert costs["dual quaternion C(a×b)"][1] == (2 * 48 + 8, 2 * 40 + 8)
+    # the counted operations compute the right values
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 8))
+    np.testing.assert_allclose(oc.values(oc.dmul(oc.nums(a), oc.nums(b))), mul(a, b), atol=1e-14)
+    np.testing.assert_allclose(oc.values(oc.dAd(oc.nums(a), oc.nums(b))), Ad(a, b), atol=1e-13)
+    assert {k: p for k, (p, c) in oc.com_wrench_costs().items()} == {
+        k: c for k, (p, c) in oc.com_wrench_costs().items()}  # Table 4.3
+
+
+def test_claim13_dqne_cost_per_part_and_total():
+    """Twists 204n/168n, twist derivatives 316n/264n, wrenches 302n/248n counted exactly on the
+    algorithm as printed (values = dqdyn.rnea); the printed total 882n − 48 / 724n − 40 is the sum
+    of the printed parts; hand counts at n = 1, 2."""
+    for n in (1, 2, 3):
+        tau, parts, model, (q, v, a) = oc.dqne_count(n)
+        np.testing.assert_allclose(tau, dqdyn.rnea(model, q, v, a), atol=1e-12)
+        assert (parts["twists"]["m"], parts["twists"]["a"]) == (204 * n, 168 * n)
+        assert (parts["twist_derivatives"]["m"], parts["twist_derivatives"]["a"]) == (316 * n, 264 * n)
+        assert (parts["wrenches"]["m"], parts["wrenches"]["a"]) == (302 * n, 248 * n)
+        # FK counted with generic joint poses: n joint products + (n − 1) chain products
+        assert (parts["fk"]["m"], parts["fk"]["a"]) == (48 * (2 * n - 1), 40 * (2 * n - 1))
+    # hand count n = 1: twists = 2 Ad + 1 DQ sum; derivatives = 2 Ad + × + 2 sums + λ
+    p1 = oc.dqne_count(1)[1]
+    assert p1["twists"]["m"] == 2 * 102 and p1["twists"]["a"] == 2 * 80 + 8
+    assert p1["twist_derivatives"]["m"] == 2 * 102 + 104 + 8
+    assert p1["wrenches"]["m"] == 98 + 2 * 102 and p1["wrenches"]["a"] == 80 + 2 * 80 + 8
+    # the printed total is the sum of the printed parts (Table 4.4 → 4.5)
+    assert (60 + 204 + 316 + 302, -48) == (882, -48) and (44 + 168 + 264 + 248, -40) == (724, -40)
+    # what the printed total leaves out is non-zero (reported in the table)
+    assert p1["gravity"]["m"] > 0 and p1["relative_poses"]["m"] > 0
+
+
+def test_claim23_dqgp_cost():
+    """The printed dqGP count at n = 50 is 1,485,050 / 1,496,800; the counted dqGP (M, C, g and
+    τ from the CoM Jacobians) has the printed cubic multiplication term 4n³ with 6-row (pure
+    twist) Jacobians, and the printed cubic addition term (16/3)n³ with 8-row ones."""
+    pm, pa = oc.PRINTED_DQGP
+    ev = lambda c, n: sum(ci * n ** (3 - k) for k, ci in enumerate(c))  # noqa: E731
+    assert ev(pm, 50) == 1485050 and ev(pa, 50) == 1496800
+    assert (412 * 50 - 277, 320 * 50 - 201) == (20323, 15799)  # classic EL (Hollerbach)
+    for rows in (6, 8):
+        tau, cnt, ref = oc.dqgp_count(3, rows)
+        np.testing.assert_allclose(tau, ref, atol=1e-12 * np.abs(ref).max())
+    # hand count n = 1, 6 rows: ΨJ 36/30, JᵀΨJ 6/5, ΨJ̇ + S̄J 72/66, Jᵀ(·) 6/5, Jᵀς̄ 6/5, τ 2/2
+    assert oc.dqgp_count(1, 6)[1]["m"] == 36 + 6 + 72 + 6 + 6 + 2
+    assert oc.dqgp_count(1, 6)[1]["a"] == 30 + 5 + 66 + 5 + 5 + 2
+    c6 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 6)[1]["m"], 3)
+    c8 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 8)[1]["a"], 3)
+    assert c6[0] == pm[0] == 4 and c8[0] == pa[0]
