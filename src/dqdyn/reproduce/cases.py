@@ -46,6 +46,7 @@ from ..algorithms.newton_euler import rnea
 from ..analysis import butter_lowpass, cmc, richardson_derivative, summary
 from ..simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
 from . import robots
+from .tables import case_dqel, case_opcounts
 
 
 @dataclass
@@ -717,6 +718,8 @@ CASES = {
     "holonomic_mm": (case_holonomic, "cmc"),
     "tree38": (case_tree38, "cmc"),
     "tree38_blackbox": (case_tree38_blackbox, "cmc"),
+    "dqel": (case_dqel, "table"),
+    "opcounts": (case_opcounts, "table"),
     "fierro_lewis": (case_fierro_lewis, "cmc"),
     "nonholonomic_mm": (case_nonholonomic, "cmc"),
 }

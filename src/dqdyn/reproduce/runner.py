@@ -81,6 +81,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     total = time.perf_counter() - t_all
     rows = _rows(results)
     control = [r for r in results if r.extra.get("kind") == "control"]
+    tables = [r for r in results if r.extra.get("kind") == "table"]
     md = ["# dqdyn reproduce" + (" (quick)" if quick else ""), "",
           "CMC (Ferrari et al. 2010) between dqdyn and MuJoCo waveforms, per joint; the "
           "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1, A.1.", "", to_markdown(rows)]
@@ -100,6 +101,10 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     if cmc_notes:
         md += ["## Notes", ""] + [f"- **{r.title}** ({r.seconds:.1f} s): {r.notes}" for r in cmc_notes]
         md.append("")
+    if tables:
+        md += ["## Tables", ""]
+        for r in tables:
+            md += [r.extra["markdown"], f"*{r.title}: {r.notes} — {'ok' if r.passed else 'FAILED'}*", ""]
     if control:
         md += ["## Control", "", "| case | result | ok | time (s) |", "|---|---|---|---|"]
         md += [f"| {r.title} | {r.notes} | {'yes' if r.passed else 'NO'} | {r.seconds:.1f} |"
@@ -120,6 +125,8 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
             t.add_row(*[("-" if r[c] is None else (f"{r[c]:.2e}" if c == "std" else f"{r[c]:.10f}")
                          if isinstance(r[c], float) else str(r[c])) for c in COLUMNS])
         console.print(t)
+        for r in tables:
+            console.print(r.extra["markdown"], markup=False)
         if rrows:
             t3 = Table(title="The papers' routes, computed by dqdyn (CMC against MuJoCo)",
                        title_justify="left")
@@ -140,4 +147,25 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     return results + others
 
 
-__all__ = ["reproduce", "available_cases"]
+def print_catalog(console=None) -> list[list[str]]:
+    """``dqdyn reproduce --list``: every numeric table and figure of the five seeds, with the
+    case that regenerates it or why none can."""
+    from .tables import catalog_rows
+
+    rows = catalog_rows()
+    if console is not None:
+        from rich.table import Table
+
+        t = Table(title="The seeds' tables and figures, and what dqdyn regenerates for each",
+                  title_justify="left")
+        for c in ("seed", "table / figure", "content", "case", "note"):
+            t.add_column(c, overflow="fold")
+        for r in rows:
+            t.add_row(*r)
+        console.print(t)
+        console.print(f"{sum(r[3] != '—' for r in rows)} of {len(rows)} regenerated; cases: "
+                      + ", ".join(available_cases()))
+    return rows
+
+
+__all__ = ["reproduce", "available_cases", "print_catalog"]
