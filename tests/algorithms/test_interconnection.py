@@ -185,3 +185,20 @@ def test_bad_input_names_the_subsystem():
         g.remove("a")
     with pytest.raises(ShapeError, match="wrenches"):
         RecordedWrench([0, 1], np.zeros((2, 5)))
+
+
+def test_single_state_paths_agree():
+    """graph.rnea on one state: the fused compiled kernel (model subsystems only) and the Python
+    sweeps (taken when a black box is present) equal evaluate() and the monolithic model."""
+    g = _graph()
+    q, v, a = _state(g.nq, 11)
+    ref = dqdyn.rnea(g.build(), q, v, a)
+    np.testing.assert_allclose(g.rnea(q, v, a), ref, atol=1e-11)
+    np.testing.assert_allclose(g._rnea_one(q, v, a, None), ref, atol=1e-11)
+    sb = g.slices("b")[1]
+    box = ModelBlackBox(g._nodes["b"].model, (q[sb], v[sb], a[sb]), g.gravity)
+    g.replace("b", box)
+    keep = np.r_[0:sb.start, sb.stop:len(q)]
+    np.testing.assert_allclose(g.rnea(q[keep], v[keep], a[keep]), ref[keep], atol=1e-11)
+    with pytest.raises(ShapeError, match="entries"):
+        g.rnea(q, v, a)

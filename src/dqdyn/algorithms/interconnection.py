@@ -63,7 +63,82 @@ from ..multibody.builders import ModelBuilder
 from ..multibody.joints import FIXED, JOINT_TYPE_NAMES
 from ..multibody.model import Model
 from .kinematics import _resolve_frame, forward_kinematics, twist_jacobian
-from .newton_euler import newton_euler
+import numba as nb
+
+from ..algebra._core import ad6, ad6_inv, dq_mul
+from ..algebra._core import ad6 as _ad6, ad6_inv as _ad6_inv, dq_mul as _dq_mul
+from ._common import raise_status
+from .kinematics import fk_kernel
+from .kinematics import fk_kernel as _fk
+from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, ne_core, newton_euler
+from .newton_euler import ne_core as _ne_core
+
+_NOF = np.empty((0, 6))
+
+
+@nb.njit(cache=True)
+def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, QE, VE, AE, WS, X, F, TAUE, ZB, tau):
+    """The lean modular dqNE of :meth:`InterconnectionGraph.rnea` for graphs of model
+    subsystems, in one compiled call (thesis eqs. 5.8–5.11).  Vertices in depth-first order
+    (a predecessor before its successors); per vertex ``k`` the int row ``N[k]`` =
+    ``[parent, body in parent, mi/mf/X/F row, nb1, qe, nqe, ve/ae/τₑ, nve, q, v, ws row, nkids]``;
+    ``TOA[k]`` = pose of its connection frame in that body, ``OFF[k]`` = that body's CoM offset
+    pose.  Returns 0 or (status, vertex) packed as ``status * 1000 + k + 1``."""
+    ns = N.shape[0]
+    tb = np.empty(6)
+    for k in range(ns):  # root → leaves
+        p, body, r0, nb1 = N[k, 0], N[k, 1], N[k, 2], N[k, 3]
+        qe0, nqe, ve0, nve, q0, v0, w0 = N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8], N[k, 9], N[k, 10]
+        qe = QE[qe0:qe0 + nqe]
+        ve = VE[ve0:ve0 + nve]
+        ae = AE[ve0:ve0 + nve]
+        if p < 0:
+            for i in range(8):
+                qe[i] = TOA[k, i]
+            for i in range(6):
+                ve[i] = 0.0
+                ae[i] = 0.0
+        else:
+            pw, px = N[p, 10], N[p, 2]
+            ad6(OFF[k], WS[pw + body, W_XI:W_XI + 6], tb)
+            ad6_inv(TOA[k], tb, ve[0:6])
+            ad6(OFF[k], WS[pw + body, W_XID:W_XID + 6], tb)
+            ad6_inv(TOA[k], tb, ae[0:6])
+            dq_mul(X[px + body], TOA[k], qe[0:8])
+        for i in range(nqe - 8):
+            qe[8 + i] = q[q0 + i]
+        for i in range(nve - 6):
+            ve[6 + i] = v[v0 + i]
+            ae[6 + i] = a[v0 + i]
+        mi = MI[r0:r0 + nb1]
+        mf = MF[r0:r0 + nb1]
+        st = ne_core(mi, mf, g, qe, ve, ae, _NOF, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
+        if st != 0:
+            return st * 1000 + k + 1
+        if N[k, 11] > 0:
+            fk_kernel(mi, mf, qe, X[r0:r0 + nb1])
+    for k in range(ns - 1, -1, -1):  # leaves → root
+        r0, nb1, qe0, nqe, ve0, nve = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7]
+        w0 = N[k, 10]
+        if N[k, 11] > 0:
+            Fk = F[r0:r0 + nb1]
+            for i in range(nb1):
+                for c in range(6):
+                    Fk[i, c] = 0.0
+            for j in range(k + 1, ns):
+                if N[j, 0] == k:
+                    ad6(TOA[j], ZB[j], tb)  # ζ_b at the body origin, body axes
+                    for c in range(6):
+                        Fk[N[j, 1], c] -= tb[c]  # the successor pushes back
+            st = ne_core(MI[r0:r0 + nb1], MF[r0:r0 + nb1], g, QE[qe0:qe0 + nqe], VE[ve0:ve0 + nve],
+                         AE[ve0:ve0 + nve], Fk, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
+            if st != 0:
+                return st * 1000 + k + 1
+        for c in range(6):
+            ZB[k, c] = WS[w0 + 1, W_ZETA + c]
+        for i in range(nve - 6):
+            tau[N[k, 9] + i] = TAUE[ve0 + 6 + i]
+    return 0
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
@@ -312,7 +387,7 @@ class InterconnectionGraph:
 
     def __init__(self, name: str = "graph", gravity=(0.0, 0.0, -9.81)):
         self.name = name
-        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        self.gravity = np.array(gravity, dtype=float).reshape(3)  # (a writable copy: one kernel type)
         self._nodes: dict[str, _Node] = {}
         self.evaluations: dict[str, int] = {}
 
@@ -570,21 +645,7 @@ class InterconnectionGraph:
             n = self._nodes[k]
             col = names.index(k)
             if n.model is None:
-                self.evaluations[k] += 1
-                try:
-                    z = np.asarray(n.box.wrench(XA[k], TA[k], DA[k], t), dtype=float)
-                except DqdynError:
-                    raise
-                except Exception as e:  # a foreign failure inside user code
-                    raise ModelError(f"black box {k!r} failed: {type(e).__name__}: {e}") from e
-                try:
-                    z = np.broadcast_to(z, batch + (6,))
-                except ValueError:
-                    raise ShapeError(f"black box {k!r} returned a wrench of shape {z.shape}; "
-                                     f"expected {batch + (6,)} ([f, τ] at its connection)") from None
-                if not np.all(np.isfinite(z)):
-                    raise NonFiniteError(f"black box {k!r} returned a non-finite wrench")
-                Z[k] = z
+                Z[k] = self._box_wrench(k, n, XA[k], TA[k], DA[k], t, batch)
                 continue
             r = n.res
             rs, (_, sv) = rows[k], sl[k]
@@ -621,8 +682,174 @@ class InterconnectionGraph:
                            connection_twist_derivatives=DA, connection_wrenches=Z)
 
     def rnea(self, q, v, a, t=None) -> np.ndarray:
-        """Generalized forces of the model subsystems (composite layout), modular dqNE."""
+        """Generalized forces of the model subsystems (composite layout), modular dqNE.
+
+        One state (1-D ``q``): a lean path — per subsystem one compiled dqNE call for the twists
+        and, for a subsystem with successors, one more with their connection wrenches as
+        external wrenches (so ``τ_i`` is the projection of ``Γ̄_i = W_i + Σ Γ̊_{j,i}``), no A̲ and
+        no caching.  A batch: :meth:`evaluate`."""
+        q = np.asarray(q, dtype=float)
+        if q.ndim == 1 and np.ndim(v) == 1 and np.ndim(a) == 1 and np.ndim(t) == 0:
+            if all(n.model is not None for n in self._nodes.values()):
+                return self._rnea_fused(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float))
+            return self._rnea_one(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float), t)
         return self.evaluate(q, v, a, t).tau
+
+    def _plan(self):
+        """Static per-vertex data of the lean path, rebuilt when the graph changes."""
+        sig = tuple((k, n.version, n.parent, id(n.model), id(n.box)) for k, n in self._nodes.items())
+        if getattr(self, "_plan_sig", None) == sig:
+            return self._plan_data
+        order = self.order()
+        sl = {k: self.slices(k) for k in self._nodes}
+        plan = []
+        for k in order:
+            n = self._nodes[k]
+            kids = []
+            if n.model is not None:
+                for j in self.children(k):
+                    c = self._nodes[j]
+                    body, pl = _resolve_frame(n.ext, c.at)
+                    kids.append((j, body, np.ascontiguousarray(mul(pl, c.placement)),
+                                 np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(n.ext.com[body])]))
+            m = n.ext
+            bufs = None
+            if m is not None:
+                nb1 = m.nbodies + 1
+                bufs = dict(qe=np.empty(m.nq), ve=np.empty(m.nv), ae=np.empty(m.nv),
+                            ws=np.empty((nb1 + NSCRATCH, W_COLS)), tau=np.empty(m.nv),
+                            X=np.empty((nb1, 8)), fext=np.zeros((nb1, 6)))
+            plan.append((k, n, sl[k], kids, bufs))
+        self._plan_sig, self._plan_data = sig, plan
+        return plan
+
+    def _fused(self):
+        """Packed tables of :func:`graph_rnea_kernel`, rebuilt when the graph changes."""
+        plan = self._plan()
+        if getattr(self, "_fused_sig", None) == self._plan_sig:
+            return self._fused_data
+        names = [k for k, *_ in plan]
+        N = np.zeros((len(plan), 12), dtype=np.int64)
+        MI, MF, TOA, OFF = [], [], np.zeros((len(plan), 8)), np.zeros((len(plan), 8))
+        r = qe = ve = w = 0
+        for k, (name, n, (sq, sv), kids, b) in enumerate(plan):
+            m = n.ext
+            nb1 = m.nbodies + 1
+            p = -1 if n.parent is None else names.index(n.parent)
+            body = 0
+            if p >= 0:
+                body, pl = _resolve_frame(self._nodes[n.parent].ext, n.at)
+                TOA[k] = mul(pl, n.placement)
+                OFF[k] = np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(self._nodes[n.parent].ext.com[body])]
+            else:
+                TOA[k] = n.placement
+                OFF[k] = _IDENT8
+            N[k] = [p, body, r, nb1, qe, m.nq, ve, m.nv, sq.start, sv.start, w, len(kids)]
+            MI.append(np.asarray(m.mi))
+            MF.append(np.asarray(m.mf))
+            r += nb1
+            qe += m.nq
+            ve += m.nv
+            w += nb1 + NSCRATCH
+        d = dict(MI=np.ascontiguousarray(np.concatenate(MI)), MF=np.ascontiguousarray(np.concatenate(MF)),
+                 N=N, TOA=TOA, OFF=OFF, QE=np.empty(qe), VE=np.empty(ve), AE=np.empty(ve),
+                 WS=np.empty((w, W_COLS)), X=np.empty((r, 8)), F=np.empty((r, 6)),
+                 TAUE=np.empty(ve), ZB=np.empty((len(plan), 6)), names=names,
+                 models=[n.ext for _, n, *_ in plan])
+        self._fused_sig, self._fused_data = self._plan_sig, d
+        return d
+
+    def _rnea_fused(self, q, v, a):
+        if q.shape != (self.nq,) or v.shape != (self.nv,) or a.shape != (self.nv,):
+            raise ShapeError(f"q, v, a must have {self.nq}, {self.nv}, {self.nv} entries (the "
+                             f"composite layout of {self.names}), got {q.shape}, {v.shape}, {a.shape}")
+        d = self._fused()
+        q, v, a = (np.require(x, np.float64, ["C", "W"]) for x in (q, v, a))
+        tau = np.empty(self.nv)
+        st = graph_rnea_kernel(d["MI"], d["MF"], self.gravity, d["N"], d["TOA"], d["OFF"], q, v, a,
+                               d["QE"], d["VE"], d["AE"], d["WS"], d["X"], d["F"], d["TAUE"],
+                               d["ZB"], tau)
+        if st:
+            k = st % 1000 - 1
+            raise_status(d["models"][k], st // 1000)
+        return tau
+
+    def _rnea_one(self, q, v, a, t):
+        if q.shape != (self.nq,) or v.shape != (self.nv,) or a.shape != (self.nv,):
+            raise ShapeError(f"q, v, a must have {self.nq}, {self.nv}, {self.nv} entries (the "
+                             f"composite layout of {self.names}), got {q.shape}, {v.shape}, {a.shape}")
+        plan = self._plan()
+        conn = {}  # name -> (x_a, ξ_a, ξ̇_a)
+        root = plan[0][1]
+        conn[plan[0][0]] = (root.placement, np.zeros(6), np.zeros(6))
+        tau = np.empty(self.nv)
+        Z = {}
+        for k, n, (sq, sv), kids, b in plan:  # root → leaves
+            xa, ta, da = conn[k]
+            if n.model is None:
+                continue
+            m = n.ext
+            b["qe"][:8] = xa
+            b["qe"][8:] = q[sq]
+            b["ve"][:6] = ta
+            b["ve"][6:] = v[sv]
+            b["ae"][:6] = da
+            b["ae"][6:] = a[sv]
+            st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], _NOF, b["ws"], b["tau"])
+            if st:
+                raise_status(m, st)
+            self.evaluations[k] += 1
+            if kids:
+                _fk(m.mi, m.mf, b["qe"], b["X"])
+                ws = b["ws"]
+                for j, body, to_a, off in kids:
+                    tb, db = np.empty(6), np.empty(6)
+                    _ad6(off, ws[body, W_XI:W_XI + 6], tb)
+                    _ad6(off, ws[body, W_XID:W_XID + 6], db)
+                    _ad6_inv(to_a, tb, tb)
+                    _ad6_inv(to_a, db, db)
+                    xc = np.empty(8)
+                    _dq_mul(b["X"][body], to_a, xc)
+                    conn[j] = (xc, tb, db)
+            else:
+                Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
+                tau[sv] = b["tau"][6:]
+        for k, n, (sq, sv), kids, b in reversed(plan):  # leaves → root
+            if n.model is None:
+                Z[k] = self._box_wrench(k, n, *conn[k], t, ())
+                continue
+            if not kids:
+                continue
+            m = n.ext
+            f = b["fext"]
+            f[:] = 0.0
+            w = np.empty(6)
+            for j, body, to_a, off in kids:
+                _ad6(to_a, Z[j], w)  # ζ_b at the body origin, body axes
+                f[body] -= w  # the successor pushes back on its predecessor
+            st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"])
+            if st:
+                raise_status(m, st)
+            Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
+            tau[sv] = b["tau"][6:]
+        return tau
+
+    def _box_wrench(self, k, n, xa, ta, da, t, batch):
+        self.evaluations[k] += 1
+        try:
+            z = np.asarray(n.box.wrench(xa, ta, da, t), dtype=float)
+        except DqdynError:
+            raise
+        except Exception as e:  # a foreign failure inside user code
+            raise ModelError(f"black box {k!r} failed: {type(e).__name__}: {e}") from e
+        try:
+            z = np.broadcast_to(z, batch + (6,))
+        except ValueError:
+            raise ShapeError(f"black box {k!r} returned a wrench of shape {z.shape}; "
+                             f"expected {batch + (6,)} ([f, τ] at its connection)") from None
+        if not np.all(np.isfinite(z)):
+            raise NonFiniteError(f"black box {k!r} returned a non-finite wrench")
+        return z
 
     # ------------------------------------------------------------------------- from a model
     @classmethod
