@@ -28,10 +28,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import dqdyn  # noqa: E402
-from dqdyn.reproduce import robots  # noqa: E402
-from dqdyn.reproduce.routes import tree38_graph  # noqa: E402
-from harness import best_time, interleaved, print_table, write_results  # noqa: E402
+from harness import best_time, interleaved, print_table, write_results
+
+import dqdyn
+from dqdyn.reproduce import robots
+from dqdyn.reproduce.routes import tree38_graph
 
 
 def main(argv=None):
@@ -52,7 +53,7 @@ def main(argv=None):
         qg[0] = 0.1 * (state["k"] % 7)
         return g.evaluate(qg, vg, ag)
 
-    mono = lambda: dqdyn.rnea(m, q, v, a)  # noqa: E731
+    mono = lambda: dqdyn.rnea(m, q, v, a)
     rows = []
     for label, fn in (("graph.rnea (fused kernel)", lambda: g.rnea(qg, vg, ag)),
                       ("graph._rnea_one (Python sweeps)", lambda: g._rnea_one(qg, vg, ag, None)),

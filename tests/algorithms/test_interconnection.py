@@ -8,9 +8,19 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.interconnection import (InterconnectionGraph, ModelBlackBox, RecordedWrench,
-                                              recorded_connection_wrench)
-from dqdyn.errors import InfeasibleError, ModelError, NonFiniteError, ShapeError, UnknownNameError
+from dqdyn.algorithms.interconnection import (
+    InterconnectionGraph,
+    ModelBlackBox,
+    RecordedWrench,
+    recorded_connection_wrench,
+)
+from dqdyn.errors import (
+    InfeasibleError,
+    ModelError,
+    NonFiniteError,
+    ShapeError,
+    UnknownNameError,
+)
 
 
 def _chain(n, seed, **kw):

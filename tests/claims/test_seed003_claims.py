@@ -7,15 +7,17 @@ hand counts on n = 1, 2 and the printed tables (operation counts)."""
 
 import numpy as np
 import pytest
+from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 import dqdyn
 from dqdyn.algebra.dualquat import Ad, cross, exp, mul
 from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
-from dqdyn.algorithms.interconnection import (InterconnectionGraph, RecordedWrench,
-                                              recorded_connection_wrench)
+from dqdyn.algorithms.interconnection import (
+    InterconnectionGraph,
+    RecordedWrench,
+    recorded_connection_wrench,
+)
 from dqdyn.reproduce import robots
-
-from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 _THESIS_PARENTS = {2: 1, 3: 1, 4: 1, 5: 4, 6: 2, 7: 6, 8: 6, 9: 6}  # T:L2087–2104
 
@@ -42,10 +44,10 @@ def test_claim2_lemma21_derivative_of_adjoint_by_finite_differences(seed):
     xi0 = rng.normal(size=6)
     x0 = pose_from_rt(quat_from_rpy(rng.normal(size=3)), rng.normal(size=3))
     p0, p1, p2 = rng.normal(size=(3, 6))
-    s = lambda t: t + 0.7 * t * t  # noqa: E731  x(t) = exp(½ s(t) ξ0) x0 → ξ(t) = ṡ(t) ξ0
-    x = lambda t: mul(exp(0.5 * s(t) * xi0), x0)  # noqa: E731
-    xp = lambda t: p0 + t * p1 + t * t * p2  # noqa: E731  ξ'(t) and ξ̇'(t) = p1 + 2 t p2
-    as8 = lambda h: np.r_[0.0, h[:3], 0.0, h[3:]]  # noqa: E731
+    s = lambda t: t + 0.7 * t * t
+    x = lambda t: mul(exp(0.5 * s(t) * xi0), x0)
+    xp = lambda t: p0 + t * p1 + t * t * p2
+    as8 = lambda h: np.r_[0.0, h[:3], 0.0, h[3:]]
     t, h = 0.3, 1e-5
     lhs = (Ad(x(t + h), as8(xp(t + h))) - Ad(x(t - h), as8(xp(t - h)))) / (2 * h)
     xi = (1 + 1.4 * t) * xi0
@@ -142,7 +144,7 @@ def test_claim16_recorded_black_box_subsystem():
     g = _thesis_graph()
     rng = np.random.default_rng(19)
     amp, w, off = rng.uniform(0.2, 0.6, 38), rng.uniform(1.0, 4.0, 38), rng.normal(size=38)
-    traj = lambda t: (off + amp * np.sin(w * t[:, None]), amp * w * np.cos(w * t[:, None]),  # noqa: E731
+    traj = lambda t: (off + amp * np.sin(w * t[:, None]), amp * w * np.cos(w * t[:, None]),
                       -amp * w * w * np.sin(w * t[:, None]))
     tk = np.linspace(0.0, 1.0, 201)
     rec = recorded_connection_wrench(g, "s9", tk, *traj(tk))
@@ -199,7 +201,7 @@ def test_claim18_appending_a_body_keeps_F_and_adds_one_term_to_B():
 
 
 # ------------------------------------------------------------------ claims 7, 13, 23: costs
-from dqdyn.analysis import opcount as oc  # noqa: E402
+from dqdyn.analysis import opcount as oc
 
 
 def test_claim7_table42_elementary_operation_counts():
@@ -252,7 +254,7 @@ def test_claim23_dqgp_cost():
     τ from the CoM Jacobians) has the printed cubic multiplication term 4n³ with 6-row (pure
     twist) Jacobians, and the printed cubic addition term (16/3)n³ with 8-row ones."""
     pm, pa = oc.PRINTED_DQGP
-    ev = lambda c, n: sum(ci * n ** (3 - k) for k, ci in enumerate(c))  # noqa: E731
+    ev = lambda c, n: sum(ci * n ** (3 - k) for k, ci in enumerate(c))
     assert ev(pm, 50) == 1485050 and ev(pa, 50) == 1496800
     assert (412 * 50 - 277, 320 * 50 - 201) == (20323, 15799)  # classic EL (Hollerbach)
     for rows in (6, 8):

@@ -1,7 +1,6 @@
 """Issue 20 additions to ``dqdyn reproduce``: Table C.1, operation counts, the catalogue behind
 ``--list``, the papers' routes beside each CMC row and the MuJoCo-recorded black-box case."""
 
-import numpy as np
 import pytest
 
 from dqdyn.reproduce.runner import available_cases, print_catalog, reproduce

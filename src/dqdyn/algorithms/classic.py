@@ -132,4 +132,4 @@ def classic_forward_dynamics(model: Model, q, v, tau, gravity=None) -> np.ndarra
     return np.linalg.solve(M, (TAU - h)[..., None])[..., 0].reshape(batch + (n,))
 
 
-__all__ = ["classic_newton_euler", "classic_forward_dynamics"]
+__all__ = ["classic_forward_dynamics", "classic_newton_euler"]

@@ -52,28 +52,44 @@ through the connection.  The graph's gravity (constructor) is used for every mod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+import numba as nb
 import numpy as np
 
+from ..algebra._core import ad6, ad6_inv, dq_mul
+from ..algebra._core import ad6 as _ad6
+from ..algebra._core import ad6_inv as _ad6_inv
+from ..algebra._core import dq_mul as _dq_mul
 from ..algebra.dualquat import Ad6, Ad6_inv, conj, mul
-from ..errors import (DqdynError, InfeasibleError, ModelError, NonFiniteError, NotUnitError,
-                      ShapeError, UnknownNameError)
+from ..errors import (
+    DqdynError,
+    InfeasibleError,
+    ModelError,
+    NonFiniteError,
+    NotUnitError,
+    ShapeError,
+    UnknownNameError,
+)
 from ..multibody.builders import ModelBuilder
 from ..multibody.joints import FIXED, JOINT_TYPE_NAMES
 from ..multibody.model import Model
-from .kinematics import _resolve_frame, forward_kinematics, twist_jacobian
-import numba as nb
-
-from ..algebra._core import ad6, ad6_inv, dq_mul
-from ..algebra._core import ad6 as _ad6, ad6_inv as _ad6_inv, dq_mul as _dq_mul
 from ._common import raise_status
-from .kinematics import fk_kernel
+from .kinematics import _resolve_frame, fk_kernel, forward_kinematics, twist_jacobian
 from .kinematics import fk_kernel as _fk
 from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, ne_core, newton_euler
 from .newton_euler import ne_core as _ne_core
 
 _NOF = np.empty((0, 6))
+
+
+@nb.njit(cache=True)
+def _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, use_f, WS, TAUE):
+    """One dqNE call of vertex ``k`` (the single call site of the inlined ``ne_core``)."""
+    r0, nb1, qe0, nqe, ve0, nve, w0 = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 10]
+    f = F[r0:r0 + nb1] if use_f else F[0:0]
+    return ne_core(MI[r0:r0 + nb1], MF[r0:r0 + nb1], g, QE[qe0:qe0 + nqe], VE[ve0:ve0 + nve],
+                   AE[ve0:ve0 + nve], f, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
 
 
 @nb.njit(cache=True)
@@ -88,50 +104,42 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, QE, VE, AE, WS, X, F, TAU
     tb = np.empty(6)
     for k in range(ns):  # root → leaves
         p, body, r0, nb1 = N[k, 0], N[k, 1], N[k, 2], N[k, 3]
-        qe0, nqe, ve0, nve, q0, v0, w0 = N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8], N[k, 9], N[k, 10]
-        qe = QE[qe0:qe0 + nqe]
-        ve = VE[ve0:ve0 + nve]
-        ae = AE[ve0:ve0 + nve]
+        qe0, nqe, ve0, nve, q0, v0 = N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8], N[k, 9]
         if p < 0:
             for i in range(8):
-                qe[i] = TOA[k, i]
+                QE[qe0 + i] = TOA[k, i]
             for i in range(6):
-                ve[i] = 0.0
-                ae[i] = 0.0
+                VE[ve0 + i] = 0.0
+                AE[ve0 + i] = 0.0
         else:
             pw, px = N[p, 10], N[p, 2]
             ad6(OFF[k], WS[pw + body, W_XI:W_XI + 6], tb)
-            ad6_inv(TOA[k], tb, ve[0:6])
+            ad6_inv(TOA[k], tb, VE[ve0:ve0 + 6])
             ad6(OFF[k], WS[pw + body, W_XID:W_XID + 6], tb)
-            ad6_inv(TOA[k], tb, ae[0:6])
-            dq_mul(X[px + body], TOA[k], qe[0:8])
+            ad6_inv(TOA[k], tb, AE[ve0:ve0 + 6])
+            dq_mul(X[px + body], TOA[k], QE[qe0:qe0 + 8])
         for i in range(nqe - 8):
-            qe[8 + i] = q[q0 + i]
+            QE[qe0 + 8 + i] = q[q0 + i]
         for i in range(nve - 6):
-            ve[6 + i] = v[v0 + i]
-            ae[6 + i] = a[v0 + i]
-        mi = MI[r0:r0 + nb1]
-        mf = MF[r0:r0 + nb1]
-        st = ne_core(mi, mf, g, qe, ve, ae, _NOF, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
+            VE[ve0 + 6 + i] = v[v0 + i]
+            AE[ve0 + 6 + i] = a[v0 + i]
+        st = _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, False, WS, TAUE)
         if st != 0:
             return st * 1000 + k + 1
         if N[k, 11] > 0:
-            fk_kernel(mi, mf, qe, X[r0:r0 + nb1])
+            fk_kernel(MI[r0:r0 + nb1], MF[r0:r0 + nb1], QE[qe0:qe0 + nqe], X[r0:r0 + nb1])
     for k in range(ns - 1, -1, -1):  # leaves → root
-        r0, nb1, qe0, nqe, ve0, nve = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7]
-        w0 = N[k, 10]
+        r0, nb1, ve0, nve, w0 = N[k, 2], N[k, 3], N[k, 6], N[k, 7], N[k, 10]
         if N[k, 11] > 0:
-            Fk = F[r0:r0 + nb1]
-            for i in range(nb1):
+            for i in range(r0, r0 + nb1):
                 for c in range(6):
-                    Fk[i, c] = 0.0
+                    F[i, c] = 0.0
             for j in range(k + 1, ns):
                 if N[j, 0] == k:
                     ad6(TOA[j], ZB[j], tb)  # ζ_b at the body origin, body axes
                     for c in range(6):
-                        Fk[N[j, 1], c] -= tb[c]  # the successor pushes back
-            st = ne_core(MI[r0:r0 + nb1], MF[r0:r0 + nb1], g, QE[qe0:qe0 + nqe], VE[ve0:ve0 + nve],
-                         AE[ve0:ve0 + nve], Fk, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
+                        F[r0 + N[j, 1], c] -= tb[c]  # the successor pushes back
+            st = _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, True, WS, TAUE)
             if st != 0:
                 return st * 1000 + k + 1
         for c in range(6):
@@ -234,7 +242,7 @@ class ModelBlackBox:
         batch = np.broadcast_shapes(np.shape(pose)[:-1], np.shape(twist)[:-1],
                                     np.shape(twist_derivative)[:-1], q.shape[:-1], v.shape[:-1],
                                     a.shape[:-1])
-        bc = lambda x, n: np.broadcast_to(x, batch + (n,))  # noqa: E731
+        bc = lambda x, n: np.broadcast_to(x, batch + (n,))
         qe = np.concatenate([bc(pose, 8), bc(q, self.model.nq)], -1)
         ve = np.concatenate([bc(twist, 6), bc(v, self.model.nv)], -1)
         ae = np.concatenate([bc(twist_derivative, 6), bc(a, self.model.nv)], -1)
@@ -581,7 +589,7 @@ class InterconnectionGraph:
     # ------------------------------------------------------------------------- evaluation
     def _w(self, n: _Node, xa, ta, da, q, v, a, batch):
         """``W_i`` on the extended model, cached on its inputs."""
-        bq = lambda x, k: np.broadcast_to(x, batch + (k,))  # noqa: E731
+        bq = lambda x, k: np.broadcast_to(x, batch + (k,))
         qe = np.concatenate([bq(xa, 8), bq(q, n.nq)], -1)
         ve = np.concatenate([bq(ta, 6), bq(v, n.nv)], -1)
         ae = np.concatenate([bq(da, 6), bq(a, n.nv)], -1)
@@ -854,7 +862,7 @@ class InterconnectionGraph:
     # ------------------------------------------------------------------------- from a model
     @classmethod
     def from_model(cls, model: Model, starts: dict[str, str], root: str = "root",
-                   name: str | None = None) -> tuple["InterconnectionGraph", np.ndarray, np.ndarray]:
+                   name: str | None = None) -> tuple[InterconnectionGraph, np.ndarray, np.ndarray]:
         """Split a monolithic tree ``model`` into subsystems: ``starts`` maps a subsystem name
         to its first body; the bodies not below any start form subsystem ``root``.  Each
         subsystem is connected at its first body's parent body.  Returns ``(graph, iq, iv)``
@@ -908,5 +916,11 @@ def recorded_connection_wrench(graph: InterconnectionGraph, name: str, times, Q,
     return RecordedWrench(times, r.connection_wrenches[name], kind=kind, name=f"{name} (recorded)")
 
 
-__all__ = ["BlackBox", "ModelBlackBox", "RecordedWrench", "InterconnectionGraph", "GraphResult",
-           "recorded_connection_wrench"]
+__all__ = [
+    "BlackBox",
+    "GraphResult",
+    "InterconnectionGraph",
+    "ModelBlackBox",
+    "RecordedWrench",
+    "recorded_connection_wrench",
+]

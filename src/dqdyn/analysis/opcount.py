@@ -229,8 +229,8 @@ def _cost(f, *args, mode="strict"):
 def elementary_costs():
     """Thesis Table 4.2 counted: name → (printed (m, a), counted (m, a))."""
     rng = np.random.default_rng(0)
-    q = lambda: nums(rng.normal(size=4))  # noqa: E731
-    d = lambda: nums(rng.normal(size=8))  # noqa: E731
+    q = lambda: nums(rng.normal(size=4))
+    d = lambda: nums(rng.normal(size=8))
     M = nums(rng.normal(size=9))
     return {
         "C(L3(I) a)": ((9, 6), _cost(mat3vec, M, q()[1:])),
@@ -252,7 +252,7 @@ def elementary_costs():
 
 def _com_wrench(m, I, xi, xid, g):
     """Alg. 4.4 line 7: f, τ, ζ_c = f + ε τ − m g^c (quaternion operations as Table 4.3)."""
-    P, D = lambda h: h[:4], lambda h: h[4:]  # noqa: E731
+    P, D = lambda h: h[:4], lambda h: h[4:]
     s0 = _snap()
     f = qscale(m, qadd(D(xid), qcross(P(xi), D(xi))))
     cf = _since(s0)
@@ -272,7 +272,7 @@ def com_wrench_costs():
     with counting():
         _, cf, ct, cz = _com_wrench(Num(1.3), nums(rng.normal(size=9)), nums(rng.normal(size=8)),
                                     nums(rng.normal(size=8)), nums(rng.normal(size=4)))
-    tot = lambda *cs: (sum(c["m"] for c in cs), sum(c["a"] for c in cs))  # noqa: E731
+    tot = lambda *cs: (sum(c["m"] for c in cs), sum(c["a"] for c in cs))
     return {"C(f)": ((40, 32), tot(cf)), "C(τ)": ((54, 44), tot(ct)),
             "C(ς) = C(f) + C(τ)": ((94, 76), tot(cf, ct)), "C(ζ)": ((98, 80), tot(cf, ct, cz))}
 
@@ -407,9 +407,10 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
     frames as Craig's eqs. 6.45–6.53; revolute joints about z), over counted numbers.  Returns
     ``(tau, counts, model, (q, v, a))``; the rotations ``R = Rx(α) Rz(θ)`` are formed from
     ``cos θ, sin θ, cos α, sin α`` (4 m each link)."""
+    from scipy.spatial.transform import Rotation
+
     from ..algebra.rotations import pose_from_rt
     from ..multibody.builders import ModelBuilder
-    from scipy.spatial.transform import Rotation
 
     rng = np.random.default_rng(seed)
     b = ModelBuilder(f"dh{n}")
@@ -439,7 +440,7 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
             ca, sa = math.cos(L["al"]), math.sin(L["al"])
             Rm = [[ct, -st, 0.0], [st * ca, ct * ca, -sa], [st * sa, ct * sa, ca]]  # ^{i−1}R_i
             R[i] = Rm
-            RT = lambda x: [Rm[0][k] * x[0] + Rm[1][k] * x[1] + Rm[2][k] * x[2] for k in range(3)]  # noqa: E731
+            RT = lambda x: [Rm[0][k] * x[0] + Rm[1][k] * x[1] + Rm[2][k] * x[2] for k in range(3)]
             p = [float(x) for x in L["p"]]
             qd, qdd = Num(v[i - 1]), Num(a[i - 1])
             wprev = RT(w)
@@ -463,7 +464,7 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
             c = [float(x) for x in L["c"]]
             if i < n:
                 Rn = R[i + 1]
-                Rv = lambda x: [Rn[k][0] * x[0] + Rn[k][1] * x[1] + Rn[k][2] * x[2] for k in range(3)]  # noqa: E731
+                Rv = lambda x: [Rn[k][0] * x[0] + Rn[k][1] * x[1] + Rn[k][2] * x[2] for k in range(3)]
                 Rf, Rnn = Rv(f), Rv(nn)
                 pn = [float(x) for x in links[i]["p"]]
                 nn = [a1 + a2 + a3 + a4 for a1, a2, a3, a4 in
@@ -495,7 +496,7 @@ def dqgp_count(n: int, rows: int = 8, seed: int = 0):
         return [[sum((A[r][k] * B[k][c] for k in range(1, len(B))), A[r][0] * B[0][c])
                  for c in range(len(B[0]))] for r in range(len(A))]
 
-    N = lambda X: [[Num(x) for x in row] for row in np.atleast_2d(X)]  # noqa: E731
+    N = lambda X: [[Num(x) for x in row] for row in np.atleast_2d(X)]
     with counting("strict") as cnt:
         M = [[None] * n for _ in range(n)]
         C = [[None] * n for _ in range(n)]
@@ -634,9 +635,22 @@ def poly_str(coef) -> str:
     return s.replace("+ -", "− ").replace("+ (-", "− (").replace("(-", "(")
 
 
-__all__ = ["Num", "counting", "elementary_costs", "com_wrench_costs", "dqne_count",
-           "classic_ne_count", "dqgp_count", "vp_costs", "vp_chain_count", "fit_polynomial",
-           "poly_str", "PRINTED_DQNE", "PRINTED_DQGP", "SEED004_TABLE1"]
+__all__ = [
+    "PRINTED_DQGP",
+    "PRINTED_DQNE",
+    "SEED004_TABLE1",
+    "Num",
+    "classic_ne_count",
+    "com_wrench_costs",
+    "counting",
+    "dqgp_count",
+    "dqne_count",
+    "elementary_costs",
+    "fit_polynomial",
+    "poly_str",
+    "vp_chain_count",
+    "vp_costs",
+]
 
 
 # ---------------------------------------------------------------------------- the tables
@@ -696,7 +710,6 @@ def count_tables() -> list[dict]:
     cm = fit_polynomial(lambda n: cc[n]["m"], 1, start=2)
     ca = fit_polynomial(lambda n: cc[n]["a"], 1, start=2)
     c1 = classic_ne_count(1)[1]
-    dq = {n: sum(p["m"] for p in dqne_count(n)[1].values()) for n in (1, 2)}
     gp8 = {n: dqgp_count(n, 8)[1] for n in range(1, 6)}
     gp6 = {n: dqgp_count(n, 6)[1] for n in range(1, 6)}
     g8m, g8a = fit_polynomial(lambda n: gp8[n]["m"], 3), fit_polynomial(lambda n: gp8[n]["a"], 3)

@@ -97,4 +97,4 @@ def mujoco_connection_wrench(mujoco, mj, d, child_body: str, parent_body: str):
     return np.r_[Ra.T @ f, Ra.T @ tq_a]
 
 
-__all__ = ["alternative_routes", "tree38_graph", "mujoco_connection_wrench"]
+__all__ = ["alternative_routes", "mujoco_connection_wrench", "tree38_graph"]

@@ -24,8 +24,8 @@ def case_dqel(quick=False, out_dir=None):
     from ..algorithms.dqel import dq_euler_lagrange
     from ..algorithms.kinematics import random_configuration
     from ..algorithms.newton_euler import newton_euler
-    from .cases import CaseResult
     from . import robots
+    from .cases import CaseResult
 
     t0 = time.perf_counter()
     m = robots.arm7()
@@ -152,4 +152,4 @@ def catalog_rows() -> list[list[str]]:
     return out
 
 
-__all__ = ["case_dqel", "case_opcounts", "CATALOG", "catalog_rows", "TABLE_C1"]
+__all__ = ["CATALOG", "TABLE_C1", "case_dqel", "case_opcounts", "catalog_rows"]
