@@ -196,6 +196,11 @@ def cmd_reproduce(args) -> int:
     """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
     from .reproduce import reproduce
 
+    if getattr(args, "list", False):
+        from .reproduce.runner import print_catalog
+
+        print_catalog(_console())
+        return EXIT_OK
     res = reproduce(args.cases or None, out_dir=args.out, quick=args.quick, console=_console())
     failed = [r.name for r in res if hasattr(r, "passed") and not r.passed]
     if failed:
@@ -219,6 +224,9 @@ def _add_reproduce(sub) -> None:
         p.add_argument("--out", default="reproduce-out", help="output folder (default: reproduce-out)")
         if name == "reproduce":
             p.add_argument("--quick", action="store_true", help="short runs (< 2 minutes in all)")
+            p.add_argument("--list", action="store_true",
+                           help="list every table and figure of the seeds and the case that "
+                                "regenerates it (or why none can), then exit")
         p.set_defaults(func=cmd_reproduce, quick=quick)
 
 

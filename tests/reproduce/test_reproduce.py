@@ -93,5 +93,7 @@ def test_runner_writes_tables(tmp_path):
     md = (tmp_path / "results.md").read_text()
     assert "6-DoF arm" in md and "0.993" in md
     assert (tmp_path / "results.csv").read_text().count("\n") == 2
+    routes = (tmp_path / "routes.csv").read_text()  # the papers' rows: dqNE, dqGP, rtNE
+    assert "dqGP" in routes and "rtNE" in routes
     with pytest.raises(DqdynError, match="unknown case"):
         reproduce(["nope"], out_dir=tmp_path)

@@ -46,6 +46,7 @@ from ..algorithms.newton_euler import rnea
 from ..analysis import butter_lowpass, cmc, richardson_derivative, summary
 from ..simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
 from . import robots
+from .tables import case_dqel, case_opcounts
 
 
 @dataclass
@@ -76,7 +77,7 @@ def _full_mass(mujoco, mj, d, M):
 
 
 def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=None,
-               stop=None):
+               stop=None, record=None):
     """Simulate MuJoCo from ``q0`` (dqdyn layout); returns dict of ``t``, ``q``, ``v``, ``tau``
     (dqdyn layout) sampled every step.
 
@@ -84,7 +85,9 @@ def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=N
     continuous-time controller (``mjcb_control``: at every RK4 stage, from MuJoCo's ``M`` and
     ``qfrc_bias``), so the logged torque is the one acting at the logged state.
     ``controller(t, q, v)`` (dqdyn layout) instead: a digital controller, sampled and held over
-    each step (zero-order hold), as the thesis's V-REP runs (app. B)."""
+    each step (zero-order hold), as the thesis's V-REP runs (app. B).
+    ``record(mujoco, mj, d)``: called at every logged state (after ``mj_forward``); its values
+    are returned stacked as ``record``."""
     import mujoco
 
     d = mujoco.MjData(mj)
@@ -104,6 +107,7 @@ def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=N
         d_.qfrc_applied[:] = M @ u + d_.qfrc_bias
 
     last = n
+    REC = []
     if controller is None:
         mujoco.set_mjcb_control(cb)
     try:
@@ -118,6 +122,8 @@ def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=N
                 tau = np.asarray(controller(t, q, v), dtype=float)
                 d.qfrc_applied[iv] = tau
             T[k], Q[k], V[k], TAU[k] = t, q, v, tau
+            if record is not None:
+                REC.append(np.array(record(mujoco, mj, d), dtype=float))
             if stop is not None and stop(k, t, q, v):
                 last = k
                 break
@@ -131,7 +137,10 @@ def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=N
         if controller is None:
             mujoco.set_mjcb_control(None)
     s = slice(0, last + 1)
-    return dict(t=T[s], q=Q[s], v=V[s], tau=TAU[s], dt=dt)
+    out = dict(t=T[s], q=Q[s], v=V[s], tau=TAU[s], dt=dt)
+    if record is not None:
+        out["record"] = np.array(REC)
+    return out
 
 
 def _reference(model, q0, seed, amp, fmin=0.2, fmax=0.6):
@@ -183,8 +192,21 @@ def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None):
     return str(path)
 
 
+def _route_cmcs(model, log, mode, cutoff, theirs_f, main=None):
+    """CMC of the papers' alternative routes (:mod:`.routes`), same filtering as the main row;
+    ``main``: extra routes ``{name: waveform}``."""
+    from .routes import alternative_routes
+
+    acc = richardson_derivative(log["v"], log["dt"])
+    fs = 1.0 / log["dt"]
+    waves = dict(main or {})
+    waves.update(alternative_routes(model, log, mode, acc))
+    return {k: (None if w is None else cmc(butter_lowpass(w, cutoff, fs), theirs_f))
+            for k, w in waves.items()}
+
+
 def _dynamics_case(name, robot, title, mode, paper, quick, out_dir, *, amp, seed, cutoff,
-                   duration):
+                   duration, ours_fn=None, main_label=None, routes=True):
     t0 = time.perf_counter()
     model, mj, iq, iv = robots.with_mujoco(robot)
     rng = np.random.default_rng(seed)
@@ -192,6 +214,14 @@ def _dynamics_case(name, robot, title, mode, paper, quick, out_dir, *, amp, seed
     ref = _reference(model, q0, seed, amp)
     log = run_mujoco(mj, iq, iv, q0, ref, duration)
     vals, ours, theirs = compare(model, log, mode, cutoff)
+    extra_routes = {}
+    if ours_fn is not None:  # the main row by another route (the graph); rnea becomes a route
+        fs = 1.0 / log["dt"]
+        raw = ours_fn(model, log, richardson_derivative(log["v"], log["dt"]))
+        extra_routes["dqNE, monolithic (rnea)"] = rnea(model, log["q"], log["v"],
+                                                       richardson_derivative(log["v"], log["dt"]))
+        ours = butter_lowpass(raw, cutoff, fs)
+        vals = cmc(ours, theirs)
     figs = []
     if out_dir is not None:
         lab = r"$\tau$" if mode == "inverse" else r"$\ddot q$"
@@ -199,10 +229,14 @@ def _dynamics_case(name, robot, title, mode, paper, quick, out_dir, *, amp, seed
                                     lab, f"{title}: dqdyn vs MuJoCo"))
     s = summary(vals)
     quantity = "τ (inverse dynamics)" if mode == "inverse" else "q̈ (forward dynamics)"
+    extra = dict(duration=duration)
+    if routes:
+        extra["routes"] = _route_cmcs(model, log, mode, cutoff, theirs, extra_routes)
+        extra["main_route"] = main_label or ("dqNE (rnea)" if mode == "inverse" else "ABA")
     return CaseResult(name, title, quantity, vals, paper, bool(s["mean"] >= paper and s["min"] == s["min"]),
                       time.perf_counter() - t0, figs,
                       f"{len(log['t'])} samples at {1 / log['dt']:.0f} Hz, Butterworth 6th order "
-                      f"{cutoff:g} Hz", dict(duration=duration))
+                      f"{cutoff:g} Hz", extra)
 
 
 def case_jaco(quick=False, out_dir=None):
@@ -224,11 +258,74 @@ def case_holonomic(quick=False, out_dir=None):
                           duration=3.0 if quick else 10.0)
 
 
+def _graph_tau(model, log, acc):
+    """τ of robots.tree38 by the interconnection graph of its 9 subsystems (thesis ch. 5,
+    eqs. 5.8–5.16), in the model's layout."""
+    from .routes import tree38_graph
+
+    g, iq, iv = tree38_graph(model)
+    out = np.empty_like(acc)
+    out[:, iv] = g.rnea(log["q"][:, iq], log["v"][:, iv], acc[:, iv])
+    return out
+
+
 def case_tree38(quick=False, out_dir=None):
-    """38-DoF branched robot of 9 subsystems, inverse dynamics (thesis Table 5.1: mean 0.9968)."""
-    return _dynamics_case("tree38", "tree38", "38-DoF branched robot (9 subsystems)", "inverse",
-                          0.9968, quick, out_dir, amp=0.6, seed=38, cutoff=10.0,
-                          duration=2.0 if quick else 8.0)
+    """38-DoF branched robot of 9 subsystems, inverse dynamics by the *modular* evaluation of the
+    interconnection graph (thesis Table 5.1: dqNE modular, mean 0.9968), with the monolithic
+    ``rnea`` (sv2NE's role), dqGP and rtNE beside it."""
+    return _dynamics_case("tree38", "tree38", "38-DoF branched robot (9 subsystems, graph)",
+                          "inverse", 0.9968, quick, out_dir, amp=0.6, seed=38, cutoff=10.0,
+                          duration=2.0 if quick else 8.0, ours_fn=_graph_tau,
+                          main_label="dqNE, modular (interconnection graph)")
+
+
+def case_tree38_blackbox(quick=False, out_dir=None, *, every: int = 5):
+    """Thesis T:L1963 (black-box subsystems): subsystem 9 of the 38-DoF robot replaced by the
+    wrench MuJoCo transmits at its connection (``cfrc_int``), recorded at every ``every``-th
+    sample and interpolated (cubic spline); τ of the other 34 joints from the graph against
+    MuJoCo's applied torques (CMC, Table 5.1's pipeline).  Also reported: the interpolation error
+    of the wrench and the τ difference to the full (white-box) graph."""
+    from ..algorithms.interconnection import RecordedWrench
+    from .routes import mujoco_connection_wrench, tree38_graph
+
+    t0 = time.perf_counter()
+    model, mj, iq_mj, iv_mj = robots.with_mujoco("tree38")
+    seed, amp, cutoff, duration = 38, 0.6, 10.0, (2.0 if quick else 8.0)
+    rng = np.random.default_rng(seed)
+    q0 = rng.uniform(-0.4, 0.4, model.nq)
+    log = run_mujoco(mj, iq_mj, iv_mj, q0, _reference(model, q0, seed, amp), duration,
+                     record=lambda mujoco, m_, d_: mujoco_connection_wrench(mujoco, m_, d_,
+                                                                            "s9_l1", "s6_l4"))
+    g, iq, iv = tree38_graph(model)
+    acc = richardson_derivative(log["v"], log["dt"])
+    Q, V, A = log["q"][:, iq], log["v"][:, iv], acc[:, iv]
+    full = g.evaluate(Q, V, A)
+    sl = g.slices("s9")[1]
+    keep = np.r_[0:sl.start, sl.stop:g.nv]
+    k = np.arange(0, len(log["t"]), every)
+    if k[-1] != len(log["t"]) - 1:
+        k = np.r_[k, len(log["t"]) - 1]
+    rec = RecordedWrench(log["t"][k], log["record"][k], name="s9 (MuJoCo cfrc_int)")
+    g.replace("s9", rec)
+    tau_bb = g.rnea(Q[:, keep], V[:, keep], A[:, keep], t=log["t"])
+    fs = 1.0 / log["dt"]
+    ours = butter_lowpass(tau_bb, cutoff, fs)
+    theirs = butter_lowpass(log["tau"][:, iv][:, keep], cutoff, fs)
+    vals = cmc(ours, theirs)
+    z_true = log["record"]
+    interp = float(np.abs(rec(log["t"]) - z_true).max() / np.abs(z_true).max())
+    mj_vs_dq = float(np.abs(z_true - full.connection_wrenches["s9"]).max() / np.abs(z_true).max())
+    dtau = float(np.abs(tau_bb - full.tau[:, keep]).max() / np.abs(full.tau).max())
+    s = summary(vals)
+    notes = (f"{len(log['t'])} samples; wrench recorded at {fs / every:.0f} Hz (cubic spline): "
+             f"interpolation error {interp:.1e} (relative max); MuJoCo vs dqdyn connection wrench "
+             f"{mj_vs_dq:.1e} (differentiated q̈); τ of the 34 joints vs the white-box graph "
+             f"{dtau:.1e} (relative max)")
+    return CaseResult("tree38_blackbox", "38-DoF robot, subsystem 9 a MuJoCo-recorded black box",
+                      "τ of 34 joints (inverse dynamics)", vals, 0.9968,
+                      bool(s["mean"] >= 0.9968 and s["min"] == s["min"]), time.perf_counter() - t0,
+                      [], notes, dict(interpolation_error=interp, wrench_mj_vs_dqdyn=mj_vs_dq,
+                                      tau_vs_graph=dtau, duration=duration))
 
 
 # --------------------------------------------------------------------------- wheeled cases
@@ -620,12 +717,15 @@ CASES = {
     "tracking": (case_tracking, "control"),
     "holonomic_mm": (case_holonomic, "cmc"),
     "tree38": (case_tree38, "cmc"),
+    "tree38_blackbox": (case_tree38_blackbox, "cmc"),
+    "dqel": (case_dqel, "table"),
+    "opcounts": (case_opcounts, "table"),
     "fierro_lewis": (case_fierro_lewis, "cmc"),
     "nonholonomic_mm": (case_nonholonomic, "cmc"),
 }
 
 __all__ = ["CaseResult", "CASES", "run_mujoco", "compare", "case_jaco", "case_serial50",
-           "case_holonomic", "case_tree38",
+           "case_holonomic", "case_tree38", "case_tree38_blackbox",
            "case_fierro_lewis", "case_nonholonomic", "pioneer_run", "run_wheeled_mm",
            "compare_nonholonomic", "case_wrench", "case_tracking", "ik_position",
            "JACO_START", "JACO_GOAL"]

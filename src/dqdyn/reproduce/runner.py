@@ -27,6 +27,28 @@ def _rows(results):
     return rows
 
 
+def _route_rows(results):
+    """The papers' row structure: per CMC case, its main route and the alternative routes."""
+    rows = []
+    for r in results:
+        routes = r.extra.get("routes")
+        if not routes:
+            continue
+        s = r.stats
+        rows.append([r.title, r.extra.get("main_route", "dqdyn") + " (main)",
+                     *(f"{s[k]:.4f}" if k != "std" else f"{s[k]:.1e}" for k in ("min", "mean", "std", "max"))])
+        for name, vals in routes.items():
+            if vals is None:
+                rows.append([r.title, name, "N/A", "N/A", "N/A", "N/A"])
+                continue
+            import numpy as np
+
+            v = np.asarray(vals, dtype=float)
+            rows.append([r.title, name, f"{np.nanmin(v):.4f}", f"{np.nanmean(v):.4f}",
+                         f"{np.nanstd(v):.1e}", f"{np.nanmax(v):.4f}"])
+    return rows
+
+
 def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=None):
     """Run ``cases`` (default: all), write ``results.md``, ``results.csv`` and figures under
     ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
@@ -59,13 +81,30 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     total = time.perf_counter() - t_all
     rows = _rows(results)
     control = [r for r in results if r.extra.get("kind") == "control"]
+    tables = [r for r in results if r.extra.get("kind") == "table"]
     md = ["# dqdyn reproduce" + (" (quick)" if quick else ""), "",
           "CMC (Ferrari et al. 2010) between dqdyn and MuJoCo waveforms, per joint; the "
           "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1, A.1.", "", to_markdown(rows)]
+    rrows = _route_rows(results)
+    if rrows:
+        md += ["## The papers' routes, computed by dqdyn", "",
+               "Same MuJoCo log, same differentiation and filtering; rtNE = classic 3-vector "
+               "Newton–Euler (N/A on mobile bases, as in the papers); dqGP = M_GP q̈ + C_GP q̇ + "
+               "g_GP (seed 000 eqs. 46–51); dqNE (forward) = M, C q̇ + g from n + 2 dqNE calls.", "",
+               "| case | route | min | mean | std | max |", "|---|---|---|---|---|---|"]
+        md += ["| " + " | ".join(r) + " |" for r in rrows]
+        md.append("")
+        (out / "routes.csv").write_text(
+            "case,route,min,mean,std,max\n" + "".join(",".join(f'"{c}"' for c in r) + "\n" for r in rrows),
+            encoding="utf-8")
     cmc_notes = [r for r in results if r.extra.get("kind") == "cmc" and r.notes]
     if cmc_notes:
         md += ["## Notes", ""] + [f"- **{r.title}** ({r.seconds:.1f} s): {r.notes}" for r in cmc_notes]
         md.append("")
+    if tables:
+        md += ["## Tables", ""]
+        for r in tables:
+            md += [r.extra["markdown"], f"*{r.title}: {r.notes} — {'ok' if r.passed else 'FAILED'}*", ""]
     if control:
         md += ["## Control", "", "| case | result | ok | time (s) |", "|---|---|---|---|"]
         md += [f"| {r.title} | {r.notes} | {'yes' if r.passed else 'NO'} | {r.seconds:.1f} |"
@@ -86,6 +125,16 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
             t.add_row(*[("-" if r[c] is None else (f"{r[c]:.2e}" if c == "std" else f"{r[c]:.10f}")
                          if isinstance(r[c], float) else str(r[c])) for c in COLUMNS])
         console.print(t)
+        for r in tables:
+            console.print(r.extra["markdown"], markup=False)
+        if rrows:
+            t3 = Table(title="The papers' routes, computed by dqdyn (CMC against MuJoCo)",
+                       title_justify="left")
+            for c in ("case", "route", "min", "mean", "std", "max"):
+                t3.add_column(c, justify="left" if c in ("case", "route") else "right")
+            for r in rrows:
+                t3.add_row(*r)
+            console.print(t3)
         if control:
             t2 = Table(title="Control", title_justify="left")
             for c in ("case", "result", "ok"):
@@ -98,4 +147,25 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     return results + others
 
 
-__all__ = ["reproduce", "available_cases"]
+def print_catalog(console=None) -> list[list[str]]:
+    """``dqdyn reproduce --list``: every numeric table and figure of the five seeds, with the
+    case that regenerates it or why none can."""
+    from .tables import catalog_rows
+
+    rows = catalog_rows()
+    if console is not None:
+        from rich.table import Table
+
+        t = Table(title="The seeds' tables and figures, and what dqdyn regenerates for each",
+                  title_justify="left")
+        for c in ("seed", "table / figure", "content", "case", "note"):
+            t.add_column(c, overflow="fold")
+        for r in rows:
+            t.add_row(*r)
+        console.print(t)
+        console.print(f"{sum(r[3] != '—' for r in rows)} of {len(rows)} regenerated; cases: "
+                      + ", ".join(available_cases()))
+    return rows
+
+
+__all__ = ["reproduce", "available_cases", "print_catalog"]

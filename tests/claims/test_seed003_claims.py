@@ -1,0 +1,268 @@
+"""Seed 000 / 003 (thesis) claims 2, 7, 13, 15, 16, 18, 23 of the digest
+``dq-newton-euler-and-gauss.md`` §3 (interconnection graph of thesis ch. 5, F/B functions of
+§4.2.2, Lemma 2.1, cost model §1.5).
+
+Oracles: finite differences (Lemma 2.1); the monolithic model and Pinocchio's ``rnea`` (graph);
+hand counts on n = 1, 2 and the printed tables (operation counts)."""
+
+import numpy as np
+import pytest
+from pinconv import pin, pin_from_model, q_to_pin, v_transform
+
+import dqdyn
+from dqdyn.algebra.dualquat import Ad, cross, exp, mul
+from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
+from dqdyn.algorithms.interconnection import (
+    InterconnectionGraph,
+    RecordedWrench,
+    recorded_connection_wrench,
+)
+from dqdyn.reproduce import robots
+
+_THESIS_PARENTS = {2: 1, 3: 1, 4: 1, 5: 4, 6: 2, 7: 6, 8: 6, 9: 6}  # T:L2087–2104
+
+
+def _thesis_graph(joint_types=("revolute", "prismatic", "helical")):
+    """The thesis §5.3 topology: 9 subsystems, 6 + 8×4 = 38 DoF."""
+    rng = np.random.default_rng(38)
+    g = InterconnectionGraph("tree38")
+    g.add("s1", dqdyn.random_tree(6, seed=1, branching=0.0, joint_types=joint_types))
+    for j in range(2, 10):
+        parent = g._nodes[f"s{_THESIS_PARENTS[j]}"].model
+        at = parent.body_names[1 + rng.integers(parent.nbodies)]
+        P = pose_from_rt(quat_from_rpy(rng.normal(size=3)), rng.normal(size=3) * 0.2)
+        g.add(f"s{j}", dqdyn.random_tree(4, seed=j, branching=0.0, joint_types=joint_types),
+              f"s{_THESIS_PARENTS[j]}", at=at, placement=P)
+    return g
+
+
+# ------------------------------------------------------------------ claim 2: Lemma 2.1 / 3.2
+@pytest.mark.parametrize("seed", [0, 1])
+def test_claim2_lemma21_derivative_of_adjoint_by_finite_differences(seed):
+    """d/dt(Ad(x) ξ') = Ad(x) ξ̇' + ξ × Ad(x) ξ' whenever ẋ = ½ ξ x (T:L991)."""
+    rng = np.random.default_rng(seed)
+    xi0 = rng.normal(size=6)
+    x0 = pose_from_rt(quat_from_rpy(rng.normal(size=3)), rng.normal(size=3))
+    p0, p1, p2 = rng.normal(size=(3, 6))
+    s = lambda t: t + 0.7 * t * t
+    x = lambda t: mul(exp(0.5 * s(t) * xi0), x0)
+    xp = lambda t: p0 + t * p1 + t * t * p2
+    as8 = lambda h: np.r_[0.0, h[:3], 0.0, h[3:]]
+    t, h = 0.3, 1e-5
+    lhs = (Ad(x(t + h), as8(xp(t + h))) - Ad(x(t - h), as8(xp(t - h)))) / (2 * h)
+    xi = (1 + 1.4 * t) * xi0
+    rhs = Ad(x(t), as8(p1 + 2 * t * p2)) + cross(as8(xi), Ad(x(t), as8(xp(t))))
+    np.testing.assert_allclose(lhs, rhs, atol=1e-7 * np.abs(rhs).max())
+    # and ẋ = ½ ξ x indeed holds for this x(t)
+    xd = (x(t + h) - x(t - h)) / (2 * h)
+    np.testing.assert_allclose(xd, 0.5 * mul(as8(xi), x(t)), atol=1e-8)
+    # without the ξ × term the identity fails (the test can fail)
+    assert np.abs(lhs - Ad(x(t), as8(p1 + 2 * t * p2))).max() > 1e-3
+
+
+# ------------------------------------------------------------------ claim 15: branched 38-DoF
+def test_claim15_tree38_graph_of_9_subsystems_equals_pinocchio_rnea():
+    """robots.tree38 (the reproduce case's robot) split into 9 subsystems, evaluated subsystem
+    by subsystem, equals Pinocchio's rnea on the monolithic model to 1e-10."""
+    m = robots.tree38()
+    g, iq, iv = InterconnectionGraph.from_model(
+        m, {f"s{s}": f"s{s}_l1" for s in range(2, 10)}, root="s1")
+    assert len(g.names) == 9 and g.nv == 38 and [g._nodes[k].nv for k in g.names] == [6] + [4] * 8
+    pm = pin_from_model(m)[0]
+    pd = pm.createData()
+    rng = np.random.default_rng(15)
+    for _ in range(3):
+        q, v, a = rng.normal(size=(3, 38))
+        tau = g.rnea(q[iq], v[iv], a[iv])
+        T = v_transform(m, pm, q)
+        ref = (T.T @ pin.rnea(pm, pd, q_to_pin(m, pm, q), T @ v, T @ a))[iv]
+        np.testing.assert_allclose(tau, ref, rtol=0, atol=1e-10 * max(1.0, np.abs(ref).max()))
+
+
+def test_claim15_thesis_topology_with_mixed_joints_equals_pinocchio():
+    g = _thesis_graph()
+    m = g.build()
+    pm = pin_from_model(m)[0]
+    rng = np.random.default_rng(16)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, 38))
+    T = v_transform(m, pm, q)
+    ref = T.T @ pin.rnea(pm, pm.createData(), q_to_pin(m, pm, q), T @ v, T @ a)
+    np.testing.assert_allclose(g.rnea(q, v, a), ref, atol=1e-10 * np.abs(ref).max())
+
+
+# ------------------------------------------------------------------ claim 16: Γ_t = A̲ 1_s
+def test_claim16_A_times_ones_equals_monolithic_and_has_the_thesis_structure():
+    g = _thesis_graph()
+    m = g.build()
+    rng = np.random.default_rng(17)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, 38))
+    r = g.evaluate(q, v, a)
+    mono = dqdyn.newton_euler(m, q, v, a)
+    assert r.A.shape == (38, 9, 6)  # A̲ ∈ ℋ_p^{38×9}
+    np.testing.assert_allclose(np.einsum("nsk,s->nk", r.A, np.ones(9)), mono.wrenches[1:],
+                               atol=1e-11 * np.abs(mono.wrenches).max())
+    np.testing.assert_allclose(r.tau, mono.tau, atol=1e-11 * np.abs(mono.tau).max())
+    # the block pattern printed at T:L2087–2104 (row 6 reconstructed): W on the diagonal,
+    # Γ̊_{j,p_j} in row p_j, column j, zeros elsewhere
+    nz = np.array([[np.abs(r.block(f"s{i}", f"s{j}")).max() > 0 for j in range(1, 10)]
+                   for i in range(1, 10)])
+    want = np.eye(9, dtype=bool)
+    for j, p in _THESIS_PARENTS.items():
+        want[p - 1, j - 1] = True
+    np.testing.assert_array_equal(nz, want)
+
+
+def test_claim16_adding_a_subsystem_keeps_the_earlier_blocks():
+    """Example 5.3 / T:L2058–2085: adding subsystem 9 computes only W_9; the earlier W_i are
+    not recomputed (evaluation counts) and bitwise unchanged; only Γ̊ values on the path to the
+    root change."""
+    full = _thesis_graph()
+    s9 = full._nodes["s9"]
+    g = _thesis_graph()
+    g.remove("s9")
+    rng = np.random.default_rng(18)
+    q, v, a = rng.normal(size=(3, 38))
+    q34, v34, a34 = q[:34], v[:34], a[:34]
+    r8 = g.evaluate(q34, v34, a34)
+    assert set(g.evaluations.values()) == {1}
+    g.add("s9", s9.model, "s6", at=s9.at, placement=s9.placement)
+    r9 = g.evaluate(q, v, a)
+    assert g.evaluations == {**{f"s{k}": 1 for k in range(1, 9)}, "s9": 1}
+    for k in range(1, 9):
+        np.testing.assert_array_equal(r9.W(f"s{k}"), r8.W(f"s{k}"))
+    changed = {(i, j) for i in range(1, 9) for j in range(1, 9) if i != j and
+               np.abs(r9.block(f"s{i}", f"s{j}") - r8.block(f"s{i}", f"s{j}")).max() > 0}
+    assert changed == {(1, 2), (2, 6)}  # Γ̊_{2,1} and Γ̊_{6,2}: the path s9 → s6 → s2 → s1
+    np.testing.assert_allclose(r9.tau, dqdyn.rnea(full.build(), q, v, a), atol=1e-10)
+
+
+def test_claim16_recorded_black_box_subsystem():
+    """Subsystem 9 replaced by its connection wrench recorded at 200 Hz (cubic spline): τ of the
+    other 34 joints equals the monolithic τ to the interpolation error, exactly ``J_bᵀ Δζ``."""
+    g = _thesis_graph()
+    rng = np.random.default_rng(19)
+    amp, w, off = rng.uniform(0.2, 0.6, 38), rng.uniform(1.0, 4.0, 38), rng.normal(size=38)
+    traj = lambda t: (off + amp * np.sin(w * t[:, None]), amp * w * np.cos(w * t[:, None]),
+                      -amp * w * w * np.sin(w * t[:, None]))
+    tk = np.linspace(0.0, 1.0, 201)
+    rec = recorded_connection_wrench(g, "s9", tk, *traj(tk))
+    assert isinstance(rec, RecordedWrench)
+    ts = np.linspace(0.0013, 0.9987, 41)
+    Q, V, A = traj(ts)
+    mono = dqdyn.rnea(g.build(), Q, V, A)
+    true_z = g.evaluate(Q, V, A).connection_wrenches["s9"]
+    g.replace("s9", rec)
+    tau = g.rnea(Q[:, :34], V[:, :34], A[:, :34], t=ts)
+    dz = np.abs(rec(ts) - true_z).max() / np.abs(true_z).max()
+    dtau = np.abs(tau - mono[:, :34]).max() / np.abs(mono).max()
+    assert dz < 1e-6 and dtau < 1e-6 and dtau > 0  # measured: both 2.3e-8 (relative) at 200 Hz
+    # at the recorded samples the spline is exact: round-off only
+    Qk, Vk, Ak = traj(tk[::20])
+    np.testing.assert_allclose(g.rnea(Qk[:, :34], Vk[:, :34], Ak[:, :34], t=tk[::20]),
+                               dqdyn.rnea(full_model := _thesis_graph().build(), Qk, Vk, Ak)[:, :34],
+                               atol=1e-10 * np.abs(mono).max())
+    assert full_model.nv == 38
+
+
+# ------------------------------------------------------------------ claim 18: F/B functions
+def test_claim18_appending_a_body_keeps_F_and_adds_one_term_to_B():
+    """Examples 4.3–4.4: append link n+1 at the tip of an n-link chain without rebuilding.
+    F_1..F_n are unchanged (bitwise: not recomputed); B_i(new) = B_i(old) + Ad(x_{J_{n+1}}^{J_i})
+    B_{n+1}, checked against two monolithic models (n and n+1 links)."""
+    chain = dqdyn.random_tree(3, seed=4, branching=0.0)
+    g = InterconnectionGraph("chain")
+    g.add("arm", chain)
+    rng = np.random.default_rng(20)
+    q, v, a = rng.normal(size=(3, 3))
+    r3 = g.evaluate(q, v, a)
+    tip = chain.body_names[3]
+    g.append_body("link4", "arm", tip, "revolute", axis=(0, 1, 0), xyz=(0.1, 0, 0.3), mass=1.3,
+                  com=(0.02, 0.01, 0.1), inertia=np.diag([0.02, 0.03, 0.01]))
+    q4, v4, a4 = np.r_[q, 0.4], np.r_[v, -0.7], np.r_[a, 1.1]
+    r4 = g.evaluate(q4, v4, a4)
+    assert g.evaluations == {"arm": 1, "link4": 1}
+    np.testing.assert_array_equal(r4.F("arm"), r3.F("arm"))
+    # independent: two monolithic models
+    m4 = g.build()
+    ne3 = dqdyn.newton_euler(chain, q, v, a)
+    ne4 = dqdyn.newton_euler(m4, q4, v4, a4)
+    np.testing.assert_allclose(r4.B("arm"), ne4.wrenches[1:4], atol=1e-12)
+    np.testing.assert_allclose(r3.B("arm"), ne3.wrenches[1:4], atol=1e-12)
+    np.testing.assert_allclose(r4.F("link4"), ne4.twists[4:5], atol=1e-12)
+    X = dqdyn.forward_kinematics(m4, q4)
+    xJ = [mul(X[int(m4.parent[i])], m4.joint_placement[i]) for i in range(1, 5)]
+    from dqdyn.algebra.dualquat import Ad6, conj
+
+    for i in range(3):  # the added term, from the monolithic model's poses
+        added = Ad6(mul(conj(xJ[i]), xJ[3]), ne4.wrenches[4])
+        np.testing.assert_allclose(r4.B("arm")[i] - r3.B("arm")[i], added, atol=1e-11)
+
+
+# ------------------------------------------------------------------ claims 7, 13, 23: costs
+from dqdyn.analysis import opcount as oc
+
+
+def test_claim7_table42_elementary_operation_counts():
+    """Table 4.2 by running the operations over a counting scalar (strict cost model)."""
+    costs = oc.elementary_costs()
+    for name, (printed, counted) in costs.items():
+        if "footnote" in name:
+            assert counted == (18, 12)  # the 3-vector form: 3 cross products + 1 sum
+            continue
+        assert counted == printed, name
+    # hand counts: DQ product = 3 quaternion products + 1 quaternion sum
+    assert costs["dual quaternion C(ab)"][1] == (3 * 16, 3 * 12 + 4)
+    # Ad(a)b = 2 C(ab) + C(a*) = 102 / 80;  a × b = 2 C(ab) + C(a+b) + C(λa) = 104 / 88
+    assert costs["dual quaternion C(Ad(a)b)"][1] == (2 * 48 + 6, 2 * 40)
+    assert costs["dual quaternion C(a×b)"][1] == (2 * 48 + 8, 2 * 40 + 8)
+    # the counted operations compute the right values
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 8))
+    np.testing.assert_allclose(oc.values(oc.dmul(oc.nums(a), oc.nums(b))), mul(a, b), atol=1e-14)
+    np.testing.assert_allclose(oc.values(oc.dAd(oc.nums(a), oc.nums(b))), Ad(a, b), atol=1e-13)
+    assert {k: p for k, (p, c) in oc.com_wrench_costs().items()} == {
+        k: c for k, (p, c) in oc.com_wrench_costs().items()}  # Table 4.3
+
+
+def test_claim13_dqne_cost_per_part_and_total():
+    """Twists 204n/168n, twist derivatives 316n/264n, wrenches 302n/248n counted exactly on the
+    algorithm as printed (values = dqdyn.rnea); the printed total 882n − 48 / 724n − 40 is the sum
+    of the printed parts; hand counts at n = 1, 2."""
+    for n in (1, 2, 3):
+        tau, parts, model, (q, v, a) = oc.dqne_count(n)
+        np.testing.assert_allclose(tau, dqdyn.rnea(model, q, v, a), atol=1e-12)
+        assert (parts["twists"]["m"], parts["twists"]["a"]) == (204 * n, 168 * n)
+        assert (parts["twist_derivatives"]["m"], parts["twist_derivatives"]["a"]) == (316 * n, 264 * n)
+        assert (parts["wrenches"]["m"], parts["wrenches"]["a"]) == (302 * n, 248 * n)
+        # FK counted with generic joint poses: n joint products + (n − 1) chain products
+        assert (parts["fk"]["m"], parts["fk"]["a"]) == (48 * (2 * n - 1), 40 * (2 * n - 1))
+    # hand count n = 1: twists = 2 Ad + 1 DQ sum; derivatives = 2 Ad + × + 2 sums + λ
+    p1 = oc.dqne_count(1)[1]
+    assert p1["twists"]["m"] == 2 * 102 and p1["twists"]["a"] == 2 * 80 + 8
+    assert p1["twist_derivatives"]["m"] == 2 * 102 + 104 + 8
+    assert p1["wrenches"]["m"] == 98 + 2 * 102 and p1["wrenches"]["a"] == 80 + 2 * 80 + 8
+    # the printed total is the sum of the printed parts (Table 4.4 → 4.5)
+    assert (60 + 204 + 316 + 302, -48) == (882, -48) and (44 + 168 + 264 + 248, -40) == (724, -40)
+    # what the printed total leaves out is non-zero (reported in the table)
+    assert p1["gravity"]["m"] > 0 and p1["relative_poses"]["m"] > 0
+
+
+def test_claim23_dqgp_cost():
+    """The printed dqGP count at n = 50 is 1,485,050 / 1,496,800; the counted dqGP (M, C, g and
+    τ from the CoM Jacobians) has the printed cubic multiplication term 4n³ with 6-row (pure
+    twist) Jacobians, and the printed cubic addition term (16/3)n³ with 8-row ones."""
+    pm, pa = oc.PRINTED_DQGP
+    ev = lambda c, n: sum(ci * n ** (3 - k) for k, ci in enumerate(c))
+    assert ev(pm, 50) == 1485050 and ev(pa, 50) == 1496800
+    assert (412 * 50 - 277, 320 * 50 - 201) == (20323, 15799)  # classic EL (Hollerbach)
+    for rows in (6, 8):
+        tau, cnt, ref = oc.dqgp_count(3, rows)
+        np.testing.assert_allclose(tau, ref, atol=1e-12 * np.abs(ref).max())
+    # hand count n = 1, 6 rows: ΨJ 36/30, JᵀΨJ 6/5, ΨJ̇ + S̄J 72/66, Jᵀ(·) 6/5, Jᵀς̄ 6/5, τ 2/2
+    assert oc.dqgp_count(1, 6)[1]["m"] == 36 + 6 + 72 + 6 + 6 + 2
+    assert oc.dqgp_count(1, 6)[1]["a"] == 30 + 5 + 66 + 5 + 5 + 2
+    c6 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 6)[1]["m"], 3)
+    c8 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 8)[1]["a"], 3)
+    assert c6[0] == pm[0] == 4 and c8[0] == pa[0]
