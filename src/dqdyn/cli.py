@@ -40,12 +40,11 @@ EXIT_USAGE = 2  # bad command line or bad input file
 
 # ---------------------------------------------------------------------------------- helpers
 def _console(file=None):
-    """A rich console; wide when stdout is not a terminal, so tables are never truncated."""
-    from rich.console import Console
+    """A console that never cuts a table at the terminal width (rich when installed, extra
+    ``cli``; plain text otherwise)."""
+    from ._table import console
 
-    f = file if file is not None else sys.stdout
-    is_tty = hasattr(f, "isatty") and f.isatty()
-    return Console(file=f, width=None if is_tty else 200, highlight=False, soft_wrap=False)
+    return console(file)
 
 
 def _num(x: float, fmt: str = "{:.4g}") -> str:
@@ -67,19 +66,41 @@ def _slice(s: slice) -> str:
 
 
 def _load(args):
-    from .parsers.urdf import bundled, load_urdf
+    """The model of ``MODEL`` (a URDF path, or a name of :func:`dqdyn.list_models`) or
+    ``--bundled NAME``."""
+    import os
 
-    src = bundled(args.bundled) if args.bundled else args.model
+    from .models import load_example, model_info
+    from .parsers.urdf import load_urdf
+
+    src = args.bundled or args.model
     if src is None:
-        raise DqdynError("info: give a URDF file or --bundled NAME")
-    return load_urdf(src, root_joint=args.root, mimic=args.mimic)
+        raise DqdynError(f"{args.command}: give a URDF file or a model name (dqdyn models lists "
+                         f"them)")
+    kw = dict(mimic=args.mimic)
+    if args.root is not None:
+        kw["root_joint"] = args.root
+    if getattr(args, "fixed_base", False):
+        kw["root_joint"] = None
+    if args.bundled or not (os.path.exists(src) or src.lstrip().startswith("<")):
+        entry = model_info(src)  # raises UnknownNameError listing the names
+        if entry.kind != "model":
+            raise DqdynError(f"{args.command}: {entry.name!r} is a {entry.kind} model; this "
+                             f"command takes tree models (see dqdyn models)")
+        return load_example(src, **kw)
+    return load_urdf(src, **kw)
+
+
+def _bundled_names() -> str:
+    from .models import list_models
+
+    return ", ".join(list_models("bundled", kind="model"))
 
 
 # ------------------------------------------------------------------------------------- info
 def _info_tables(model):
     """The (bodies, joints) rich tables of :func:`cmd_info`."""
-    from rich.markup import escape
-    from rich.table import Table
+    from ._table import Table, escape
 
     bodies = Table(title=f"Bodies of {model.name}", title_justify="left")
     bodies.add_column("#", justify="right")
@@ -142,9 +163,7 @@ def _info_tables(model):
 
 def _frames_table(model):
     """Named frames: the body carrying each one and its position in that body's frame."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    from ._table import Table, escape
     from .algebra.rotations import translation_of
 
     t = Table(title=f"Frames of {model.name}", title_justify="left")
@@ -177,12 +196,14 @@ def cmd_info(args) -> int:
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="print the bodies, joints and sizes of a URDF model",
                        description="Print the bodies, joints and sizes of a URDF model.")
-    p.add_argument("model", nargs="?", help="path of the URDF file")
+    p.add_argument("model", nargs="?",
+                   help="path of a URDF file, or a model name (dqdyn models lists them: "
+                        "panda, ur5, talos, … with example-robot-data)")
     p.add_argument("--bundled", metavar="NAME",
-                   help="use a URDF shipped with dqdyn (two_link_arm, diff_drive_manipulator, "
-                        "branched) instead of a file")
+                   help="a model shipped with dqdyn: " + _bundled_names())
     p.add_argument("--root", choices=("free", "planar"), default=None,
-                   help="add a free or planar root joint (default: fixed base)")
+                   help="add a free or planar root joint (default: fixed base for a file, the "
+                        "model's own for a name)")
     p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow",
                    help="how to treat <mimic> joints (default: follow)")
     p.add_argument("--frames", action="store_true",
@@ -193,8 +214,20 @@ def _add_info(sub) -> None:
 # -------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args) -> int:
     """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
+    import os
+
+    from ._optional import require
+
+    for extra, mod in (("sim", "mujoco"), ("plot", "matplotlib"), ("cli", "rich")):
+        try:
+            require(extra, mod)
+        except DqdynError:
+            raise DqdynError(f"{args.command} needs mujoco, matplotlib and rich ({mod!r} is "
+                             f"missing); install them with: pip install \"dqdyn[demo]\"") from None
     from .reproduce import reproduce
 
+    print(f"writing results.md, results.csv and figures to {os.path.abspath(args.out)}"
+          f"{os.sep}", flush=True)
     res = reproduce(args.cases or None, out_dir=args.out, quick=args.quick, console=_console())
     failed = [r.name for r in res if hasattr(r, "passed") and not r.passed]
     if failed:
@@ -215,9 +248,12 @@ def _add_reproduce(sub) -> None:
                         "compare dqdyn's torques / accelerations by the CMC; write results.md, "
                         "results.csv and PNG figures.  Cases: " + ", ".join(available_cases()))
         p.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
-        p.add_argument("--out", default="reproduce-out", help="output folder (default: reproduce-out)")
+        p.add_argument("--out", default="reproduce-out",
+                       help="output folder (default: ./reproduce-out, in the current directory)")
         if name == "reproduce":
-            p.add_argument("--quick", action="store_true", help="short runs (< 2 minutes in all)")
+            p.add_argument("--quick", action="store_true",
+                           help="short runs (what 'dqdyn demo' does; about 1 minute once the "
+                                "kernels are compiled, several minutes the first time)")
         p.set_defaults(func=cmd_reproduce, quick=quick)
 
 
@@ -322,8 +358,37 @@ def _add_bench(sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+# ----------------------------------------------------------------------------------- models
+def cmd_models(args) -> int:
+    """``dqdyn models``: every robot dqdyn.load_example can load, with its source and size."""
+    from ._table import Table
+    from .models import ERD_INSTALL, example_robot_data_dir, list_models, model_info
+
+    t = Table(title="Models (dqdyn.load_example(NAME); dqdyn info NAME)", title_justify="left")
+    for col in ("name", "source", "kind", "root", "description"):
+        t.add_column(col)
+    for n in list_models(args.source):
+        e = model_info(n)
+        root = (e.root_joint or "fixed") if e.target[:4] in ("file", "erd:") else "-"
+        t.add_row(n, e.source, e.kind, root, e.description)
+    con = _console()
+    con.print(t)
+    if example_robot_data_dir() is None:
+        con.print(f"more robots (panda, ur5, talos, tiago, …): {ERD_INSTALL}")
+    return EXIT_OK
+
+
+def _add_models(sub) -> None:
+    p = sub.add_parser("models", help="list the robots you can load by name",
+                       description="List the bundled robots and those of example-robot-data "
+                                   "(when installed): dqdyn.load_example(NAME), dqdyn info NAME.")
+    p.add_argument("--source", choices=("bundled", "example-robot-data"), default=None)
+    p.set_defaults(func=cmd_models)
+
+
 #: sub-command registrars, in help order; add ``simulate``, ``bench``, ``reproduce`` here
 COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench]
+COMMANDS.insert(1, _add_models)
 
 
 # ------------------------------------------------------------------------------------- main

@@ -51,6 +51,11 @@ class ConvergenceError(DqdynError, RuntimeError):
     """An iterative method did not converge."""
 
 
+class MissingExtraError(DqdynError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message says what to
+    ``pip install`` (an extra of dqdyn such as ``dqdyn[sim]``, or a package)."""
+
+
 __all__ = [
     "DqdynError",
     "ShapeError",
@@ -62,4 +67,5 @@ __all__ = [
     "SingularError",
     "InfeasibleError",
     "ConvergenceError",
+    "MissingExtraError",
 ]
