@@ -70,7 +70,7 @@ def _load(args):
     ``--bundled NAME``."""
     import os
 
-    from .models import load_example, model_info
+    from .models import list_models, load_example, model_info
     from .parsers.urdf import load_urdf
 
     src = args.bundled or args.model
@@ -82,11 +82,20 @@ def _load(args):
         kw["root_joint"] = args.root
     if getattr(args, "fixed_base", False):
         kw["root_joint"] = None
+    if args.bundled and args.bundled not in list_models("bundled"):
+        from .parsers.urdf import bundled
+
+        bundled(args.bundled)  # raises "no bundled model …; available: …"
     if args.bundled or not (os.path.exists(src) or src.lstrip().startswith("<")):
         entry = model_info(src)  # raises UnknownNameError listing the names
         if entry.kind != "model":
             raise DqdynError(f"{args.command}: {entry.name!r} is a {entry.kind} model; this "
                              f"command takes tree models (see dqdyn models)")
+        if entry.target.startswith("py:"):  # built in code: no URDF options
+            if args.root is not None or getattr(args, "fixed_base", False):
+                raise DqdynError(f"{args.command}: --root / --fixed-base apply to URDF models; "
+                                 f"{entry.name!r} is built in code")
+            return load_example(src)
         return load_example(src, **kw)
     return load_urdf(src, **kw)
 
@@ -259,69 +268,80 @@ def _add_reproduce(sub) -> None:
 
 # --------------------------------------------------------------------------------- simulate
 def cmd_simulate(args) -> int:
-    """``dqdyn simulate``: simulate a URDF model under a controller; optional plot / npz."""
-    from .simulation import ComputedTorque, JointPD, SinusoidalReference, simulate
+    """``dqdyn simulate``: simulate a model under a controller; optional plot / npz.
 
+    The logic lives in :func:`dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
+    joint limits, divergence detection); this prints and writes the files."""
+    from .simulation.run import run_simulation
+
+    if args.plot:
+        from ._optional import require
+
+        require("plot", "matplotlib")  # before simulating: fail fast, naming the extra
     model = _load(args)
-    if args.duration <= 0 or args.dt <= 0:
-        raise DqdynError("--duration and --dt must be positive")
-    from .algorithms.kinematics import neutral
-
-    q0 = neutral(model)
-    v0 = np.zeros(model.nv)
-    ctl = args.controller
-    if ctl == "none":
-        law = None
-    else:
-        ref = SinusoidalReference(model, q0, args.amplitude, args.frequency)
-        law = (JointPD(model, ref, kp=args.kp, kd=args.kd) if ctl == "pd"
-               else ComputedTorque(model, ref, kp=args.kp, kd=args.kd))
-    traj = simulate(model, q0, v0, law, args.duration, args.dt, integrator=args.integrator,
-                    progress=None)
+    res = run_simulation(model, duration=args.duration, dt=args.dt, controller=args.controller,
+                         kp=args.kp, kd=args.kd, bandwidth=args.bandwidth,
+                         amplitude=args.amplitude, frequency=args.frequency,
+                         integrator=args.integrator, limits=not args.no_limits)
+    traj = res.trajectory
     con = _console()
+    for note in res.notes:
+        con.print(note)
     con.print(f"{model.name}: {len(traj)} samples, t = 0 … {traj.t[-1]:.4g} s, "
-              f"controller {ctl}, integrator {args.integrator}")
+              f"controller {args.controller}, integrator {args.integrator}")
+    if res.q_ref is not None:
+        con.print(f"tracking error: max {res.max_error:.3g}, RMS {res.rms_error:.3g} "
+                  f"(rad for rotations, m for translations)")
     con.print("final q: " + _vec(traj.q[-1]))
     if args.save:
         con.print(f"wrote {traj.save(args.save)}")
     if args.plot:
-        import matplotlib
+        from .simulation.plots import plot_simulation
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
-        a1.plot(traj.t, traj.q)
-        a1.set_ylabel("q")
-        a2.plot(traj.t, traj.tau)
-        a2.set_ylabel("τ")
-        a2.set_xlabel("t (s)")
-        a1.set_title(f"{model.name}: {ctl}")
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
-        plt.close(fig)
-        con.print(f"wrote {args.plot}")
+        con.print(f"wrote {plot_simulation(res, args.plot)}")
     return EXIT_OK
 
 
 def _add_simulate(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a URDF model under a controller",
-                       description="Simulate a URDF model from its neutral configuration.")
-    p.add_argument("model", nargs="?", help="path of the URDF file")
-    p.add_argument("--bundled", metavar="NAME", help="use a bundled URDF instead of a file")
-    p.add_argument("--root", choices=("free", "planar"), default=None)
+    p = sub.add_parser(
+        "simulate", help="simulate a robot under a controller",
+        description="Simulate a robot (a URDF file or a model name: dqdyn models) from its "
+                    "neutral configuration (1-DoF joints whose neutral value is outside their "
+                    "limits start mid-range).  By default a PD + gravity-compensation "
+                    "controller tracks sinusoidal joint motions, with gains scaled to the "
+                    "robot (each joint's effective inertia) and spring-dampers at the joint "
+                    "limits.  A free-floating base is held by the controller where it starts "
+                    "(--fixed-base welds it instead); --controller none lets it fall.")
+    p.add_argument("model", nargs="?", help="URDF file or model name (panda, ur5, jaco6, …)")
+    p.add_argument("--bundled", metavar="NAME", help="a model shipped with dqdyn: "
+                   + _bundled_names())
+    p.add_argument("--root", choices=("free", "planar"), default=None,
+                   help="add a free or planar root joint")
+    p.add_argument("--fixed-base", action="store_true",
+                   help="weld the root to the world (for floating-base robots: talos, solo12, …)")
     p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow")
     p.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--controller", choices=("none", "pd", "computed-torque"), default="none",
-                   help="none (free motion), pd (PD + gravity compensation) or computed-torque, "
-                        "tracking sinusoidal joint velocities")
-    p.add_argument("--kp", type=float, default=100.0)
-    p.add_argument("--kd", type=float, default=20.0)
-    p.add_argument("--amplitude", type=float, default=0.5, help="reference velocity amplitude")
-    p.add_argument("--frequency", type=float, default=0.5, help="reference frequency (Hz)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
+    p.add_argument("--controller", choices=("pd", "computed-torque", "none"), default="pd",
+                   help="pd (PD + gravity compensation, the default), computed-torque, or none "
+                        "(free motion under gravity, joint limits still act)")
+    p.add_argument("--kp", type=float, default=None,
+                   help="proportional gain, one for all joints (default: scaled per joint, "
+                        "kp_i = m_i (2π·bandwidth)²)")
+    p.add_argument("--kd", type=float, default=None,
+                   help="derivative gain (default: scaled, kd_i = 2 m_i (2π·bandwidth))")
+    p.add_argument("--bandwidth", type=float, default=5.0,
+                   help="closed-loop natural frequency of the default gains, Hz (default 5)")
+    p.add_argument("--amplitude", type=float, default=0.5,
+                   help="reference velocity amplitude, rad/s or m/s (capped per joint to stay "
+                        "inside its limits; default 0.5)")
+    p.add_argument("--frequency", type=float, default=0.5, help="reference frequency, Hz")
     p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
-    p.add_argument("--plot", metavar="PNG", help="write q(t) and τ(t) to this PNG")
+    p.add_argument("--no-limits", action="store_true",
+                   help="no spring-dampers at the joint limits")
+    p.add_argument("--plot", metavar="PNG",
+                   help="write positions (with references), velocities and torques / forces to "
+                        "this PNG (needs the plot extra: pip install \"dqdyn[plot]\")")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
     p.set_defaults(func=cmd_simulate)
 
