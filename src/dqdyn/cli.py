@@ -307,10 +307,11 @@ def _add_simulate(sub) -> None:
         "simulate", help="simulate a robot under a controller",
         description="Simulate a robot (a URDF file or a model name: dqdyn models) from its "
                     "neutral configuration (1-DoF joints whose neutral value is outside their "
-                    "limits start mid-range).  By default a PD + gravity-compensation "
-                    "controller tracks sinusoidal joint motions, with gains scaled to the "
-                    "robot (each joint's effective inertia) and spring-dampers at the joint "
-                    "limits.  A free-floating base is held by the controller where it starts "
+                    "limits start mid-range).  By default a computed-torque controller "
+                    "tracks sinusoidal joint motions inside the joint limits (closed loop "
+                    "ë + 2ω ė + ω² e = 0, ω = 2π·bandwidth), with spring-dampers at the joint "
+                    "limits; --controller pd uses gains scaled to each joint's effective "
+                    "inertia.  A free-floating base is held by the controller where it starts "
                     "(--fixed-base welds it instead); --controller none lets it fall.")
     p.add_argument("model", nargs="?", help="URDF file or model name (panda, ur5, jaco6, …)")
     p.add_argument("--bundled", metavar="NAME", help="a model shipped with dqdyn: "
@@ -322,14 +323,17 @@ def _add_simulate(sub) -> None:
     p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow")
     p.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
-    p.add_argument("--controller", choices=("pd", "computed-torque", "none"), default="pd",
-                   help="pd (PD + gravity compensation, the default), computed-torque, or none "
-                        "(free motion under gravity, joint limits still act)")
+    p.add_argument("--controller", choices=("computed-torque", "pd", "none"),
+                   default="computed-torque",
+                   help="computed-torque (the default: exact tracking on the model), pd (PD + "
+                        "gravity compensation) or none (free motion under gravity; the joint "
+                        "limits still act)")
     p.add_argument("--kp", type=float, default=None,
-                   help="proportional gain, one for all joints (default: scaled per joint, "
-                        "kp_i = m_i (2π·bandwidth)²)")
+                   help="proportional gain, one for all joints (default: (2π·bandwidth)² for "
+                        "computed-torque; m_i (2π·bandwidth)² per joint for pd, m_i = "
+                        "1/(M⁻¹)_ii its effective inertia)")
     p.add_argument("--kd", type=float, default=None,
-                   help="derivative gain (default: scaled, kd_i = 2 m_i (2π·bandwidth))")
+                   help="derivative gain (default: 2 (2π·bandwidth), times m_i for pd)")
     p.add_argument("--bandwidth", type=float, default=5.0,
                    help="closed-loop natural frequency of the default gains, Hz (default 5)")
     p.add_argument("--amplitude", type=float, default=0.5,

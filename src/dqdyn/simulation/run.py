@@ -47,15 +47,17 @@ class SimulationRun:
         return float(np.sqrt(np.mean(self.error**2))) if self.error is not None else float("nan")
 
 
-def run_simulation(model, *, duration: float = 1.0, dt: float = 1e-3, controller: str = "pd",
+def run_simulation(model, *, duration: float = 1.0, dt: float = 1e-3,
+                   controller: str = "computed-torque",
                    kp=None, kd=None, bandwidth: float = 5.0, amplitude: float = 0.5,
                    frequency: float = 0.5, integrator: str = "rk4", limits: bool = True,
                    q0=None) -> SimulationRun:
     """Simulate ``model`` from :func:`~dqdyn.simulation.defaults.start_configuration` (or
     ``q0``) at rest, tracking :func:`~dqdyn.simulation.defaults.tracking_reference`.
 
-    ``controller``: ``"pd"`` (:class:`JointPD`, PD + gravity compensation), ``"computed-torque"``
-    (:class:`ComputedTorque`) or ``"none"`` (zero torque: a free fall under gravity).
+    ``controller``: ``"computed-torque"`` (:class:`ComputedTorque`, the default: the closed loop
+    is ``ë + K_d ė + K_p e = 0`` whatever the robot), ``"pd"`` (:class:`JointPD`, PD + gravity
+    compensation) or ``"none"`` (zero torque: a free fall under gravity).
     ``kp``, ``kd``: ``None`` scales the gains to the robot with ``ω = 2π·bandwidth`` (Hz):
     for ``pd`` ``kp_i = m_i ω²``, ``kd_i = 2 m_i ω`` with ``m_i`` the joint's effective inertia
     (:func:`~dqdyn.simulation.defaults.effective_inertia`); for ``computed-torque`` (whose gains
