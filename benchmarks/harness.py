@@ -96,10 +96,14 @@ def print_table(title: str, rows: list[dict]) -> None:
 
         t = Table(title=title)
         for k in rows[0]:
-            t.add_column(k)
+            t.add_column(k, no_wrap=True)
         for r in rows:
             t.add_row(*(_fmt(r[k]) for k in rows[0]))
-        Console().print(t)
+        # as wide as the table needs: a terminal narrower than the table must not cut columns
+        # (the terminal wraps the long lines instead)
+        need = Console(width=100_000).measure(t).maximum
+        con = Console()
+        Console(width=max(con.width, need)).print(t)
     except ImportError:  # pragma: no cover
         print(title)
         for r in rows:

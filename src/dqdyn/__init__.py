@@ -62,6 +62,8 @@ from .config import get_num_threads, set_num_threads
 from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
 from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 from .parsers.mjcf import load_mjcf
+from .models import list_models, load_example, model_info
+from .config import get_batch_chunk, set_batch_chunk
 
 __version__ = "0.1.0"
 
@@ -134,4 +136,9 @@ __all__ = [
     "potential_energy",
     "mechanical_energy",
     "center_of_mass",
+    "load_example",
+    "list_models",
+    "model_info",
+    "set_batch_chunk",
+    "get_batch_chunk",
 ]

@@ -8,7 +8,6 @@
     dqdyn simulate MODEL.urdf --duration 2 --dt 1e-3 --controller pd --plot out.png
     dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo`` = ``reproduce --quick``)
     dqdyn bench [--dir benchmarks]
-    dqdyn view MODEL [--traj FILE.npz] [--port 8080] [--package-dir DIR]   (needs dqdyn[viz])
 
 ``info`` prints a table of the bodies (name, parent, mass, CoM in the body frame), a table of
 the joints (type, axis, q / v slices, limits, mimic coupling), and the totals (mass, nq, nv,
@@ -41,12 +40,11 @@ EXIT_USAGE = 2  # bad command line or bad input file
 
 # ---------------------------------------------------------------------------------- helpers
 def _console(file=None):
-    """A rich console; wide when stdout is not a terminal, so tables are never truncated."""
-    from rich.console import Console
+    """A console that never cuts a table at the terminal width (rich when installed, extra
+    ``cli``; plain text otherwise)."""
+    from ._table import console
 
-    f = file if file is not None else sys.stdout
-    is_tty = hasattr(f, "isatty") and f.isatty()
-    return Console(file=f, width=None if is_tty else 200, highlight=False, soft_wrap=False)
+    return console(file)
 
 
 def _num(x: float, fmt: str = "{:.4g}") -> str:
@@ -68,19 +66,50 @@ def _slice(s: slice) -> str:
 
 
 def _load(args):
-    from .parsers.urdf import bundled, load_urdf
+    """The model of ``MODEL`` (a URDF path, or a name of :func:`dqdyn.list_models`) or
+    ``--bundled NAME``."""
+    import os
 
-    src = bundled(args.bundled) if args.bundled else args.model
+    from .models import list_models, load_example, model_info
+    from .parsers.urdf import load_urdf
+
+    src = args.bundled or args.model
     if src is None:
-        raise DqdynError("info: give a URDF file or --bundled NAME")
-    return load_urdf(src, root_joint=args.root, mimic=args.mimic)
+        raise DqdynError(f"{args.command}: give a URDF file or a model name (dqdyn models lists "
+                         f"them)")
+    kw = dict(mimic=args.mimic)
+    if args.root is not None:
+        kw["root_joint"] = args.root
+    if getattr(args, "fixed_base", False):
+        kw["root_joint"] = None
+    if args.bundled and args.bundled not in list_models("bundled"):
+        from .parsers.urdf import bundled
+
+        bundled(args.bundled)  # raises "no bundled model …; available: …"
+    if args.bundled or not (os.path.exists(src) or src.lstrip().startswith("<")):
+        entry = model_info(src)  # raises UnknownNameError listing the names
+        if entry.kind != "model":
+            raise DqdynError(f"{args.command}: {entry.name!r} is a {entry.kind} model; this "
+                             f"command takes tree models (see dqdyn models)")
+        if entry.target.startswith("py:"):  # built in code: no URDF options
+            if args.root is not None or getattr(args, "fixed_base", False):
+                raise DqdynError(f"{args.command}: --root / --fixed-base apply to URDF models; "
+                                 f"{entry.name!r} is built in code")
+            return load_example(src)
+        return load_example(src, **kw)
+    return load_urdf(src, **kw)
+
+
+def _bundled_names() -> str:
+    from .models import list_models
+
+    return ", ".join(list_models("bundled", kind="model"))
 
 
 # ------------------------------------------------------------------------------------- info
 def _info_tables(model):
     """The (bodies, joints) rich tables of :func:`cmd_info`."""
-    from rich.markup import escape
-    from rich.table import Table
+    from ._table import Table, escape
 
     bodies = Table(title=f"Bodies of {model.name}", title_justify="left")
     bodies.add_column("#", justify="right")
@@ -143,9 +172,7 @@ def _info_tables(model):
 
 def _frames_table(model):
     """Named frames: the body carrying each one and its position in that body's frame."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    from ._table import Table, escape
     from .algebra.rotations import translation_of
 
     t = Table(title=f"Frames of {model.name}", title_justify="left")
@@ -178,12 +205,14 @@ def cmd_info(args) -> int:
 def _add_info(sub) -> None:
     p = sub.add_parser("info", help="print the bodies, joints and sizes of a URDF model",
                        description="Print the bodies, joints and sizes of a URDF model.")
-    p.add_argument("model", nargs="?", help="path of the URDF file")
+    p.add_argument("model", nargs="?",
+                   help="path of a URDF file, or a model name (dqdyn models lists them: "
+                        "panda, ur5, talos, … with example-robot-data)")
     p.add_argument("--bundled", metavar="NAME",
-                   help="use a URDF shipped with dqdyn (two_link_arm, diff_drive_manipulator, "
-                        "branched) instead of a file")
+                   help="a model shipped with dqdyn: " + _bundled_names())
     p.add_argument("--root", choices=("free", "planar"), default=None,
-                   help="add a free or planar root joint (default: fixed base)")
+                   help="add a free or planar root joint (default: fixed base for a file, the "
+                        "model's own for a name)")
     p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow",
                    help="how to treat <mimic> joints (default: follow)")
     p.add_argument("--frames", action="store_true",
@@ -194,8 +223,20 @@ def _add_info(sub) -> None:
 # -------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args) -> int:
     """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
+    import os
+
+    from ._optional import require
+
+    for extra, mod in (("sim", "mujoco"), ("plot", "matplotlib"), ("cli", "rich")):
+        try:
+            require(extra, mod)
+        except DqdynError:
+            raise DqdynError(f"{args.command} needs mujoco, matplotlib and rich ({mod!r} is "
+                             f"missing); install them with: pip install \"dqdyn[demo]\"") from None
     from .reproduce import reproduce
 
+    print(f"writing results.md, results.csv and figures to {os.path.abspath(args.out)}"
+          f"{os.sep}", flush=True)
     if getattr(args, "list", False):
         from .reproduce.runner import print_catalog
 
@@ -221,9 +262,12 @@ def _add_reproduce(sub) -> None:
                         "compare dqdyn's torques / accelerations by the CMC; write results.md, "
                         "results.csv and PNG figures.  Cases: " + ", ".join(available_cases()))
         p.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
-        p.add_argument("--out", default="reproduce-out", help="output folder (default: reproduce-out)")
+        p.add_argument("--out", default="reproduce-out",
+                       help="output folder (default: ./reproduce-out, in the current directory)")
         if name == "reproduce":
-            p.add_argument("--quick", action="store_true", help="short runs (< 2 minutes in all)")
+            p.add_argument("--quick", action="store_true",
+                           help="short runs (what 'dqdyn demo' does; about 1 minute once the "
+                                "kernels are compiled, several minutes the first time)")
             p.add_argument("--list", action="store_true",
                            help="list every table and figure of the seeds and the case that "
                                 "regenerates it (or why none can), then exit")
@@ -232,79 +276,85 @@ def _add_reproduce(sub) -> None:
 
 # --------------------------------------------------------------------------------- simulate
 def cmd_simulate(args) -> int:
-    """``dqdyn simulate``: simulate a URDF model under a controller; optional plot / npz."""
-    from .simulation import ComputedTorque, JointPD, SinusoidalReference, simulate
+    """``dqdyn simulate``: simulate a model under a controller; optional plot / npz.
 
+    The logic lives in :func:`dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
+    joint limits, divergence detection); this prints and writes the files."""
+    from .simulation.run import run_simulation
+
+    if args.plot:
+        from ._optional import require
+
+        require("plot", "matplotlib")  # before simulating: fail fast, naming the extra
     model = _load(args)
-    if args.duration <= 0 or args.dt <= 0:
-        raise DqdynError("--duration and --dt must be positive")
-    from .algorithms.configuration import neutral
-
-    q0 = neutral(model)
-    v0 = np.zeros(model.nv)
-    ctl = args.controller
-    if ctl == "none":
-        law = None
-    else:
-        ref = SinusoidalReference(model, q0, args.amplitude, args.frequency)
-        law = (JointPD(model, ref, kp=args.kp, kd=args.kd) if ctl == "pd"
-               else ComputedTorque(model, ref, kp=args.kp, kd=args.kd))
-    traj = simulate(model, q0, v0, law, args.duration, args.dt, integrator=args.integrator,
-                    progress=None)
+    res = run_simulation(model, duration=args.duration, dt=args.dt, controller=args.controller,
+                         kp=args.kp, kd=args.kd, bandwidth=args.bandwidth,
+                         amplitude=args.amplitude, frequency=args.frequency,
+                         integrator=args.integrator, limits=not args.no_limits)
+    traj = res.trajectory
     con = _console()
+    for note in res.notes:
+        con.print(note)
     con.print(f"{model.name}: {len(traj)} samples, t = 0 … {traj.t[-1]:.4g} s, "
-              f"controller {ctl}, integrator {args.integrator}")
+              f"controller {args.controller}, integrator {args.integrator}")
+    if res.q_ref is not None:
+        con.print(f"tracking error: max {res.max_error:.3g}, RMS {res.rms_error:.3g} "
+                  f"(rad for rotations, m for translations)")
     con.print("final q: " + _vec(traj.q[-1]))
     if args.save:
         con.print(f"wrote {traj.save(args.save)}")
     if args.plot:
-        import matplotlib
+        from .simulation.plots import plot_simulation
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
-        a1.plot(traj.t, traj.q)
-        a1.set_ylabel("q")
-        a2.plot(traj.t, traj.tau)
-        a2.set_ylabel("τ")
-        a2.set_xlabel("t (s)")
-        a1.set_title(f"{model.name}: {ctl}")
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
-        plt.close(fig)
-        con.print(f"wrote {args.plot}")
-    if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
-        from .parsers.urdf import bundled
-        from .viz.cli import show_trajectory
-
-        show_trajectory(model, traj.t, traj.q, urdf=bundled(args.bundled) if args.bundled else args.model,
-                        port=args.view, seconds=args.view_seconds)
+        con.print(f"wrote {plot_simulation(res, args.plot)}")
     return EXIT_OK
 
 
 def _add_simulate(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a URDF model under a controller",
-                       description="Simulate a URDF model from its neutral configuration.")
-    p.add_argument("model", nargs="?", help="path of the URDF file")
-    p.add_argument("--bundled", metavar="NAME", help="use a bundled URDF instead of a file")
-    p.add_argument("--root", choices=("free", "planar"), default=None)
+    p = sub.add_parser(
+        "simulate", help="simulate a robot under a controller",
+        description="Simulate a robot (a URDF file or a model name: dqdyn models) from its "
+                    "neutral configuration (1-DoF joints whose neutral value is outside their "
+                    "limits start mid-range).  By default a computed-torque controller "
+                    "tracks sinusoidal joint motions inside the joint limits (closed loop "
+                    "ë + 2ω ė + ω² e = 0, ω = 2π·bandwidth), with spring-dampers at the joint "
+                    "limits; --controller pd uses gains scaled to each joint's effective "
+                    "inertia.  A free-floating base is held by the controller where it starts "
+                    "(--fixed-base welds it instead); --controller none lets it fall.")
+    p.add_argument("model", nargs="?", help="URDF file or model name (panda, ur5, jaco6, …)")
+    p.add_argument("--bundled", metavar="NAME", help="a model shipped with dqdyn: "
+                   + _bundled_names())
+    p.add_argument("--root", choices=("free", "planar"), default=None,
+                   help="add a free or planar root joint")
+    p.add_argument("--fixed-base", action="store_true",
+                   help="weld the root to the world (for floating-base robots: talos, solo12, …)")
     p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow")
     p.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
-    p.add_argument("--controller", choices=("none", "pd", "computed-torque"), default="none",
-                   help="none (free motion), pd (PD + gravity compensation) or computed-torque, "
-                        "tracking sinusoidal joint velocities")
-    p.add_argument("--kp", type=float, default=100.0)
-    p.add_argument("--kd", type=float, default=20.0)
-    p.add_argument("--amplitude", type=float, default=0.5, help="reference velocity amplitude")
-    p.add_argument("--frequency", type=float, default=0.5, help="reference frequency (Hz)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
+    p.add_argument("--controller", choices=("computed-torque", "pd", "none"),
+                   default="computed-torque",
+                   help="computed-torque (the default: exact tracking on the model), pd (PD + "
+                        "gravity compensation) or none (free motion under gravity; the joint "
+                        "limits still act)")
+    p.add_argument("--kp", type=float, default=None,
+                   help="proportional gain, one for all joints (default: (2π·bandwidth)² for "
+                        "computed-torque; m_i (2π·bandwidth)² per joint for pd, m_i = "
+                        "1/(M⁻¹)_ii its effective inertia)")
+    p.add_argument("--kd", type=float, default=None,
+                   help="derivative gain (default: 2 (2π·bandwidth), times m_i for pd)")
+    p.add_argument("--bandwidth", type=float, default=5.0,
+                   help="closed-loop natural frequency of the default gains, Hz (default 5)")
+    p.add_argument("--amplitude", type=float, default=0.5,
+                   help="reference velocity amplitude, rad/s or m/s (capped per joint to stay "
+                        "inside its limits; default 0.5)")
+    p.add_argument("--frequency", type=float, default=0.5, help="reference frequency, Hz")
     p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
-    p.add_argument("--plot", metavar="PNG", help="write q(t) and τ(t) to this PNG")
+    p.add_argument("--no-limits", action="store_true",
+                   help="no spring-dampers at the joint limits")
+    p.add_argument("--plot", metavar="PNG",
+                   help="write positions (with references), velocities and torques / forces to "
+                        "this PNG (needs the plot extra: pip install \"dqdyn[plot]\")")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
-    p.add_argument("--view", metavar="PORT", type=int, nargs="?", const=8080, default=None,
-                   help="then play the motion in the browser (dqdyn[viz]) on 127.0.0.1:PORT")
-    p.add_argument("--view-seconds", type=float, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_simulate)
 
 
@@ -340,6 +390,54 @@ def _add_bench(sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+# ----------------------------------------------------------------------------------- models
+def cmd_models(args) -> int:
+    """``dqdyn models``: every robot dqdyn.load_example can load, with its source and size."""
+    from ._table import Table
+    from .models import ERD_INSTALL, example_robot_data_dir, list_models, model_info
+
+    t = Table(title="Models (dqdyn.load_example(NAME); dqdyn info NAME)", title_justify="left")
+    for col in ("name", "source", "kind", "root", "description"):
+        t.add_column(col)
+    for n in list_models(args.source):
+        e = model_info(n)
+        root = (e.root_joint or "fixed") if e.target[:4] in ("file", "erd:") else "-"
+        t.add_row(n, e.source, e.kind, root, e.description)
+    con = _console()
+    con.print(t)
+    if example_robot_data_dir() is None:
+        con.print(f"more robots (panda, ur5, talos, tiago, …): {ERD_INSTALL}")
+    return EXIT_OK
+
+
+def _add_models(sub) -> None:
+    p = sub.add_parser("models", help="list the robots you can load by name",
+                       description="List the bundled robots and those of example-robot-data "
+                                   "(when installed): dqdyn.load_example(NAME), dqdyn info NAME.")
+    p.add_argument("--source", choices=("bundled", "example-robot-data"), default=None)
+    p.set_defaults(func=cmd_models)
+
+
+# ------------------------------------------------------------------------------------- view
+def cmd_view(args) -> int:
+    from .viz.cli import run
+
+    return run(args)
+
+
+def _add_view(sub) -> None:
+    from .viz.cli import add_parser
+
+    add_parser(sub, cmd_view)
+
+
+# ------------------------------------------------------------------------------------ sweep
+def _add_sweep(sub) -> None:
+    from .sweep import add_sweep_parser  # logic in dqdyn.sweep (Dask, Zarr imported lazily)
+
+    add_sweep_parser(sub)
+
+
 # ------------------------------------------------------------------------------- precompile
 def cmd_precompile(args) -> int:
     """``dqdyn precompile``: compile every kernel into the kernel cache (``pip install`` does it)."""
@@ -362,28 +460,9 @@ def _add_precompile(sub) -> None:
     p.set_defaults(func=cmd_precompile)
 
 
-def _add_sweep(sub) -> None:
-    from .sweep import add_sweep_parser  # logic in dqdyn.sweep (Dask, Zarr imported lazily)
-
-    add_sweep_parser(sub)
-
-
-# ------------------------------------------------------------------------------------- view
-def cmd_view(args) -> int:
-    from .viz.cli import run
-
-    return run(args)
-
-
-def _add_view(sub) -> None:
-    from .viz.cli import add_parser
-
-    add_parser(sub, cmd_view)
-
-
 #: sub-command registrars, in help order
-COMMANDS: list[Callable] = [_add_info, _add_simulate, _add_reproduce, _add_bench, _add_view,
-                            _add_sweep, _add_precompile]
+COMMANDS: list[Callable] = [_add_info, _add_models, _add_simulate, _add_reproduce, _add_bench,
+                            _add_view, _add_sweep, _add_precompile]
 
 
 # ------------------------------------------------------------------------------------- main

@@ -55,6 +55,16 @@ class ConvergenceError(DqdynError, RuntimeError):
     """An iterative method did not converge."""
 
 
+class DivergenceError(NonFiniteError):
+    """A simulation's state blew up (non-finite, or speeds beyond any physical robot): the
+    step or the gains are too large for the integrator."""
+
+
+class MissingExtraError(DqdynError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message says what to
+    ``pip install`` (an extra of dqdyn such as ``dqdyn[sim]``, or a package)."""
+
+
 __all__ = [
     "DqdynError",
     "ShapeError",
@@ -67,6 +77,8 @@ __all__ = [
     "SingularError",
     "InfeasibleError",
     "ConvergenceError",
+    "MissingExtraError",
+    "DivergenceError",
 ]
 
 

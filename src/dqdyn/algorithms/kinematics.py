@@ -539,7 +539,31 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 
 
 def frame_pose(model: Model, q, name) -> np.ndarray:
-    """Pose ``x_f^0`` (..., 8) of a named frame (or body index) at configuration ``q``."""
+    """Pose ``x_f^0`` of a named frame (or body index) in the world frame F_0.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+        Configuration (rad, m; unit quaternion / dual quaternion blocks, see Conventions).
+    name : str or int
+        A frame name (``model.frame_names``: every URDF link is one) or a body index
+        (0 is the world).
+
+    Returns
+    -------
+    x : ndarray, shape (..., 8)
+        Unit dual quaternion ``x = r + ε ½ p r`` as vec8 ``[P(x), D(x)]`` (scalar first): the
+        frame's orientation ``r`` and position ``p`` (m) in F_0.
+        :func:`dqdyn.algebra.rotations.matrix_from_pose` gives the 4 × 4 matrix.
+
+    Raises
+    ------
+    UnknownNameError
+        No frame or body called ``name``.
+    ShapeError, NonFiniteError, NotUnitError
+        Bad ``q`` (wrong shape, NaN / inf, a non-unit quaternion).
+    """
     body, pl = _resolve_frame(model, name)
     if GATE is not None:
         r = GATE(_FRAME_POSE_C or gate_address(globals(), "_FRAME_POSE_C", _c_frame_pose),
@@ -616,9 +640,34 @@ def body_twists(model: Model, q, v, frame: str = "body") -> np.ndarray:
 
 
 def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
-    """Twist Jacobian (..., 6, nv) of a frame (name or body index): ``ξ_f = J v``.
+    """Twist Jacobian of a frame: ``ξ_f = J(q) v``.
 
-    Rows ``[ω, v]``.  ``frame``: ``"body"``, ``"spatial"`` or ``"world_aligned"`` (module doc).
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+        Configuration (rad, m; unit quaternion / dual quaternion blocks, see Conventions).
+    name : str or int
+        A frame name (``model.frame_names``) or a body index.
+    frame : {"body", "spatial", "world_aligned"}
+        Where the twist is expressed: ``"body"`` — in the frame itself (Pinocchio ``LOCAL``);
+        ``"spatial"`` — in F_0 at F_0's origin (``WORLD``); ``"world_aligned"`` — at the frame's
+        origin with F_0's axes (``LOCAL_WORLD_ALIGNED``).
+
+    Returns
+    -------
+    J : ndarray, shape (..., 6, nv)
+        Rows ``[ω, v]``: angular velocity (rad/s) over linear velocity (m/s) per unit of each
+        velocity coordinate (rad/s or m/s).  Mimic joints add into their master's column.
+
+    Raises
+    ------
+    UnknownNameError
+        No frame or body called ``name``.
+    ShapeError
+        ``frame`` is not one of the three above, or ``q`` has the wrong shape.
+    NonFiniteError, NotUnitError
+        ``q`` contains NaN / inf, or a non-unit (dual) quaternion.
     """
     code = FRAMES.get(frame) if type(frame) is str else None
     if code is None:

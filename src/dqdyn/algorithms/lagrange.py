@@ -631,10 +631,34 @@ def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
 
 
 def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarray:
-    """Joint-space inertia matrix ``M(q)`` (..., nv, nv), symmetric positive (semi)definite.
+    """Joint-space inertia matrix ``M(q)``, symmetric positive (semi)definite.
 
-    ``method="crba"``: composite-rigid-body algorithm in dual quaternion form (O(n·depth));
-    ``method="newton_euler"``: the papers' n + 2 dqNE calls (thesis eq. 3.2 / C.2).
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+        Configuration (rad, m; unit quaternion / dual quaternion blocks, see Conventions).
+    method : {"crba", "newton_euler"}
+        ``"crba"``: composite-rigid-body algorithm in dual quaternion form (O(n·depth));
+        ``"newton_euler"``: the papers' n + 2 dqNE calls (thesis eq. 3.2 / C.2).
+    out : ndarray, shape (..., nv, nv), optional
+        Written in place and returned.
+
+    Returns
+    -------
+    M : ndarray, shape (..., nv, nv)
+        In the v layout (Conventions): kg·m² between rotational coordinates, kg between
+        translational ones, kg·m across.  Mimic joints add into their master's row and column.
+        Positive definite unless a joint moves no mass (a massless leaf).
+
+    Raises
+    ------
+    ShapeError
+        ``q`` or ``out`` has the wrong shape, or ``method`` is not one of the two above.
+    NonFiniteError
+        ``q`` contains NaN or infinity.
+    NotUnitError
+        A spherical or free joint's (dual) quaternion is off the unit sphere.
     """
     nv = model.nv
     if method == "crba":

@@ -589,14 +589,45 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
 
 
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
-    """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by dqNE, (..., nv).
+    """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
+    Newton–Euler recursion (dqNE, seed 000 eqs. 16–30; trees: thesis eqs. 4.38–4.39).
 
-    ``q`` (..., nq), ``v`` and ``a`` (..., nv) with broadcasting batch axes; ``fext``
-    (..., nbodies+1, 6) wrenches ``[f, τ]`` applied to each body, in the body frame at its
-    origin (row 0 ignored).  ``out``: an array of the result's shape to write into (for a batch
-    larger than memory, an ``np.memmap``; batches run in chunks of
-    :func:`dqdyn.config.set_batch_chunk` states).  Every joint type; mimic joints add into their
-    master's entry.
+    Every joint type; mimic joints add into their master's entry.  Batches (leading axes)
+    broadcast against each other and run in chunks of :func:`dqdyn.config.set_batch_chunk`
+    states over all cores.
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+        Configuration: rad (revolute, helical), m (prismatic); a unit quaternion ``[w, x, y, z]``
+        for a spherical joint, a unit dual quaternion (vec8) for a free joint (Conventions).
+    v : array_like, shape (..., nv)
+        Generalized velocity: rad/s, m/s; a free joint's body twist ``[ω, v]`` in its own frame.
+    a : array_like, shape (..., nv)
+        Generalized acceleration: rad/s², m/s².
+    fext : array_like, shape (..., nbodies + 1, 6), optional
+        External wrenches ``[f, τ]`` (N, N·m) applied *to* each body, expressed in the body's
+        frame at its origin (Pinocchio's ``fext``); row 0 (the world) is ignored.
+    out : ndarray, shape (..., nv), optional
+        Written in place and returned (an ``np.memmap`` streams a batch larger than memory).
+
+    Returns
+    -------
+    tau : ndarray, shape (..., nv)
+        In the v layout: N·m on rotational coordinates, N on translational ones (prismatic
+        joints, a planar joint's x / y).  A free joint's six entries pair with its body twist
+        ``[ω, v]``: the moment (N·m) then the force (N), in the body frame.
+
+    Raises
+    ------
+    ShapeError
+        ``q``, ``v``, ``a``, ``fext`` or ``out`` has the wrong shape (the message names it).
+    NonFiniteError
+        An input contains NaN or infinity.
+    NotUnitError
+        A spherical or free joint's (dual) quaternion is off the unit sphere
+        (:func:`~dqdyn.normalize_configuration` fixes it).
     """
     if fext is None and out is None and GATE is not None:
         r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), model.mi, model.mf,

@@ -58,4 +58,22 @@ def summary(values) -> dict:
     return dict(min=float(x.min()), mean=float(x.mean()), std=float(x.std()), max=float(x.max()))
 
 
-__all__ = ["cmc", "cmc_waveforms", "summary"]
+def format_cmc(v, digits: int = 4) -> str:
+    """A CMC value to the digits that mean something: ``0.9930`` (the papers print 4 decimals);
+    a value that rounds to 1 but is not 1 keeps its distance from 1, ``1 − 2.3e-11``; an exact
+    1 is ``1``; NaN (a constant waveform) is ``nan``.
+
+    >>> format_cmc(0.993), format_cmc(1 - 2.3e-11), format_cmc(1.0)
+    ('0.9930', '1 − 2.3e-11', '1')
+    """
+    v = float(v)
+    if not np.isfinite(v):
+        return "nan"
+    if v == 1.0:
+        return "1"
+    if 1.0 - v < 0.5 * 10.0**-digits and v < 1.0:
+        return f"1 − {1.0 - v:.1e}"
+    return f"{v:.{digits}f}"
+
+
+__all__ = ["cmc", "cmc_waveforms", "summary", "format_cmc"]

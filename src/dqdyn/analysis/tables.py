@@ -23,18 +23,24 @@ def rows_from(results) -> list[dict]:
     return rows
 
 
-def _fmt(v):
+def _fmt(v, column=None):
+    """CMC statistics to their meaningful digits (:func:`~dqdyn.analysis.cmc.format_cmc`), the
+    standard deviation in scientific notation."""
     if v is None:
         return "-"
     if isinstance(v, float):
-        return f"{v:.10f}" if abs(v) >= 1e-3 else f"{v:.2e}"
+        if column == "std" or abs(v) < 1e-3:
+            return f"{v:.1e}"
+        from .cmc import format_cmc
+
+        return format_cmc(v)
     return str(v)
 
 
 def to_markdown(rows, columns=COLUMNS) -> str:
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        out.append("| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
+        out.append("| " + " | ".join(_fmt(r.get(c), c) for c in columns) + " |")
     return "\n".join(out) + "\n"
 
 

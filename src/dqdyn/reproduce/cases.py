@@ -167,11 +167,29 @@ def compare(model, log, mode, cutoff):
     return cmc(ours_f, theirs_f), ours_f, theirs_f
 
 
-def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None):
+def _units(model, mode):
+    """Unit of each velocity coordinate's torque (inverse) or acceleration (forward)."""
+    from ..simulation.defaults import coordinate_kinds
+
+    rot, _ = coordinate_kinds(model)
+    if mode == "inverse":
+        return ["N·m" if r else "N" for r in rot]
+    return ["rad/s²" if r else "m/s²" for r in rot]
+
+
+def _legend_outside(ax, **kw):
+    """A legend to the right of the axes, never over the curves."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0,
+              **{"fontsize": 8, **kw})
+
+
+def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None, units=None):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from ..analysis.cmc import format_cmc
 
     n = ours.shape[1]
     if joints is None:
@@ -181,13 +199,14 @@ def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None):
     for ax, j in zip(axes, joints):
         ax.plot(t, theirs[:, j], "k-", lw=2.2, alpha=0.45, label="MuJoCo")
         ax.plot(t, ours[:, j], "r--", lw=1.0, label="dqdyn")
-        ax.set_ylabel(f"{label}$_{{{j + 1}}}$")
-        ax.set_title(f"joint {j + 1}: CMC = {values[j]:.6f}", fontsize=9, loc="right")
-    axes[0].legend(loc="upper left", fontsize=8)
-    axes[-1].set_xlabel("t (s)")
+        unit = f" ({units[j]})" if units is not None else ""
+        ax.set_ylabel(f"{label}$_{{{j + 1}}}${unit}")
+        ax.set_title(f"joint {j + 1}: CMC = {format_cmc(values[j])}", fontsize=9, loc="right")
+    _legend_outside(axes[0])
+    axes[-1].set_xlabel("time t (s)")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return str(path)
 
@@ -226,7 +245,8 @@ def _dynamics_case(name, robot, title, mode, paper, quick, out_dir, *, amp, seed
     if out_dir is not None:
         lab = r"$\tau$" if mode == "inverse" else r"$\ddot q$"
         figs.append(_plot_waveforms(Path(out_dir) / f"{name}.png", log["t"], ours, theirs, vals,
-                                    lab, f"{title}: dqdyn vs MuJoCo"))
+                                    lab, f"{title}: dqdyn vs MuJoCo",
+                                    units=_units(model, mode)))
     s = summary(vals)
     quantity = "τ (inverse dynamics)" if mode == "inverse" else "q̈ (forward dynamics)"
     extra = dict(duration=duration)
@@ -424,19 +444,21 @@ def case_fierro_lewis(quick=False, out_dir=None):
 
         t, o, f, fp = wave[0.15]
         fig, axes = plt.subplots(3, 1, figsize=(8, 6), sharex=True)
-        for j, (ax, lab) in enumerate(zip(axes, (r"$f_x$ (N)", r"$f_y$ (N)", r"$\tau_z$ (N m)"))):
+        from ..analysis.cmc import format_cmc
+
+        for j, (ax, lab) in enumerate(zip(axes, (r"$f_x$ (N)", r"$f_y$ (N)", r"$\tau_z$ (N·m)"))):
             ax.plot(t, f[:, j], "k-", lw=2.2, alpha=0.45, label="Fierro–Lewis (corrected sign)")
             ax.plot(t, o[:, j], "r--", lw=1.0, label="dqNE")
             ax.plot(t, fp[:, j], "b:", lw=1.2, label="Fierro–Lewis as printed")
             ax.set_ylabel(lab)
-            ax.set_title(f"CMC dqNE vs corrected {res[0.15]['corrected'][j]:.6f}, vs printed "
-                         f"{res[0.15]['printed'][j]:.4f}", fontsize=9, loc="right")
-        axes[0].legend(loc="upper left", fontsize=7)
-        axes[-1].set_xlabel("t (s)")
+            ax.set_title(f"CMC dqNE vs corrected {format_cmc(res[0.15]['corrected'][j])}, vs "
+                         f"printed {format_cmc(res[0.15]['printed'][j])}", fontsize=9, loc="right")
+        _legend_outside(axes[0], fontsize=7)
+        axes[-1].set_xlabel("time t (s)")
         fig.suptitle("Differential-drive base, d = 0.15 m (thesis app. A, erratum 9)", fontsize=10)
         fig.tight_layout()
         path = Path(out_dir) / "fierro_lewis.png"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         figs.append(str(path))
     s = summary(vals)
@@ -587,7 +609,8 @@ def case_nonholonomic(quick=False, out_dir=None, *, wheel_mass=0.1, duration=Non
         figs.append(_plot_waveforms(Path(out_dir) / "nonholonomic_mm.png", log["t"], ours, theirs,
                                     vals, r"$\ddot q$", "8-DoF nonholonomic mobile manipulator "
                                     "(q = x, y, φ, arm): dqdyn (Udwadia–Kalaba) vs MuJoCo with wheels",
-                                    joints=[0, 1, 2, 3, 4, 6]))
+                                    joints=[0, 1, 2, 3, 4, 6],
+                                    units=_units(model, "forward")))
     s = summary(vals)
     notes = (f"{len(log['t'])} samples at {1 / log['dt']:.0f} Hz, Butterworth 6th order {cutoff:g} Hz; "
              f"wheels {wheel_mass:g} kg (extra {extra['extra_mass']:.2g} kg along the heading); max "
@@ -644,15 +667,19 @@ def case_wrench(quick=False, out_dir=None):
         import matplotlib.pyplot as plt
 
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
-        a1.semilogy(log["t"], err)
+        a1.semilogy(log["t"], err, color="k", lw=1.2)
         a1.set_ylabel(r"$\|p - p_d\|$ (m)")
         a1.set_title("Wrench control (thesis app. B, eq. B.3): end-effector error", fontsize=10)
-        a2.plot(log["t"], log["tau"])
-        a2.set_ylabel(r"$\tau$ (N m)")
-        a2.set_xlabel("t (s)")
+        for j in range(log["tau"].shape[1]):
+            a2.plot(log["t"], log["tau"][:, j], lw=1.1, label=f"joint {j + 1}")
+        a2.set_ylabel(r"joint torque $\tau$ (N·m)")
+        a2.set_xlabel("time t (s)")
+        _legend_outside(a2)
+        a1.grid(alpha=0.3)
+        a2.grid(alpha=0.3)
         fig.tight_layout()
         path = Path(out_dir) / "wrench_control.png"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         figs.append(str(path))
     ok = ef < 1e-3 * e0
@@ -691,13 +718,14 @@ def case_tracking(quick=False, out_dir=None):
         fig, ax = plt.subplots(figsize=(8, 3.5))
         for label, (t, e) in logs.items():
             ax.semilogy(t, e, label=label)
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel(r"$\|q_d - q\|$ (rad)")
+        ax.set_xlabel("time t (s)")
+        ax.set_ylabel(r"tracking error $\|q_d - q\|$ (rad)")
         ax.set_title("7-DoF arm tracking a sinusoidal reference (MuJoCo plant)", fontsize=10)
-        ax.legend()
+        ax.grid(alpha=0.3, which="both")
+        _legend_outside(ax)
         fig.tight_layout()
         path = Path(out_dir) / "tracking.png"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         figs.append(str(path))
     pd_rms, ct_rms = out["PD + gravity"][0], out["computed torque"][0]

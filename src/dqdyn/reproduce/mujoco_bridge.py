@@ -19,6 +19,7 @@ import numpy as np
 from ..algebra.rotations import translation_of
 from ..errors import ModelError
 from ..multibody.joints import CYLINDRICAL, PLANAR, PRISMATIC, REVOLUTE
+from .._optional import require
 
 
 def _f(x) -> str:
@@ -77,7 +78,7 @@ def mjcf_from_model(model, timestep: float = 1e-3, integrator: str = "RK4") -> s
 
 
 def _clean(mj, timestep, integrator, gravity):
-    import mujoco
+    mujoco = require("sim", "mujoco")
 
     mj.opt.timestep = timestep
     mj.opt.integrator = {"Euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -95,7 +96,7 @@ def _clean(mj, timestep, integrator, gravity):
 
 def mujoco_from_model(model, timestep: float = 1e-3, integrator: str = "RK4"):
     """``mujoco.MjModel`` compiled from :func:`mjcf_from_model`."""
-    import mujoco
+    mujoco = require("sim", "mujoco")
 
     mj = mujoco.MjModel.from_xml_string(mjcf_from_model(model, timestep, integrator))
     return _clean(mj, timestep, integrator, None)
@@ -103,7 +104,7 @@ def mujoco_from_model(model, timestep: float = 1e-3, integrator: str = "RK4"):
 
 def mujoco_from_urdf(path, timestep: float = 1e-3, integrator: str = "RK4", gravity=(0, 0, -9.81)):
     """``mujoco.MjModel`` from MuJoCo's own URDF compiler, cleaned (module doc)."""
-    import mujoco
+    mujoco = require("sim", "mujoco")
 
     mj = mujoco.MjModel.from_xml_path(str(path))
     return _clean(mj, timestep, integrator, gravity)
@@ -113,7 +114,7 @@ def state_maps(model, mj):
     """``(iq, iv)``: MuJoCo ``qpos`` / ``qvel`` indices of dqdyn's ``q`` / ``v`` entries (only
     models whose joints all map to MuJoCo scalar joints: revolute, prismatic, cylindrical,
     planar).  ``q_dqdyn = qpos[iq]``, ``v_dqdyn = qvel[iv]``."""
-    import mujoco
+    mujoco = require("sim", "mujoco")
 
     iq = np.full(model.nq, -1)
     iv = np.full(model.nv, -1)
@@ -139,7 +140,7 @@ def state_maps(model, mj):
 
 def mj_inverse_dynamics(mj, iq, iv, q, v, a):
     """MuJoCo's own inverse dynamics (``mj_inverse``) at dqdyn-layout ``(q, v, a)``."""
-    import mujoco
+    mujoco = require("sim", "mujoco")
 
     d = mujoco.MjData(mj)
     d.qpos[iq], d.qvel[iv], d.qacc[iv] = q, v, a

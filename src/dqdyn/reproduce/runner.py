@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from ..analysis import to_csv, to_markdown
-from ..analysis.tables import COLUMNS
+from ..analysis.tables import COLUMNS, _fmt
 from ..errors import DqdynError
 from .cases import CASES
 
@@ -122,8 +122,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
         for c in COLUMNS:
             t.add_column(c, justify="right" if c not in ("case", "quantity") else "left")
         for r in rows:
-            t.add_row(*[("-" if r[c] is None else (f"{r[c]:.2e}" if c == "std" else f"{r[c]:.10f}")
-                         if isinstance(r[c], float) else str(r[c])) for c in COLUMNS])
+            t.add_row(*[_fmt(r[c], c) for c in COLUMNS])
         console.print(t)
         for r in tables:
             console.print(r.extra["markdown"], markup=False)

@@ -8,13 +8,15 @@ import numpy as np
 
 from ..algorithms.aba import aba
 from ..algorithms.configuration import normalize_configuration
-from ..errors import DqdynError, NonFiniteError, ShapeError
+from ..errors import DivergenceError, DqdynError, ModelError, NonFiniteError, ShapeError, SingularError
 from .integrators import INTEGRATORS
 from .trajectory import Trajectory
 
 
 def _progress(enabled, total, desc):
-    if not enabled:
+    from .._optional import available
+
+    if not enabled or not available("rich"):  # the progress bar is the extra ``cli``'s
         return None
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -27,7 +29,8 @@ def _progress(enabled, total, desc):
 
 def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: float = 1e-3,
              constraints=(), *, integrator: str = "rk4", baumgarte=None, project: bool = True,
-             record_every: int = 1, progress: bool | None = None) -> Trajectory:
+             record_every: int = 1, progress: bool | None = None,
+             max_speed: float = 1e6) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``duration`` seconds with step ``dt``.
 
     ``tau_or_controller``: ``None`` (zero torque), a constant ``(nv,)`` array, or a callable
@@ -37,7 +40,13 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
     :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba, seed 000
     eqs. 62–64) and, with ``project=True``, each step ends with
     :func:`~dqdyn.constraints.dynamics.project_state` (drift-free); ``baumgarte=(α, β)`` adds
-    Baumgarte stabilisation.  Without constraints the free dynamics is :func:`~dqdyn.aba`.
+    Baumgarte stabilisation.  Without constraints the free dynamics is :func:`~dqdyn.aba`
+    (for a model with mimic joints that ``aba`` does not take, ``M(q) a = τ − h(q, v)`` solved
+    with :func:`~dqdyn.solve_mass_matrix`).
+
+    Divergence: a step that produces a non-finite state, a speed above ``max_speed`` (rad/s or
+    m/s; no robot moves at 10⁶), or a singular inertia after the first step raises
+    :class:`~dqdyn.errors.DivergenceError` "diverged at t = …; reduce dt or the gains".
 
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
     terminal).  Returns a :class:`Trajectory` sampled every ``record_every`` steps."""
@@ -81,6 +90,16 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
             tau = np.asarray(ctrl(t, q, v), dtype=float)
             return aba(model, q, v, tau), tau
 
+        if model.mimic_joints:
+            try:
+                aba(model, q, v, np.zeros(model.nv))
+            except ModelError:  # aba refuses mimic joints: the dense route
+                from ..algorithms.lagrange import nonlinear_effects, solve_mass_matrix
+
+                def accel(t, q, v):
+                    tau = np.asarray(ctrl(t, q, v), dtype=float)
+                    return solve_mass_matrix(model, q, tau - nonlinear_effects(model, q, v)), tau
+
     n = int(round(duration / dt))
     quat = model.has_quaternion_joints
     ts, qs, vs, as_, taus = [], [], [], [], []
@@ -94,10 +113,22 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
                 a, tau = accel(t, q, v)
                 ts.append(t); qs.append(q); vs.append(v); as_.append(a); taus.append(tau)  # noqa: E702
                 break
-            q1, v1, a, tau = step(model, accel, t, q, v, dt)
+            try:
+                q1, v1, a, tau = step(model, accel, t, q, v, dt)
+            except (SingularError, NonFiniteError) as e:
+                if k == 0 or isinstance(e, DivergenceError):
+                    raise  # the initial state itself: a genuine error of the model or input
+                raise DivergenceError(
+                    f"simulation diverged at t = {t:.6g} s (the state blew up: {e}); reduce dt "
+                    f"(now {dt:g}) or the gains") from None
             if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
-                raise NonFiniteError(f"simulation diverged at t = {t:.6g} s (non-finite state); "
-                                     f"reduce dt (now {dt:g}) or the gains")
+                raise DivergenceError(f"simulation diverged at t = {t:.6g} s (non-finite state); "
+                                      f"reduce dt (now {dt:g}) or the gains")
+            if np.abs(v1).max(initial=0.0) > max_speed:
+                i = int(np.argmax(np.abs(v1)))
+                raise DivergenceError(
+                    f"simulation diverged at t = {t:.6g} s (|v[{i}]| = {abs(v1[i]):.3g} > "
+                    f"max_speed = {max_speed:g}); reduce dt (now {dt:g}) or the gains")
             if k % record_every == 0:
                 ts.append(t); qs.append(q); vs.append(v); as_.append(a); taus.append(tau)  # noqa: E702
             if quat:

@@ -1,0 +1,343 @@
+"""Every robot dqdyn can give you by name: one listing, one loader.
+
+>>> import dqdyn
+>>> "jaco6" in dqdyn.list_models()
+True
+>>> dqdyn.load_example("two_link_arm").nv
+2
+
+Three sources, one namespace:
+
+* ``"bundled"`` — the URDF files shipped in ``dqdyn/data`` (``two_link_arm``, ``jaco6``,
+  ``youbot_jaco``, ``branched``, ``diff_drive_manipulator``) and the robots built in code for the
+  papers' experiments and the tests (``arm7``, ``serial50``, ``tree38``, ``pioneer``; the
+  closed-chain and nonholonomic models of :mod:`dqdyn.constraints.models`; the parallel robots of
+  :mod:`dqdyn.parallel`).  Always available.
+* ``"example-robot-data"`` — the robots of `example-robot-data
+  <https://github.com/Gepetto/example-robot-data>`_ (``panda``, ``ur5``, ``talos``, ``tiago``,
+  ``solo12``, …: the names of its Python loader), found when the package is installed
+  (``pip install example-robot-data``).  They are read from its URDF files with
+  :func:`~dqdyn.load_urdf`; legged robots, humanoids and drones get a free root joint as
+  example-robot-data gives them (``root_joint=None`` fixes the base).
+
+What :func:`load_example` returns depends on the entry's ``kind`` (see :func:`model_info`):
+
+* ``"model"`` — a :class:`~dqdyn.Model`;
+* ``"constrained"`` — ``(model, constraints, q0)`` with ``q0`` satisfying the constraints (pass
+  ``constraints`` to :func:`~dqdyn.constrained_forward_dynamics` or
+  :func:`~dqdyn.simulation.simulate`);
+* ``"parallel"`` — a :class:`~dqdyn.parallel.ParallelRobot` (Stewart platform, cable robot).
+
+The files and factories stay where they are (``dqdyn/data``, :mod:`dqdyn.reproduce.robots`,
+:mod:`dqdyn.constraints.models`, :mod:`dqdyn.parallel`); this module is their index.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import DqdynError, MissingExtraError, UnknownNameError
+
+__all__ = ["ModelEntry", "list_models", "model_info", "load_example", "model_path",
+           "example_robot_data_dir"]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One named robot of :func:`list_models`."""
+
+    name: str
+    source: str  # "bundled" or "example-robot-data"
+    kind: str  # "model", "constrained" or "parallel"
+    description: str
+    target: str  # "file:<name>.urdf", "erd:<relative path>" or "py:<module>:<function>"
+    root_joint: str | None = None  # default root joint of a URDF entry
+    nv: int | None = None  # degrees of freedom of the default load (documentation only)
+
+
+# ----------------------------------------------------------------------------- bundled entries
+_BUNDLED = [
+    ModelEntry("two_link_arm", "bundled", "model", "planar 2-link arm (URDF)",
+               "file:two_link_arm.urdf", nv=2),
+    ModelEntry("jaco6", "bundled", "model", "JACO-like 6-DoF arm of thesis Table 4.6 (URDF)",
+               "file:jaco6.urdf", nv=6),
+    ModelEntry("youbot_jaco", "bundled", "model",
+               "holonomic mobile manipulator, JACO-like arm on a youBot-like planar base "
+               "(URDF; seed 000 Table 2)", "file:youbot_jaco.urdf", root_joint="planar", nv=9),
+    ModelEntry("branched", "bundled", "model", "small branched tree with fixed links (URDF)",
+               "file:branched.urdf", nv=6),
+    ModelEntry("diff_drive_manipulator", "bundled", "model",
+               "differential-drive base with an arm and two wheels (URDF; fixed base by "
+               "default, root_joint='planar' moves it)", "file:diff_drive_manipulator.urdf", nv=8),
+    ModelEntry("arm7", "bundled", "model", "generic 7-DoF spatial arm (code)",
+               "py:dqdyn.reproduce.robots:arm7", nv=7),
+    ModelEntry("serial50", "bundled", "model", "50-DoF serial arm of seed 000 Table 2 (code)",
+               "py:dqdyn.reproduce.robots:serial50", nv=50),
+    ModelEntry("tree38", "bundled", "model",
+               "38-DoF branched robot, 9 subsystems, thesis §5.3 (code)",
+               "py:dqdyn.reproduce.robots:tree38", nv=38),
+    ModelEntry("pioneer", "bundled", "model",
+               "Pioneer differential-drive base of thesis app. A, planar joint (code)",
+               "py:dqdyn.reproduce.robots:pioneer", nv=3),
+    ModelEntry("mobile_manipulator", "bundled", "constrained",
+               "8-DoF nonholonomic mobile manipulator of seed 000 §5 (code)",
+               "py:dqdyn.constraints.models:mobile_manipulator", nv=8),
+    ModelEntry("four_bar", "bundled", "constrained", "planar four-bar linkage, one loop (code)",
+               "py:dqdyn.constraints.models:four_bar", nv=3),
+    ModelEntry("five_bar", "bundled", "constrained", "planar five-bar linkage, one loop (code)",
+               "py:dqdyn.constraints.models:five_bar", nv=4),
+    ModelEntry("slider_crank", "bundled", "constrained", "planar slider-crank, one loop (code)",
+               "py:dqdyn.constraints.models:slider_crank", nv=3),
+    ModelEntry("stewart_6_6", "bundled", "parallel", "6-6 Stewart–Gough platform of seed 001",
+               "py:dqdyn.parallel:stewart_6_6"),
+    ModelEntry("stewart_3_3", "bundled", "parallel", "3-3 (octahedral) Stewart platform",
+               "py:dqdyn.parallel:stewart_3_3"),
+    ModelEntry("cable_robot_8", "bundled", "parallel",
+               "8-cable robot with swivel pulleys of seed 001 Fig. 1",
+               "py:dqdyn.parallel:cable_robot_8"),
+]
+
+# ------------------------------------------------------------------ example-robot-data entries
+# name (as example-robot-data's Python loader names it) -> (URDF path under robots/, free base,
+# description).  Only entries whose file exists in the installed version are listed.
+_ERD = {
+    "a1": ("a1_description/urdf/a1.urdf", True, "Unitree A1 quadruped"),
+    "allegro_left_hand": ("allegro_hand_description/urdf/allegro_left_hand.urdf", False,
+                          "Allegro left hand"),
+    "allegro_right_hand": ("allegro_hand_description/urdf/allegro_right_hand.urdf", False,
+                           "Allegro right hand"),
+    "anymal": ("anymal_b_simple_description/robots/anymal.urdf", True, "ANYmal B quadruped"),
+    "anymal_c": ("anymal_c_simple_description/urdf/anymal.urdf", True, "ANYmal C quadruped"),
+    "anymal_kinova": ("anymal_b_simple_description/robots/anymal-kinova.urdf", True,
+                      "ANYmal B with a Kinova arm"),
+    "asr_twodof": ("asr_twodof_description/urdf/TwoDofs.urdf", False, "2-DoF arm"),
+    "b1": ("b1_description/urdf/b1.urdf", True, "Unitree B1 quadruped"),
+    "b1_z1": ("b1_description/urdf/b1-z1.urdf", True, "Unitree B1 with a Z1 arm"),
+    "baxter": ("baxter_description/urdf/baxter.urdf", False, "Rethink Baxter"),
+    "bolt": ("bolt_description/robots/bolt.urdf", True, "ODRI Bolt biped"),
+    "double_pendulum": ("double_pendulum_description/urdf/double_pendulum.urdf", False,
+                        "double pendulum"),
+    "double_pendulum_continuous": (
+        "double_pendulum_description/urdf/double_pendulum_continuous.urdf", False,
+        "double pendulum, continuous joints"),
+    "double_pendulum_simple": ("double_pendulum_description/urdf/double_pendulum_simple.urdf",
+                               False, "double pendulum, simple geometry"),
+    "finger_edu": ("finger_edu_description/robots/finger_edu.urdf", False, "ODRI finger"),
+    "go1": ("go1_description/urdf/go1.urdf", True, "Unitree Go1 quadruped"),
+    "go2": ("go2_description/urdf/go2.urdf", True, "Unitree Go2 quadruped"),
+    "hector": ("hector_description/robots/quadrotor_base.urdf", True, "Hector quadrotor"),
+    "hyq": ("hyq_description/robots/hyq_no_sensors.urdf", True, "IIT HyQ quadruped"),
+    "icub": ("icub_description/robots/icub.urdf", True, "iCub humanoid"),
+    "icub_reduced": ("icub_description/robots/icub_reduced.urdf", True, "iCub, reduced"),
+    "iris": ("iris_description/robots/iris_simple.urdf", True, "3DR Iris quadrotor"),
+    "kinova": ("kinova_description/robots/kinova.urdf", False, "Kinova arm"),
+    "laikago": ("laikago_description/urdf/laikago.urdf", True, "Unitree Laikago quadruped"),
+    "panda": ("panda_description/urdf/panda.urdf", False,
+              "Franka Emika Panda, 7-DoF arm + gripper (one finger mimics the other)"),
+    "romeo": ("romeo_description/urdf/romeo.urdf", True, "Aldebaran Romeo humanoid"),
+    "simple_humanoid": ("simple_humanoid_description/urdf/simple_humanoid.urdf", True,
+                        "simple humanoid"),
+    "simple_humanoid_classical": (
+        "simple_humanoid_description/urdf/simple_humanoid_classical.urdf", True,
+        "simple humanoid, classical joints"),
+    "so100": ("so_arm_description/urdf/so100.urdf", False, "SO-100 arm"),
+    "so101": ("so_arm_description/urdf/so101.urdf", False, "SO-101 arm"),
+    "solo8": ("solo_description/robots/solo.urdf", True, "ODRI Solo 8 quadruped"),
+    "solo12": ("solo_description/robots/solo12.urdf", True, "ODRI Solo 12 quadruped"),
+    "talos": ("talos_data/robots/talos_reduced.urdf", True, "PAL Talos humanoid (reduced)"),
+    "talos_arm": ("talos_data/robots/talos_left_arm.urdf", False, "Talos left arm"),
+    "talos_box": ("talos_data/robots/talos_reduced_box.urdf", True,
+                  "Talos (reduced, box geometry)"),
+    "talos_full": ("talos_data/robots/talos_full_v2.urdf", True, "PAL Talos humanoid (full)"),
+    "talos_full_box": ("talos_data/robots/talos_full_v2_box.urdf", True,
+                       "Talos (full, box geometry)"),
+    "tiago": ("tiago_description/robots/tiago.urdf", False, "PAL TIAGo mobile manipulator"),
+    "tiago_dual": ("tiago_description/robots/tiago_dual.urdf", False, "PAL TIAGo, two arms"),
+    "tiago_no_hand": ("tiago_description/robots/tiago_no_hand.urdf", False, "TIAGo, no hand"),
+    "tiago_pro": ("tiago_pro_description/robots/tiago_pro.urdf", False, "PAL TIAGo Pro"),
+    "ur3": ("ur_description/urdf/ur3_robot.urdf", False, "Universal Robots UR3"),
+    "ur3_gripper": ("ur_description/urdf/ur3_gripper.urdf", False, "UR3 with a gripper"),
+    "ur3_limited": ("ur_description/urdf/ur3_joint_limited_robot.urdf", False,
+                    "UR3, joint-limited"),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", False, "Universal Robots UR5"),
+    "ur5_gripper": ("ur_description/urdf/ur5_gripper.urdf", False, "UR5 with a gripper"),
+    "ur5_limited": ("ur_description/urdf/ur5_joint_limited_robot.urdf", False,
+                    "UR5, joint-limited"),
+    "ur10": ("ur_description/urdf/ur10_robot.urdf", False, "Universal Robots UR10"),
+    "ur10_limited": ("ur_description/urdf/ur10_joint_limited_robot.urdf", False,
+                     "UR10, joint-limited"),
+    "xarm7": ("xarm_description/urdf/xarm7.urdf", False, "UFACTORY xArm7"),
+    "z1": ("z1_description/urdf/z1.urdf", False, "Unitree Z1 arm"),
+}
+
+ERD_INSTALL = "pip install example-robot-data"
+
+
+def example_robot_data_dir() -> Path | None:
+    """The ``robots`` folder of an installed example-robot-data, or ``None``.
+
+    Looked up in this order: the environment variable ``EXAMPLE_ROBOT_DATA_MODEL_DIR``; the
+    package's own Python module (versions that ship one); the ``share/example-robot-data/robots``
+    folder of the installed wheel (``cmeel.prefix`` in site-packages, the layout of the PyPI
+    wheel) or of a ROS / conda prefix (``$AMENT_PREFIX_PATH``, ``$CONDA_PREFIX``, ``sys.prefix``).
+    """
+    env = os.environ.get("EXAMPLE_ROBOT_DATA_MODEL_DIR")
+    cands: list[Path] = [Path(env)] if env else []
+    try:  # older wheels ship a Python module with the path
+        from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR as _d  # type: ignore
+
+        cands.append(Path(_d))
+    except Exception:  # noqa: BLE001 - any failure: fall through to the file system
+        pass
+    share = Path("share") / "example-robot-data" / "robots"
+    sites = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    sites.update(p for p in sys.path if p.endswith("site-packages"))
+    for site in sorted(sites):
+        cands.append(Path(site) / "cmeel.prefix" / share)
+    for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
+        for pre in os.environ.get(var, "").split(os.pathsep):
+            if pre:
+                cands.append(Path(pre) / share)
+    for pre in (os.environ.get("CONDA_PREFIX"), sys.prefix):
+        if pre:
+            cands.append(Path(pre) / share)
+    for c in cands:
+        if (c / "ur_description").is_dir() or (c / "panda_description").is_dir():
+            return c
+    return None
+
+
+def _erd_entries(root: Path | None) -> list[ModelEntry]:
+    out = []
+    for name, (rel, free, desc) in _ERD.items():
+        if root is not None and not (root / rel).is_file():
+            continue
+        out.append(ModelEntry(name, "example-robot-data", "model", desc, f"erd:{rel}",
+                              root_joint="free" if free else None))
+    return out
+
+
+def _registry(installed_only: bool = True) -> dict[str, ModelEntry]:
+    reg = {e.name: e for e in _BUNDLED}
+    root = example_robot_data_dir()
+    if root is not None or not installed_only:
+        for e in _erd_entries(root):
+            reg.setdefault(e.name, e)
+    return reg
+
+
+def list_models(source: str | None = None, *, kind: str | None = None) -> list[str]:
+    """Names of every robot :func:`load_example` can load here, sorted.
+
+    ``source``: ``None`` (all), ``"bundled"`` (shipped with dqdyn, always available) or
+    ``"example-robot-data"`` (listed when that package is installed).  ``kind``: ``None``,
+    ``"model"``, ``"constrained"`` or ``"parallel"`` (what :func:`load_example` returns).
+    :func:`model_info` describes one entry.
+
+    Raises
+    ------
+    DqdynError
+        ``source`` or ``kind`` is not one of the values above.
+    """
+    if source not in (None, "bundled", "example-robot-data"):
+        raise DqdynError(f"list_models: source must be None, 'bundled' or 'example-robot-data', "
+                         f"got {source!r}")
+    if kind not in (None, "model", "constrained", "parallel"):
+        raise DqdynError(f"list_models: kind must be None, 'model', 'constrained' or 'parallel', "
+                         f"got {kind!r}")
+    return sorted(e.name for e in _registry().values()
+                  if (source is None or e.source == source) and (kind is None or e.kind == kind))
+
+
+def model_info(name: str) -> ModelEntry:
+    """The :class:`ModelEntry` of ``name`` (source, kind, description).
+
+    Raises
+    ------
+    UnknownNameError
+        No such model (the message lists the available ones, and says how to install
+        example-robot-data when ``name`` is one of its robots).
+    """
+    if not isinstance(name, str):
+        raise UnknownNameError(f"model name must be a string, got {type(name).__name__}")
+    key = name[:-5] if name.endswith(".urdf") else name
+    reg = _registry()
+    if key in reg:
+        return reg[key]
+    if key in _ERD:
+        raise MissingExtraError(
+            f"{key!r} is a robot of example-robot-data, which is not installed (or not found); "
+            f"install it with: {ERD_INSTALL}  (or set EXAMPLE_ROBOT_DATA_MODEL_DIR to its "
+            f"'robots' folder)"
+        )
+    hint = "" if example_robot_data_dir() is not None else (
+        f"; more robots (panda, ur5, talos, …) with: {ERD_INSTALL}")
+    raise UnknownNameError(f"no model named {name!r}; available: {', '.join(sorted(reg))}{hint}")
+
+
+def model_path(name: str) -> Path:
+    """The URDF file of a URDF-backed model (bundled or example-robot-data).
+
+    Raises
+    ------
+    UnknownNameError, MissingExtraError
+        As :func:`model_info`; ``UnknownNameError`` also when ``name`` is built in code.
+    """
+    e = model_info(name)
+    if e.target.startswith("file:"):
+        from .parsers.urdf import bundled
+
+        return bundled(e.target[5:])
+    if e.target.startswith("erd:"):
+        root = example_robot_data_dir()
+        assert root is not None  # model_info listed it
+        return root / e.target[4:]
+    raise UnknownNameError(f"model {name!r} is built in code ({e.target[3:]}), it has no URDF file")
+
+
+_UNSET = object()
+
+
+def load_example(name: str, **kwargs):
+    """Load a robot by name: a bundled model or one of example-robot-data's.
+
+    >>> import dqdyn
+    >>> m = dqdyn.load_example("jaco6")
+    >>> m.nq, m.nv
+    (6, 6)
+
+    ``name``: one of :func:`list_models` (e.g. ``"panda"``, ``"ur5"``, ``"talos"``,
+    ``"jaco6"``, ``"tree38"``, ``"four_bar"``).  ``kwargs`` go to :func:`~dqdyn.load_urdf` for
+    URDF-backed entries (``root_joint=``, ``mimic=``, ``gravity=``, …) and to the factory for the
+    others.  The default ``root_joint`` is the entry's (``"free"`` for example-robot-data's
+    legged robots, humanoids and drones, as its own loader; ``"planar"`` for ``youbot_jaco``);
+    pass ``root_joint=None`` for a fixed base.
+
+    Returns a :class:`~dqdyn.Model` (kind ``"model"``), ``(model, constraints, q0)`` (kind
+    ``"constrained"``) or a parallel robot (kind ``"parallel"``); see :func:`model_info`.
+
+    Raises
+    ------
+    UnknownNameError
+        No such model; the message lists the available names.
+    MissingExtraError
+        ``name`` is a robot of example-robot-data and that package is not installed; the message
+        says ``pip install example-robot-data``.
+    URDFError
+        The file cannot be represented (see :func:`~dqdyn.load_urdf`).
+    """
+    e = model_info(name)
+    if e.target.startswith(("file:", "erd:")):
+        from .parsers.urdf import load_urdf
+
+        root = kwargs.pop("root_joint", _UNSET)
+        if root is _UNSET:
+            root = e.root_joint
+        return load_urdf(model_path(e.name), root_joint=root, **kwargs)
+    mod, fn = e.target[3:].split(":")
+    return getattr(importlib.import_module(mod), fn)(**kwargs)
