@@ -74,7 +74,7 @@ from ..errors import (
 from ..multibody.builders import ModelBuilder
 from ..multibody.joints import FIXED, JOINT_TYPE_NAMES
 from ..multibody.model import Model
-from ._common import raise_status
+from .boundary import raise_status
 from .kinematics import _resolve_frame, fk_kernel, forward_kinematics, twist_jacobian
 from .kinematics import fk_kernel as _fk
 from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, ne_core, newton_euler

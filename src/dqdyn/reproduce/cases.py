@@ -738,6 +738,13 @@ def case_tracking(quick=False, out_dir=None):
 
 
 #: name -> (function, kind); kind "cmc" (dynamics comparison) or "control"
+def case_elastic(quick=False, out_dir=None):
+    """Seed 004 §7–8 (issue 18): the logic lives in :mod:`dqdyn.elastic.demo`."""
+    from ..elastic.demo import case_elastic as _case
+
+    return _case(quick=quick, out_dir=out_dir)
+
+
 CASES = {
     "jaco": (case_jaco, "cmc"),
     "serial50": (case_serial50, "cmc"),
@@ -750,6 +757,7 @@ CASES = {
     "opcounts": (case_opcounts, "table"),
     "fierro_lewis": (case_fierro_lewis, "cmc"),
     "nonholonomic_mm": (case_nonholonomic, "cmc"),
+    "elastic": (case_elastic, "control"),
 }
 
 __all__ = ["CaseResult", "CASES", "run_mujoco", "compare", "case_jaco", "case_serial50",

@@ -1,0 +1,15 @@
+"""Symbolic dynamics (sympy): ``M``, ``C``, ``g`` of a kinematic tree in symbolic ``q``, ``v``.
+
+Seed 004 §8 (Mladenova, after Hollerbach and the REDUCE generator of the paper): the inertia matrix
+by the vector formula (364) and by the trace formula (351), the Coriolis / centrifugal vector by
+(368)–(371) with the velocity-product accelerations (339)–(340), gravity by (372); the
+Christoffel symbols, the regressor form and code generation (a numpy function through
+``sympy.lambdify``, C source through sympy's C printer, both after ``sympy.cse``).
+
+Entry point: :func:`dynamics`.  Needs the optional dependency ``sympy`` (``pip install
+dqdyn[symbolic]``).
+"""
+
+from .dynamics import PARAMETER_NAMES, SymbolicDynamics, dynamics
+
+__all__ = ["dynamics", "SymbolicDynamics", "PARAMETER_NAMES"]
