@@ -35,6 +35,7 @@ import numba as nb
 import numpy as np
 
 from ..algebra._core import jit
+from .._checks import not_a_model
 from ..errors import NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
     HELICAL,
@@ -842,7 +843,10 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     ``method="crba"``: composite-rigid-body algorithm in dual quaternion form (O(n·depth));
     ``method="newton_euler"``: the papers' n + 2 dqNE calls (thesis eq. 3.2 / C.2).
     """
-    nv = model.nv
+    try:
+        nv = model.nv
+    except AttributeError:
+        raise not_a_model(model) from None
     if method == "crba":
         if out is None and GATE is not None:
             r = GATE(_CRBA_C or gate_address(globals(), "_CRBA_C", _c_crba), model.mi, model.mf,

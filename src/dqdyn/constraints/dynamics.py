@@ -309,6 +309,19 @@ def _mass_projection(M, A, v, rcond, out):
     return True
 
 
+def _rcond_tol(rcond, tol) -> tuple[float, float]:
+    """``rcond`` in [0, 1) (the relative singular-value cut-off) and ``tol`` >= 0, as floats."""
+    from .._checks import real_scalar
+
+    rcond = real_scalar(rcond, "rcond", "a number in [0, 1) (relative singular-value cut-off)")
+    tol = real_scalar(tol, "tol", "a number >= 0 (relative residual tolerance)")
+    if not 0.0 <= rcond < 1.0:
+        raise ShapeError(f"rcond must be in [0, 1) (relative singular-value cut-off), got {rcond!r}")
+    if tol < 0.0:
+        raise ShapeError(f"tol must be >= 0 (relative residual tolerance), got {tol!r}")
+    return rcond, tol
+
+
 def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *,
                    rcond: float = 1e-10, tol: float = 1e-9):
     """The fundamental equation (seed 000 eqs. 62–63) on plain arrays, one state.
@@ -317,6 +330,7 @@ def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *
     triangular solves and a one-sided Jacobi SVD of ``D = A L⁻ᵀ``).  Raises
     :class:`InfeasibleError` when ``A v̇ = b`` has no solution (residual above ``tol`` relative to
     ``1 + |b| + |A||a|``) and :class:`SingularError` when ``M`` is not positive definite."""
+    rcond, tol = _rcond_tol(rcond, tol)
     M = np.ascontiguousarray(M, dtype=np.float64)
     n = M.shape[0]
     A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(-1, n))
@@ -378,6 +392,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
     cons = as_constraint_list(constraints)
+    rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
     from ..algorithms._common import as_vector_batch, broadcast_batch
 
