@@ -251,3 +251,19 @@ def test_aba_mimic_message(m):
     qdd = dqdyn.aba(model, q, [0.0], [0.0])
     tau = dqdyn.rnea(model, q, [0.0], qdd)  # oracle: rnea inverts aba
     np.testing.assert_allclose(tau, 0.0, atol=1e-9)
+
+
+def test_link_without_inertial_warns_at_load():
+    """A moving link without <inertial> whose child turns about the same axis: aba is singular
+    (oracle: aba raises SingularError); the load warns first."""
+    xml = ('<robot name="r"><link name="a"/><link name="b"/>' + _BODY.format(n="c")
+           + '<joint name="j1" type="revolute"><parent link="a"/><child link="b"/>'
+             '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+             '<joint name="j2" type="revolute"><parent link="b"/><child link="c"/>'
+             '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+             '</robot>')
+    with pytest.warns(UserWarning, match="'b' has no <inertial>"):
+        m = dqdyn.load_urdf(xml)
+    from dqdyn.errors import SingularError
+    with pytest.raises(SingularError):
+        dqdyn.aba(m, np.zeros(2), np.zeros(2), np.zeros(2))

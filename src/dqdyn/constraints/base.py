@@ -236,6 +236,8 @@ def as_constraint_list(constraints) -> list:
     if isinstance(constraints, Constraint):
         return [constraints]
     try:
+        if isinstance(constraints, (str, bytes)):
+            raise TypeError
         out = list(constraints)
     except TypeError:
         raise ModelError(

@@ -419,6 +419,11 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
             raise SingularError(_NOT_PD.format(model.name) + (f" (batch element {n})" if N > 1 else ""))
         if info[n, 1] > tol * info[n, 3]:
             raise InfeasibleError(_infeasible_msg(info[n], A.shape[1]) + (f" (batch element {n})" if N > 1 else ""))
+    if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(Qc)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError(
+            "constrained forward dynamics overflowed to NaN or infinity (constraint terms A, b "
+            f"or the state too large for float64: max |A| = {np.abs(A).max(initial=0.0):.3g}, "
+            f"max |b| = {np.abs(b).max(initial=0.0):.3g})")
     shp = lambda x: x.reshape(batch + x.shape[1:])  # noqa: E731
     return ConstrainedDynamicsResult(shp(qdd), shp(Qc), shp(lam), shp(A), shp(b))
 

@@ -690,7 +690,26 @@ def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> 
         sub_mass[p] += sub_mass[i]
         sub_rot[p] += sub_rot[i]
     for i in range(1, n + 1):
-        if model.joint_nv[i] == 0 or sub_mass[i] > 0 or sub_rot[i] > 0:
+        if model.joint_nv[i] == 0:
+            continue
+        if sub_mass[i] > 0 or sub_rot[i] > 0:
+            # the subtree has inertia, the moving body itself none: aba is singular when the
+            # joints below take all of it off this joint's motion (e.g. a child revolute joint
+            # about the same axis); say so at load time rather than at the first aba call
+            if model.mass[i] > 0 or np.abs(model.inertia[i]).sum() > 0:
+                continue
+            body = model.body_names[i]
+            for link in lump.get(body, [body]):
+                if not has_inertial.get(link, True):
+                    warnings.warn(
+                        f"URDF {label}: link {link!r} has no <inertial> (massless) and is moved "
+                        f"by joint {model.joint_names_all[i]!r}: forward dynamics (aba) is "
+                        "singular unless the bodies below carry inertia along that joint's "
+                        "motion; give the link an <inertial> if it has mass",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                    break
             continue
         body = model.body_names[i]
         for link in lump.get(body, [body]):
