@@ -14,7 +14,9 @@ import math
 import numba as nb
 import numpy as np
 
+from .._checks import real_scalar
 from .._jit import kernel
+from ..errors import InfeasibleError, NonFiniteError
 from ..multibody.joints import FREE, SPHERICAL, joint_difference, joint_integrate
 from ..multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
 from .batching import for_batch
@@ -138,9 +140,15 @@ def integrate(model: Model, q, v, dt: float = 1.0) -> np.ndarray:
     """``q ⊕ v dt``: integrate a constant velocity for ``dt`` on the configuration manifold.
 
     Vector joints add; spherical and free joints right-multiply the exact exponential of the
-    body (angular) velocity, so unit (dual) quaternions stay unit.
+    body (angular) velocity, so unit (dual) quaternions stay unit.  ``dt`` must be a finite
+    real number; a step whose increment ``|v dt|`` exceeds 1e15 (no significant digit left in
+    an angle) or overflows is refused.
     """
-    dt = float(dt)
+    if type(dt) is not float or not -1.0 <= dt <= 1.0:
+        dt = real_scalar(dt, "dt", "a finite real number (the time step, s)")
+        big = abs(dt) > 1.0
+    else:
+        big = False
     if type(q) is ND and q.ndim == 1:
         out = np.empty(model.nq)
         try:
@@ -149,12 +157,14 @@ def integrate(model: Model, q, v, dt: float = 1.0) -> np.ndarray:
             st = armed_call(globals(), "_INTEGRATE", integrate_entry, INTEGRATE_SIG,
                             (model.mi, q, v, dt, out))
         if st == OK:
-            return out
+            return _big_step(model, v, dt, out) if big else out
         if st is not None and st != BAD_SHAPE:
             raise_status(model, st)
     Q, bq = _q_in(model, q)
     V, bv = _v_in(model, v)
     (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
+    if big:
+        _big_step(model, V, dt, None)
     out = Q.copy()
     status = np.zeros(Q.shape[0], dtype=np.int64)
     if Q.shape[0] == 1:
@@ -162,7 +172,23 @@ def integrate(model: Model, q, v, dt: float = 1.0) -> np.ndarray:
     else:
         for_batch(integrate_batch, Q.shape[0], model.mi.shape[0])(model.mi, Q, V, dt, out, status)
     _check(model, status)
+    if big:
+        _big_step(model, V, dt, out)
     return out.reshape(batch + (model.nq,))
+
+
+def _big_step(model: Model, v, dt: float, out):
+    """The checks of a step with ``|dt| > 1`` (off the common path): ``|v dt| <= 1e15`` and a
+    finite result (``out``, when given); returns ``out``."""
+    inc = float(np.max(np.abs(v), initial=0.0)) * abs(dt)
+    if not inc <= 1e15:
+        raise InfeasibleError(
+            f"dt = {dt!r}: the increment |v·dt| = {inc:.3g} exceeds 1e15 (an angle or a "
+            "position would keep no significant digit); integrate over smaller steps"
+        )
+    if out is not None and not np.all(np.isfinite(out)):
+        raise NonFiniteError(f"dt = {dt!r}: integrate(q, v, dt) overflowed to NaN or infinity")
+    return out
 
 
 def difference(model: Model, q0, q1) -> np.ndarray:

@@ -59,7 +59,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
-from ..errors import ModelError, ShapeError, SingularError
+from ..errors import ModelError, NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
     PLANAR,
     joint_column,
@@ -691,6 +691,8 @@ def _run(model: Model, kernel, batch_kernel, q, v, a, fext, aname, awhat, what):
         F = np.asarray(fext, dtype=np.float64)
         if F.shape[-2:] != (nb1, 6):
             raise ShapeError(f"fext must have shape (..., {nb1}, 6), got {F.shape}")
+        if not np.all(np.isfinite(F)):  # (rnea_derivatives' kernel does not check fext)
+            raise NonFiniteError("fext contains NaN or infinity")
         bf = F.shape[:-2]
         (Q, V, A, F2), batch = broadcast_batch([Q, V, A, F.reshape(-1, nb1 * 6)], [bq, bv, ba, bf])
         F = np.ascontiguousarray(F2.reshape(-1, nb1, 6))

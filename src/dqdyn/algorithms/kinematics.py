@@ -32,7 +32,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, jit, pose_translation
-from ..errors import ShapeError
+from ..errors import ShapeError, UnknownNameError
 from ..multibody.joints import (
     joint_column,
     joint_column_dot,
@@ -476,7 +476,12 @@ def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
     if cache is None:
         cache = model._index["frame_cache"] = {}
     else:
-        hit = cache.get(name)
+        try:
+            hit = cache.get(name)
+        except TypeError:  # unhashable (a list, an array): not a frame name
+            raise UnknownNameError(
+                f"frame must be a frame name (str) or a body index (int), got "
+                f"{type(name).__name__} {name!r:.60}") from None
         if hit is not None and type(name) is str:
             return hit
     if isinstance(name, (int, np.integer)):

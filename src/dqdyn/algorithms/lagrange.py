@@ -31,6 +31,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra._core import jit
+from .._checks import not_a_model
 from ..errors import NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
     HELICAL,
@@ -660,7 +661,10 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     NotUnitError
         A spherical or free joint's (dual) quaternion is off the unit sphere.
     """
-    nv = model.nv
+    try:
+        nv = model.nv
+    except AttributeError:
+        raise not_a_model(model) from None
     if method == "crba":
         if out is None and GATE is not None:
             r = GATE(_CRBA_C or gate_address(globals(), "_CRBA_C", _c_crba), model.mi, model.mf,

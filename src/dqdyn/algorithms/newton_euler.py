@@ -53,6 +53,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra._core import ad6, dq_mul, jit
+from .._checks import not_a_model
 from ..errors import ShapeError
 from ..multibody.joints import (
     HELICAL,
@@ -629,8 +630,12 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         A spherical or free joint's (dual) quaternion is off the unit sphere
         (:func:`~dqdyn.normalize_configuration` fixes it).
     """
+    try:
+        mi = model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     if fext is None and out is None and GATE is not None:
-        r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), model.mi, model.mf,
+        r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), mi, model.mf,
                  model.nv, -1, q, v, a, model._scratch)
         if type(r) is ND:
             return r

@@ -231,7 +231,15 @@ def as_constraint_list(constraints) -> list:
         return []
     if isinstance(constraints, Constraint):
         return [constraints]
-    out = list(constraints)
+    try:
+        if isinstance(constraints, (str, bytes)):
+            raise TypeError
+        out = list(constraints)
+    except TypeError:
+        raise ModelError(
+            "constraints must be a dqdyn.constraints.Constraint or a list of them, got "
+            f"{type(constraints).__name__} {constraints!r:.60}"
+        ) from None
     for c in out:
         if not isinstance(c, Constraint):
             raise ModelError(

@@ -312,6 +312,19 @@ def _mass_projection(M, A, v, rcond, out):
     return True
 
 
+def _rcond_tol(rcond, tol) -> tuple[float, float]:
+    """``rcond`` in [0, 1) (the relative singular-value cut-off) and ``tol`` >= 0, as floats."""
+    from .._checks import real_scalar
+
+    rcond = real_scalar(rcond, "rcond", "a number in [0, 1) (relative singular-value cut-off)")
+    tol = real_scalar(tol, "tol", "a number >= 0 (relative residual tolerance)")
+    if not 0.0 <= rcond < 1.0:
+        raise ShapeError(f"rcond must be in [0, 1) (relative singular-value cut-off), got {rcond!r}")
+    if tol < 0.0:
+        raise ShapeError(f"tol must be >= 0 (relative residual tolerance), got {tol!r}")
+    return rcond, tol
+
+
 def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *,
                    rcond: float = 1e-10, tol: float = 1e-9):
     """The fundamental equation (seed 000 eqs. 62–63) on plain arrays, one state.
@@ -320,6 +333,7 @@ def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *
     triangular solves and a one-sided Jacobi SVD of ``D = A L⁻ᵀ``).  Raises
     :class:`InfeasibleError` when ``A v̇ = b`` has no solution (residual above ``tol`` relative to
     ``1 + |b| + |A||a|``) and :class:`SingularError` when ``M`` is not positive definite."""
+    rcond, tol = _rcond_tol(rcond, tol)
     M = np.ascontiguousarray(M, dtype=np.float64)
     n = M.shape[0]
     A = np.ascontiguousarray(np.asarray(A, dtype=np.float64).reshape(-1, n))
@@ -381,6 +395,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
     cons = as_constraint_list(constraints)
+    rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
     from ..algorithms.boundary import as_vector_batch, broadcast_batch
 
@@ -407,6 +422,11 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
             raise SingularError(_NOT_PD.format(model.name) + (f" (batch element {n})" if N > 1 else ""))
         if info[n, 1] > tol * info[n, 3]:
             raise InfeasibleError(_infeasible_msg(info[n], A.shape[1]) + (f" (batch element {n})" if N > 1 else ""))
+    if not (np.all(np.isfinite(qdd)) and np.all(np.isfinite(Qc)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError(
+            "constrained forward dynamics overflowed to NaN or infinity (constraint terms A, b "
+            f"or the state too large for float64: max |A| = {np.abs(A).max(initial=0.0):.3g}, "
+            f"max |b| = {np.abs(b).max(initial=0.0):.3g})")
     shp = lambda x: x.reshape(batch + x.shape[1:])  # noqa: E731
     return ConstrainedDynamicsResult(shp(qdd), shp(Qc), shp(lam), shp(A), shp(b))
 

@@ -30,7 +30,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError, SingularError
+from .._checks import real_array
+from ..errors import DqdynError, ModelError, ShapeError, SingularError
 from ..multibody.model import Model
 from .base import Constraint, frame_kinematics, resolve_frame
 
@@ -200,8 +201,9 @@ class UserConstraint(Constraint):
             raise ModelError("UserConstraint: give either fn(model, q, v) -> (A, b) or a constant A")
         self.fn, self.position, self.velocity, self.name = fn, position, velocity, name
         if A is not None:
-            A = np.atleast_2d(np.asarray(A, dtype=float))
-            b = np.zeros(A.shape[0]) if b is None else np.asarray(b, dtype=float).reshape(-1)
+            A = np.atleast_2d(real_array(A, f"UserConstraint {name!r}: A"))
+            b = np.zeros(A.shape[0]) if b is None else real_array(
+                b, f"UserConstraint {name!r}: b").reshape(-1)
             if b.shape != (A.shape[0],):
                 raise ShapeError(f"UserConstraint: b must have {A.shape[0]} entries, got {b.shape}")
             self._A, self._b = A, b
@@ -218,12 +220,12 @@ class UserConstraint(Constraint):
         As, bs, ves, pes = [], [], [], []
         for n in range(N):
             if self.fn is not None:
-                A, b = self.fn(model, Q[n], V[n])
-                A = np.atleast_2d(np.asarray(A, dtype=float))
-                b = np.asarray(b, dtype=float).reshape(-1)
+                A, b = self._user("fn(model, q, v) -> (A, b)", self._call_fn, model, Q[n], V[n])
+                A = np.atleast_2d(real_array(A, f"{self.name}: A returned by fn"))
+                b = real_array(b, f"{self.name}: b returned by fn").reshape(-1)
             else:
                 A, b = self._A, self._b
-            if A.shape[1] != model.nv or b.shape != (A.shape[0],):
+            if A.ndim != 2 or A.shape[1] != model.nv or b.shape != (A.shape[0],):
                 raise ShapeError(
                     f"{self.name}: A must be (dim, {model.nv}) and b (dim,), got {A.shape} and {b.shape}"
                 )
@@ -231,17 +233,41 @@ class UserConstraint(Constraint):
             As.append(A)
             bs.append(b)
             if self.velocity is not None:
-                ves.append(np.asarray(self.velocity(model, Q[n], V[n]), dtype=float).reshape(-1))
+                ves.append(self._vec("velocity(model, q, v)", self.velocity, model, Q[n], V[n],
+                                     rows=True))
             if self.position is not None:
-                pes.append(np.asarray(self.position(model, Q[n]), dtype=float).reshape(-1))
+                pes.append(self._vec("position(model, q)", self.position, model, Q[n]))
         ve = np.array(ves) if ves else None
         pe = np.array(pes) if pes else None
         return np.array(As), np.array(bs), ve, pe
 
+    def _call_fn(self, model, q, v):
+        r = self.fn(model, q, v)
+        if not (isinstance(r, (tuple, list)) and len(r) == 2):
+            raise ShapeError(f"expected a pair (A, b), got {type(r).__name__}")
+        return r
+
+    def _user(self, what: str, f, *args):
+        """Call a user function; its exceptions come back as a ModelError naming the constraint."""
+        try:
+            return f(*args)
+        except DqdynError as e:
+            raise type(e)(f"UserConstraint {self.name!r}: {what}: {e}") from e
+        except Exception as e:
+            raise ModelError(
+                f"UserConstraint {self.name!r}: {what} raised {type(e).__name__}: {e}") from e
+
+    def _vec(self, what: str, f, *args, rows: bool = False):
+        x = real_array(self._user(what, f, *args), f"{self.name}: {what}").reshape(-1)
+        if rows and self.dim is not None and x.shape != (self.dim,):
+            raise ShapeError(f"UserConstraint {self.name!r}: {what} must return {self.dim} "
+                             f"entries (the constraint's rows), got {x.shape[0]}")
+        return x
+
     def _position(self, model: Model, Q):
         if self.position is None:
             return None
-        return np.array([np.asarray(self.position(model, q), dtype=float).reshape(-1) for q in Q])
+        return np.array([self._vec("position(model, q)", self.position, model, q) for q in Q])
 
 
 __all__ = ["LoopClosure", "JointCoupling", "UserConstraint"]

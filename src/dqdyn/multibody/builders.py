@@ -131,7 +131,9 @@ class ModelBuilder:
             raise ModelError(f"inertia_check must be 'error', 'warn' or 'off', got {inertia_check!r}")
         self.inertia_check = inertia_check
         self.name = name
-        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        from .._checks import real_array
+
+        self.gravity = real_array(gravity, "gravity", (3,), "a 3-vector in the world frame, m/s²")
         self._bodies: list[dict] = [dict(name="world", joint_name="universe")]
         # link/frame name -> (body index, pose of the link frame in the body frame)
         self._links: dict[str, tuple[int, np.ndarray]] = {"world": (0, _IDENT8.copy())}

@@ -252,6 +252,11 @@ class Model:
     def frame_index(self, name: str) -> int:
         try:
             return self._index["frame"][name]
+        except TypeError:  # unhashable (a list, an array): not a frame name
+            raise UnknownNameError(
+                f"frame must be a frame name (str) or a body index (int), got "
+                f"{type(name).__name__} {name!r:.60}"
+            ) from None
         except KeyError:
             raise UnknownNameError(
                 f"frame {name!r} is not in model {self.name!r}; frames are {list(self.frame_names)}"

@@ -168,6 +168,7 @@ def serial_from_dh(
     tool=None,
     name: str = "dh_robot",
     gravity: Sequence[float] = (0.0, 0.0, -9.81),
+    inertia_check: str = "error",
 ) -> Model:
     """Build a serial manipulator from a DH table (see the module documentation).
 
@@ -193,6 +194,11 @@ def serial_from_dh(
         ``fkm`` (not its negative) for any sign of the given base / tool.
     name, gravity:
         Model name and gravity vector (world frame).
+    inertia_check:
+        ``"error"`` (default) rejects a link inertia that is not physically valid (not positive
+        semi-definite, or breaking the triangle inequality); ``"warn"`` accepts it with a
+        warning, ``"off"`` silently (e.g. the Robotics Toolbox's Puma 560, whose link 1 inertia
+        ``diag(0, 0, 0.35)`` breaks the triangle inequality).
 
     Raises
     ------
@@ -224,7 +230,7 @@ def serial_from_dh(
                                               np.zeros((3, 3)))]
     lim = _per_row(qlim, n, [(2,)], "qlim", [-np.inf, np.inf])
 
-    b = ModelBuilder(name, gravity=gravity)
+    b = ModelBuilder(name, gravity=gravity, inertia_check=inertia_check)
     b.add_frame("link0", "world", placement=_as_pose(base, "base"))
     parent = "link0"
     trail_dq = _dq_rz(0.0)  # constant pose still to apply after the parent body frame

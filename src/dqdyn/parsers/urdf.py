@@ -138,6 +138,8 @@ def _read_source(source) -> tuple[bytes, str, str]:
         raise URDFError(
             f"load_urdf: expected a file path or an XML string, got {type(source).__name__}"
         )
+    if not str(source).strip():
+        raise URDFError("load_urdf: path_or_xml is empty; give a URDF file path or XML string")
     path = Path(source)
     label = str(path)
     if not path.exists():
@@ -355,6 +357,13 @@ def _combine(m1, c1, I1, m2, c2, I2):
     return m, c, 0.5 * (out + out.T)
 
 
+def _limits_of(j, label: str):
+    try:
+        return _limits(j)
+    except URDFError as e:
+        raise URDFError(f"URDF {label}: {e}") from None
+
+
 def _limits(j):
     lim = j.limit
     lo, hi, vel, eff = -np.inf, np.inf, np.inf, np.inf
@@ -364,6 +373,11 @@ def _limits(j):
             hi = np.inf if lim.upper is None else float(lim.upper)
         vel = np.inf if lim.velocity is None else float(lim.velocity)
         eff = np.inf if lim.effort is None else float(lim.effort)
+        if np.isnan(lo) or np.isnan(hi) or lo > hi:
+            raise URDFError(
+                f"joint {j.name!r} > limit: lower must be <= upper (and not NaN), got "
+                f"lower={lo!r}, upper={hi!r}"
+            )
     return dict(lower=lo, upper=hi, velocity=vel, effort=eff)
 
 
@@ -399,6 +413,11 @@ def _resolve_mimics(joints: dict, mode: str, label: str) -> dict[str, tuple[str,
             )
         scale = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
         offset = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+        if not (np.isfinite(scale) and np.isfinite(offset)):
+            raise URDFError(
+                f"URDF {label}: joint {name!r} > mimic: multiplier and offset must be finite "
+                f"numbers, got multiplier={scale!r}, offset={offset!r}"
+            )
         raw[name] = (master, scale, offset)
     if not raw:
         return {}
@@ -583,14 +602,18 @@ def load_urdf(
             R = T[:3, :3]
             m, c, I = _combine(m, c, I, mk, T[:3, 3] + R @ ck, R @ Ik @ R.T)
         ev = np.linalg.eigvalsh(I)
-        if ev.min() < -1e-9 * max(1.0, abs(ev).max()):
+        lumped_ok = ev.min() >= -1e-9 * max(1.0, abs(ev).max())
+        if not lumped_ok and inertia_check != "error":
+            pass  # accepted: the builder warns (inertia_check="warn") or skips the check ("off")
+        elif not lumped_ok:
             bad = [ln for ln in members if not inert[ln][4]]
             raise URDFError(
                 f"URDF {label}: link {bad[0] if bad else body!r}: inertia is not positive "
-                f"semi-definite (principal moments of body {body!r}: {ev})"
+                f"semi-definite (principal moments of body {body!r}: {ev}); pass "
+                "inertia_check='warn' to accept it"
             )
         for ln in members:
-            if not inert[ln][4]:
+            if not inert[ln][4] and lumped_ok and inertia_check != "off":
                 warnings.warn(
                     f"URDF {label}: link {ln!r}: inertia is not positive semi-definite; accepted "
                     f"because the body it is fixed to, {body!r}, has a valid total inertia",
@@ -622,7 +645,8 @@ def load_urdf(
             if j.type in _ONE_DOF and (
                 not np.all(np.isfinite(axis)) or np.linalg.norm(axis) < 1e-12
             ):
-                raise URDFError(f"URDF {label}: joint {j.name!r}: axis {list(axis)} is zero")
+                what = "is not finite" if not np.all(np.isfinite(axis)) else "is zero"
+                raise URDFError(f"URDF {label}: joint {j.name!r}: axis {axis.tolist()} {what}")
             if j.type == "planar" and j.axis is not None:
                 n = np.linalg.norm(axis)
                 if n < 1e-12 or not np.allclose(axis / n, [0.0, 0.0, 1.0], atol=1e-9):
@@ -633,7 +657,7 @@ def load_urdf(
             kw = dict(
                 joint={"continuous": "revolute", "floating": "free"}.get(j.type, j.type),
                 axis=axis,
-                **_limits(j),
+                **_limits_of(j, label),
                 **body_inertia[j.child],
             )
             if j.name in mimics:
@@ -666,7 +690,26 @@ def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> 
         sub_mass[p] += sub_mass[i]
         sub_rot[p] += sub_rot[i]
     for i in range(1, n + 1):
-        if model.joint_nv[i] == 0 or sub_mass[i] > 0 or sub_rot[i] > 0:
+        if model.joint_nv[i] == 0:
+            continue
+        if sub_mass[i] > 0 or sub_rot[i] > 0:
+            # the subtree has inertia, the moving body itself none: aba is singular when the
+            # joints below take all of it off this joint's motion (e.g. a child revolute joint
+            # about the same axis); say so at load time rather than at the first aba call
+            if model.mass[i] > 0 or np.abs(model.inertia[i]).sum() > 0:
+                continue
+            body = model.body_names[i]
+            for link in lump.get(body, [body]):
+                if not has_inertial.get(link, True):
+                    warnings.warn(
+                        f"URDF {label}: link {link!r} has no <inertial> (massless) and is moved "
+                        f"by joint {model.joint_names_all[i]!r}: forward dynamics (aba) is "
+                        "singular unless the bodies below carry inertia along that joint's "
+                        "motion; give the link an <inertial> if it has mass",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+                    break
             continue
         body = model.body_names[i]
         for link in lump.get(body, [body]):
