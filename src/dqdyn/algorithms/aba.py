@@ -33,18 +33,20 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
 from ..multibody.model import (
     MI_IQ,
     MI_IV,
     Model,
 )
-from .articulated import (
+from .articulated import (  # (and the decorators of the articulated-body kernels)
     K_COLS,
     MIMIC,
     _gate_status,
     _has_mimic,
     _raise,
+    ijit,
+    njit,
+    pjit,
     workspace_size_nb,
 )
 from .batching import BLOCKS, run_chunked
@@ -68,10 +70,6 @@ from .gate import (
     gate_vector,
 )
 from .hybrid import _run_hybrid, hybrid_kernel
-
-njit = kernel(error_model="numpy", fastmath={"contract"})
-pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
-ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
 
 
 @njit

@@ -48,6 +48,7 @@ from .boundary import (
 from .linalg import chol_factor, chol_solve
 from .newton_euler import joint_pose, rotation_matrix
 
+# the decorators of the articulated-body kernels (aba, hybrid, minverse import them from here)
 njit = kernel(error_model="numpy", fastmath={"contract"})
 pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
 ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers

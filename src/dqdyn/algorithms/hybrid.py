@@ -12,7 +12,6 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
 from ..errors import ShapeError
 from ..multibody.joints import (
     joint_nv,
@@ -33,7 +32,7 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from .articulated import (
+from .articulated import (  # (and the decorators of the articulated-body kernels)
     K_A,
     K_C,
     K_COLS,
@@ -69,6 +68,9 @@ from .articulated import (
     _rigid_inertia,
     _twist_from_parent,
     _wrench_to_parent,
+    ijit,
+    njit,
+    pjit,
     workspace_size,
     workspace_size_nb,
 )
@@ -85,10 +87,6 @@ from .boundary import (
 )
 from .gate import T_MF, T_MI, T_V, armed_call
 from .linalg import chol_solve
-
-njit = kernel(error_model="numpy", fastmath={"contract"})
-pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
-ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
 
 
 @ijit

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
 from ..multibody.model import (
     MF_COM,
     MF_INERTIA,
@@ -22,7 +21,7 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from .articulated import (
+from .articulated import (  # (and the decorators of the articulated-body kernels)
     K_COLS,
     K_I,
     K_L,
@@ -57,6 +56,9 @@ from .articulated import (
     _rigid_inertia_of,
     _sym_congruence,
     _twist_to_world,
+    ijit,
+    njit,
+    pjit,
 )
 from .batching import for_batch
 from .boundary import (
@@ -80,10 +82,6 @@ from .gate import (
     gate_vector,
 )
 from .linalg import chol_solve
-
-njit = kernel(error_model="numpy", fastmath={"contract"})
-pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
-ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
 
 
 @ijit
