@@ -101,7 +101,8 @@ def plot_tracking(t, q, qref, path, title="7-DoF elastic arm"):
 
 def symbolic_agreement(model, n=5, seed=0):
     """Max relative difference of the generated M, C, g and dqdyn's kernels at random states."""
-    from ..algorithms.lagrange import coriolis_matrix, gravity, mass_matrix
+    from ..algorithms.coriolis import coriolis_matrix
+    from ..algorithms.lagrange import gravity, mass_matrix
     from ..symbolic import dynamics
 
     t0 = time.perf_counter()

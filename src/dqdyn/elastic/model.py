@@ -303,7 +303,7 @@ class ElasticModel:
 
     def coriolis_matrix(self, x, xd, model: str = "reduced") -> np.ndarray:
         """Christoffel ``C(x, ẋ)`` of the elastic system (springs excluded)."""
-        from ..algorithms.lagrange import coriolis_matrix
+        from ..algorithms.coriolis import coriolis_matrix
 
         x, xd = self._x(x, "x"), self._x(xd, "xd")
         if self._which(model) == "reduced":
