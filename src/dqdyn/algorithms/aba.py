@@ -141,7 +141,7 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     larger than memory; batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
     """
     if fext is None and out is None and GATE is not None:
-        r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba, {"contract"}), model.mi,
+        r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba), model.mi,
                  model.mf, model.nv, -1, q, v, tau, model._scratch)
         if type(r) is ND:
             return r

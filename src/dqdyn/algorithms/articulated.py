@@ -49,8 +49,8 @@ from .linalg import chol_factor, chol_solve
 from .newton_euler import joint_pose, rotation_matrix
 
 # the decorators of the articulated-body kernels (aba, hybrid, minverse import them from here)
-njit = kernel(error_model="numpy", fastmath={"contract"})
-pjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
+njit = kernel(error_model="numpy")
+pjit = kernel(parallel=True, error_model="numpy")
 ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
 
 SINGULAR = 2000  # + body index: the articulated inertia seen by a joint is singular

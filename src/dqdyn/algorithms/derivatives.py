@@ -102,8 +102,8 @@ from .boundary import (
 from .linalg import chol_factor, chol_solve
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
-fjit = kernel(error_model="numpy", fastmath={"contract"})
-fpjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
+fjit = kernel(error_model="numpy")
+fpjit = kernel(parallel=True, error_model="numpy")
 ijit = fjit  # (helpers: LLVM inlines them; see dqdyn._jit)
 
 #: status of aba_derivatives when the mass matrix is not positive definite

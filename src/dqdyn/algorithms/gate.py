@@ -61,18 +61,18 @@ GATE_SIG = nb.types.int64(
 _GATED = {}  # the compiled cfuncs (kept alive: the gate holds only their addresses)
 
 
-def gate_address(namespace: dict, name: str, body, fastmath=False) -> int:
-    """Compile (or load from numba's disk cache) ``body`` as a C-callable kernel of signature
+def gate_address(namespace: dict, name: str, body) -> int:
+    """Compile (or load from dqdyn's kernel cache) ``body`` as a C-callable kernel of signature
     :data:`GATE_SIG`, store its address in ``namespace[name]`` and return it.
 
     The public functions' single-state fast paths call ``GATE(namespace[name] or
     gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
     buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
-    the dispatcher path.  ``fastmath``: the flags of the calling module's kernels (the inlined
-    recursion is then compiled as in the batch kernels, so single and batched results agree to
-    the bit).
+    the dispatcher path.  No kernel of dqdyn uses fast-math flags (not even FMA contraction):
+    LLVM inlines the recursion differently into this function and into a batch kernel, and only
+    strict IEEE arithmetic makes single and batched results agree to the bit whatever it inlines.
     """
-    fn = cfunc(GATE_SIG, body, error_model="numpy", fastmath=fastmath)
+    fn = cfunc(GATE_SIG, body, error_model="numpy")
     _GATED[body] = fn
     namespace[name] = fn.address
     return fn.address

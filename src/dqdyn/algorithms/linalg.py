@@ -11,7 +11,7 @@ import math
 
 from .._jit import kernel
 
-njit = kernel(error_model="numpy", fastmath={"contract"})
+njit = kernel(error_model="numpy")
 
 
 @njit

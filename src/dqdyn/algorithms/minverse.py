@@ -492,7 +492,7 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     """
     nv = model.nv
     if GATE is not None:
-        r = GATE(_MINV_C or gate_address(globals(), "_MINV_C", _c_minv, {"contract"}), model.mi,
+        r = GATE(_MINV_C or gate_address(globals(), "_MINV_C", _c_minv), model.mi,
                  model.mf, nv, nv, q)
         if type(r) is ND:
             return r
