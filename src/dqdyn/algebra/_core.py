@@ -25,7 +25,11 @@ import numpy as np
 
 from .._jit import kernel
 
-jit = kernel(error_model="numpy")
+# Small helpers, inlined into their callers by numba at the IR level (cheap to inline, and an
+# ordinary call would reference-count every array view passed to it, in the innermost loops).
+# The algorithms' cores (ne_core, crba_core, hybrid_kernel, …) are ordinary kernels instead,
+# compiled once and called: see dqdyn._jit.
+jit = kernel(inline="always", error_model="numpy")
 
 
 # --------------------------------------------------------------------------- quaternions

@@ -51,7 +51,7 @@ from .newton_euler import joint_pose, rotation_matrix
 # the decorators of the articulated-body kernels (aba, hybrid, minverse import them from here)
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
-ijit = njit  # small helpers: ordinary kernels, which LLVM inlines into their callers
+ijit = kernel(inline="always", error_model="numpy")  # small helpers, inlined at the IR level
 
 SINGULAR = 2000  # + body index: the articulated inertia seen by a joint is singular
 

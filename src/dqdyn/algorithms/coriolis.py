@@ -79,7 +79,7 @@ pjit = kernel(parallel=True)
 _empty = np.empty  # (a module global: one dictionary lookup less per fast-path call)
 
 
-@jit
+@njit  # (an algorithm core: compiled once, called)
 def coriolis_core(mi, mf, q, v, ws, C):
     """``C = C(q, v)`` (zeroed here), Christoffel-consistent, in F_0 (module docstring).
 

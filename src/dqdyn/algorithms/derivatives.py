@@ -104,7 +104,7 @@ from .linalg import chol_factor, chol_solve
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy")
 fpjit = kernel(parallel=True, error_model="numpy")
-ijit = fjit  # (helpers: LLVM inlines them; see dqdyn._jit)
+ijit = kernel(inline="always", error_model="numpy")  # small helpers, inlined at the IR level
 
 #: status of aba_derivatives when the mass matrix is not positive definite
 SINGULAR_M = 3000
