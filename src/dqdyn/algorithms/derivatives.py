@@ -102,8 +102,8 @@ from .boundary import (
 from .linalg import chol_factor, chol_solve
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
-fjit = kernel(error_model="numpy")
-fpjit = kernel(parallel=True, error_model="numpy")
+fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
+fpjit = kernel(parallel=True, error_model="numpy", fastmath={"contract"})
 ijit = kernel(inline="always", error_model="numpy")  # small helpers, inlined at the IR level
 
 #: status of aba_derivatives when the mass matrix is not positive definite
