@@ -30,7 +30,7 @@ import numba as nb
 import numpy as np
 
 from .. import errors
-from .actuators import k_actuator_scratch, k_eval
+from .actuators import k_eval
 from .lie import inline, k_normalize, k_pose_update, k_size_l_diff
 
 __all__ = [
@@ -124,12 +124,26 @@ def k_solve(A, b, x, n):
 
 
 @inline
-def k_workspace(n):
-    """Scratch of one solve for ``n`` actuators: ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, L, Lam,
-    H2, F, Hm, dl, th)``."""
-    rq, t, sb, nv, u, G, A3 = k_actuator_scratch()
-    return (np.empty(8), np.empty(8), np.empty(8), rq, t, sb, nv, u, G, A3,
-            np.empty(n), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty(n), np.empty((6, 6)), np.empty(6), np.empty(6))
+def k_workspace(n, square):
+    """Scratch of one solve for ``n`` actuators, the arguments of :func:`k_newton` after ``w``:
+    ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th)``.  The square case never
+    touches ``nv, G, A3, H2, Hm, dl`` (legs only, first derivatives only): they alias other
+    arrays instead of being allocated (a single square solve is the hot path of seed 001 §10.3)."""
+    eta = np.empty(8)
+    new = np.empty(8)
+    tmp = np.empty(8)
+    rq = np.empty(4)
+    t = np.empty(3)
+    sb = np.empty(3)
+    u = np.empty(3)
+    Lam = np.empty((n, 6))
+    F = np.empty(n)
+    th = np.empty(6)
+    if square:
+        nv, G, A3, H2, Hm, dl = sb, Lam, Lam, Lam.reshape((n, 6, 1)), Lam, th
+    else:
+        nv, G, A3, H2, Hm, dl = np.empty(3), np.empty((3, 3)), np.empty((3, 6)), np.empty((n, 6, 6)), np.empty((6, 6)), np.empty(6)
+    return eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th
 
 
 @inline
@@ -153,7 +167,7 @@ def k_gradient_hessian(Lam, H2, F, sign, gn, dl, Hm):
 
 
 @inline
-def k_newton(eta0, ell, geom, prm, square, out, w):
+def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th):
     """Newton--Raphson on the pose from ``eta0`` to the actuator values ``ell`` (seed 001 §10).
 
     ``square``: the step solves ``Λ θ = −(L − ℓ)`` (eq. 87); otherwise ``H θ = −δ`` (eqs. 88-90
@@ -161,7 +175,6 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
     :func:`k_workspace`.  Returns ``(status, iterations, max|L − ℓ|, ½|L − ℓ|²)``; ``out`` holds
     the last iterate (sign: ``Q_0 ≥ 0``).
     """
-    eta, new, tmp, rq, t, sb, nv, u, G, A3, L, Lam, H2, F, Hm, dl, th = w
     tol = prm[0]
     ftol = prm[1]
     inv_l2 = prm[2]
@@ -179,11 +192,11 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
     res = 0.0
     loss = 0.0
     while True:
-        k_eval(eta, geom, order, L, Lam, H2, rq, t, sb, nv, u, G, A3)
+        k_eval(eta, geom, order, F, Lam, H2, rq, t, sb, nv, u, G, A3)  # F = L(η)
         res = 0.0
         loss = 0.0
         for k in range(n):
-            f = L[k] - ell[k]
+            f = F[k] - ell[k]
             F[k] = f
             loss += 0.5 * f * f
             if not (abs(f) <= res):  # also catches NaN
@@ -223,7 +236,7 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
 @njit
 def fk_solve(eta0, ell, geom, prm, square, out):  # pragma: no cover - compiled
     """One solve (:func:`k_newton`); returns ``(status, iterations, residual, loss)``."""
-    return k_newton(eta0, ell, geom, prm, square, out, k_workspace(geom.shape[0]))
+    return k_newton(eta0, ell, geom, prm, square, out, *k_workspace(geom.shape[0], square))
 
 
 @njit
@@ -246,9 +259,9 @@ def fk_batch(eta0, ell, geom, prm, square, out, status, iters, res, loss, nchunk
     n = geom.shape[0]
     nchunk = max(1, min(N, nchunk))
     for c in nb.prange(nchunk):
-        w = k_workspace(n)
+        w = k_workspace(n, square)
         for b in range(c * N // nchunk, (c + 1) * N // nchunk):
-            s, i, r, lo = k_newton(eta0[b], ell[b], geom, prm, square, out[b], w)
+            s, i, r, lo = k_newton(eta0[b], ell[b], geom, prm, square, out[b], *w)
             status[b] = s
             iters[b] = i
             res[b] = r
@@ -258,10 +271,10 @@ def fk_batch(eta0, ell, geom, prm, square, out, status, iters, res, loss, nchunk
 @njit
 def fk_track(eta0, ells, geom, prm, square, out, status, iters, res, loss):  # pragma: no cover - compiled
     """Tracking mode: the solution at sample ``k`` is the initial guess of sample ``k + 1``."""
-    w = k_workspace(geom.shape[0])
+    w = k_workspace(geom.shape[0], square)
     guess = eta0.copy()
     for b in range(ells.shape[0]):
-        s, i, r, lo = k_newton(guess, ells[b], geom, prm, square, out[b], w)
+        s, i, r, lo = k_newton(guess, ells[b], geom, prm, square, out[b], *w)
         status[b] = s
         iters[b] = i
         res[b] = r
@@ -278,7 +291,7 @@ def fk_global(guesses, start, ell, geom, prm, square, stop_first, out):  # pragm
     success before a failure, then the smallest residual (square) or loss); stop at the first
     success when ``stop_first``.  Returns ``(status, iterations, residual, loss, runs)`` of the
     kept run."""
-    w = k_workspace(geom.shape[0])
+    w = k_workspace(geom.shape[0], square)
     cand = np.empty(8)
     best = np.inf
     best_s = MAXITER
@@ -288,7 +301,7 @@ def fk_global(guesses, start, ell, geom, prm, square, stop_first, out):  # pragm
     runs = 0
     ng = guesses.shape[0]
     for j in range(ng):
-        s, i, r, lo = k_newton(guesses[(start + j) % ng], ell, geom, prm, square, cand, w)
+        s, i, r, lo = k_newton(guesses[(start + j) % ng], ell, geom, prm, square, cand, *w)
         runs += 1
         crit = r if square else lo
         if (s == OK and best_s != OK) or ((s == OK) == (best_s == OK) and crit < best):
