@@ -124,21 +124,19 @@ def k_solve(A, b, x, n):
 
 
 @inline
+def k_square_workspace(n):
+    """Scratch a square solve uses: ``(eta, new, tmp, rq, t, sb, u, Lam, F, th)``."""
+    return (np.empty(8), np.empty(8), np.empty(8), np.empty(4), np.empty(3), np.empty(3), np.empty(3),
+            np.empty((n, 6)), np.empty(n), np.empty(6))
+
+
+@inline
 def k_workspace(n, square):
-    """Scratch of one solve for ``n`` actuators, the arguments of :func:`k_newton` after ``w``:
+    """Scratch of one solve for ``n`` actuators, the arguments of :func:`k_newton` after ``out``:
     ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th)``.  The square case never
-    touches ``nv, G, A3, H2, Hm, dl`` (legs only, first derivatives only): they alias other
-    arrays instead of being allocated (a single square solve is the hot path of seed 001 §10.3)."""
-    eta = np.empty(8)
-    new = np.empty(8)
-    tmp = np.empty(8)
-    rq = np.empty(4)
-    t = np.empty(3)
-    sb = np.empty(3)
-    u = np.empty(3)
-    Lam = np.empty((n, 6))
-    F = np.empty(n)
-    th = np.empty(6)
+    touches ``nv, G, A3, H2, Hm, dl`` (legs only, first derivatives only): they alias other arrays
+    instead of being allocated."""
+    eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
     if square:
         nv, G, A3, H2, Hm, dl = sb, Lam, Lam, Lam.reshape((n, 6, 1)), Lam, th
     else:
@@ -241,8 +239,12 @@ def fk_solve(eta0, ell, geom, prm, square, out):  # pragma: no cover - compiled
 
 @njit
 def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
-    """One square solve (eq. 87); returns ``(status, iterations, residual)``."""
-    s, i, r, lo = fk_solve(eta0, ell, geom, prm, True, out)
+    """One square solve (eq. 87); returns ``(status, iterations, residual)``.  The hot path of
+    seed 001 §10.3: it allocates only what the square case uses and calls :func:`k_newton` directly."""
+    n = geom.shape[0]
+    eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
+    s, i, r, lo = k_newton(eta0, ell, geom, prm, True, out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,
+                           Lam.reshape((n, 6, 1)), F, Lam, th, th)
     return s, i, r
 
 
