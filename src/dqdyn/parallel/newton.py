@@ -31,8 +31,8 @@ import numpy as np
 
 from .._jit import kernel
 from .. import errors
-from .actuators import k_actuator_scratch, k_eval
-from .lie import inline, k_normalize, k_pose_update, k_size_l_diff
+from .actuators import C_OFF, k_eval, k_lam_row, k_leg
+from .lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff
 
 __all__ = [
     "OK", "MAXITER", "SINGULAR", "NONFINITE", "LOCALMIN", "STATUS",
@@ -125,12 +125,24 @@ def k_solve(A, b, x, n):
 
 
 @inline
-def k_workspace(n):
-    """Scratch of one solve for ``n`` actuators: ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, L, Lam,
-    H2, F, Hm, dl, th)``."""
-    rq, t, sb, nv, u, G, A3 = k_actuator_scratch()
-    return (np.empty(8), np.empty(8), np.empty(8), rq, t, sb, nv, u, G, A3,
-            np.empty(n), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty(n), np.empty((6, 6)), np.empty(6), np.empty(6))
+def k_square_workspace(n):
+    """Scratch a square solve uses: ``(eta, new, tmp, rq, t, sb, u, Lam, F, th)``."""
+    return (np.empty(8), np.empty(8), np.empty(8), np.empty(4), np.empty(3), np.empty(3), np.empty(3),
+            np.empty((n, 6)), np.empty(n), np.empty(6))
+
+
+@inline
+def k_workspace(n, square):
+    """Scratch of one solve for ``n`` actuators, the arguments of :func:`k_newton` after ``out``:
+    ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th)``.  The square case never
+    touches ``nv, G, A3, H2, Hm, dl`` (legs only, first derivatives only): they alias other arrays
+    instead of being allocated."""
+    eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
+    if square:
+        nv, G, A3, H2, Hm, dl = sb, Lam, Lam, Lam.reshape((n, 6, 1)), Lam, th
+    else:
+        nv, G, A3, H2, Hm, dl = np.empty(3), np.empty((3, 3)), np.empty((3, 6)), np.empty((n, 6, 6)), np.empty((6, 6)), np.empty(6)
+    return eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th
 
 
 @inline
@@ -154,7 +166,7 @@ def k_gradient_hessian(Lam, H2, F, sign, gn, dl, Hm):
 
 
 @inline
-def k_newton(eta0, ell, geom, prm, square, out, w):
+def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th):
     """Newton--Raphson on the pose from ``eta0`` to the actuator values ``ell`` (seed 001 §10).
 
     ``square``: the step solves ``Λ θ = −(L − ℓ)`` (eq. 87); otherwise ``H θ = −δ`` (eqs. 88-90
@@ -162,7 +174,6 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
     :func:`k_workspace`.  Returns ``(status, iterations, max|L − ℓ|, ½|L − ℓ|²)``; ``out`` holds
     the last iterate (sign: ``Q_0 ≥ 0``).
     """
-    eta, new, tmp, rq, t, sb, nv, u, G, A3, L, Lam, H2, F, Hm, dl, th = w
     tol = prm[0]
     ftol = prm[1]
     inv_l2 = prm[2]
@@ -180,11 +191,19 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
     res = 0.0
     loss = 0.0
     while True:
-        k_eval(eta, geom, order, L, Lam, H2, rq, t, sb, nv, u, G, A3)
+        if square:  # legs only, first order: the leg kernels directly (k_eval's generality costs
+            # ~1 µs of a ~3.5 µs Stewart solve, seed 001 §10.3's timing)
+            k_rot_trans(eta, rq, t)
+            for k in range(n):
+                row = geom[k]
+                F[k] = k_leg(rq, t, row, sb, u) + row[C_OFF]
+                k_lam_row(row, u, Lam[k])
+        else:
+            k_eval(eta, geom, order, F, Lam, H2, rq, t, sb, nv, u, G, A3)  # F = L(η)
         res = 0.0
         loss = 0.0
         for k in range(n):
-            f = L[k] - ell[k]
+            f = F[k] - ell[k]
             F[k] = f
             loss += 0.5 * f * f
             if not (abs(f) <= res):  # also catches NaN
@@ -224,13 +243,17 @@ def k_newton(eta0, ell, geom, prm, square, out, w):
 @njit
 def fk_solve(eta0, ell, geom, prm, square, out):  # pragma: no cover - compiled
     """One solve (:func:`k_newton`); returns ``(status, iterations, residual, loss)``."""
-    return k_newton(eta0, ell, geom, prm, square, out, k_workspace(geom.shape[0]))
+    return k_newton(eta0, ell, geom, prm, square, out, *k_workspace(geom.shape[0], square))
 
 
 @njit
 def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
-    """One square solve (eq. 87); returns ``(status, iterations, residual)``."""
-    s, i, r, lo = fk_solve(eta0, ell, geom, prm, True, out)
+    """One square solve (eq. 87); returns ``(status, iterations, residual)``.  The hot path of
+    seed 001 §10.3: it allocates only what the square case uses and calls :func:`k_newton` directly."""
+    n = geom.shape[0]
+    eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
+    s, i, r, lo = k_newton(eta0, ell, geom, prm, True, out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,
+                           Lam.reshape((n, 6, 1)), F, Lam, th, th)
     return s, i, r
 
 
@@ -247,9 +270,9 @@ def fk_batch(eta0, ell, geom, prm, square, out, status, iters, res, loss, nchunk
     n = geom.shape[0]
     nchunk = max(1, min(N, nchunk))
     for c in nb.prange(nchunk):
-        w = k_workspace(n)
+        w = k_workspace(n, square)
         for b in range(c * N // nchunk, (c + 1) * N // nchunk):
-            s, i, r, lo = k_newton(eta0[b], ell[b], geom, prm, square, out[b], w)
+            s, i, r, lo = k_newton(eta0[b], ell[b], geom, prm, square, out[b], *w)
             status[b] = s
             iters[b] = i
             res[b] = r
@@ -259,10 +282,10 @@ def fk_batch(eta0, ell, geom, prm, square, out, status, iters, res, loss, nchunk
 @njit
 def fk_track(eta0, ells, geom, prm, square, out, status, iters, res, loss):  # pragma: no cover - compiled
     """Tracking mode: the solution at sample ``k`` is the initial guess of sample ``k + 1``."""
-    w = k_workspace(geom.shape[0])
+    w = k_workspace(geom.shape[0], square)
     guess = eta0.copy()
     for b in range(ells.shape[0]):
-        s, i, r, lo = k_newton(guess, ells[b], geom, prm, square, out[b], w)
+        s, i, r, lo = k_newton(guess, ells[b], geom, prm, square, out[b], *w)
         status[b] = s
         iters[b] = i
         res[b] = r
@@ -279,7 +302,7 @@ def fk_global(guesses, start, ell, geom, prm, square, stop_first, out):  # pragm
     success before a failure, then the smallest residual (square) or loss); stop at the first
     success when ``stop_first``.  Returns ``(status, iterations, residual, loss, runs)`` of the
     kept run."""
-    w = k_workspace(geom.shape[0])
+    w = k_workspace(geom.shape[0], square)
     cand = np.empty(8)
     best = np.inf
     best_s = MAXITER
@@ -289,7 +312,7 @@ def fk_global(guesses, start, ell, geom, prm, square, stop_first, out):  # pragm
     runs = 0
     ng = guesses.shape[0]
     for j in range(ng):
-        s, i, r, lo = k_newton(guesses[(start + j) % ng], ell, geom, prm, square, cand, w)
+        s, i, r, lo = k_newton(guesses[(start + j) % ng], ell, geom, prm, square, cand, *w)
         runs += 1
         crit = r if square else lo
         if (s == OK and best_s != OK) or ((s == OK) == (best_s == OK) and crit < best):
