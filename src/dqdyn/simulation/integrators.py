@@ -91,6 +91,10 @@ def implicit_midpoint(model, accel: Accel, t: float, q, v, dt: float, *, tol: fl
         p1 = p0 + dt * (Mm @ am + (Cm + Cm.T) @ vm)
         vm_new = np.linalg.solve(Mm, 0.5 * (p0 + p1))
         err = np.max(np.abs(vm_new - vm), initial=0.0)
+        if not np.isfinite(err):
+            raise ConvergenceError(
+                f"implicit_midpoint: the fixed-point iteration diverged at t = {t:.6g} s; "
+                f"dt = {dt:g} is too large for the fastest motion of the system (reduce dt)")
         vm = vm_new
         scale = 1.0 + np.max(np.abs(vm), initial=0.0)
         if err <= tol * scale or (err <= 1e-9 * scale and err >= 0.5 * prev):
