@@ -419,14 +419,19 @@ def test_missing_inertial_warns_only_when_it_matters():
         load_urdf(doc)
     assert len([w for w in rec if "no <inertial>" in str(w.message)]) == 1
     # massless root (fixed base), massless link fixed to a massive one, massless intermediate
-    # body with a massive child: no warning
+    # body with a massive child turning about another axis (M non-singular): no warning
     doc = urdf(link("base", mass=None) + link("mid", mass=None) + link("a") + link("f", mass=None)
-               + joint("j1", "base", "mid") + joint("j2", "mid", "a")
+               + joint("j1", "base", "mid") + joint("j2", "mid", "a", axis="1 0 0")
                + joint("jf", "a", "f", type="fixed"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m = load_urdf(doc)
     assert m.mass[1] == 0.0 and m.mass[2] == 1.0
+    # the same with both joints about z: the child's inertia about z is all j2's, M is singular
+    # (aba raises SingularError) -> warned at load time (issue 15)
+    doc_z = doc.replace('<axis xyz="1 0 0"/>', '<axis xyz="0 0 1"/>')
+    with pytest.warns(UserWarning, match=r"link 'mid' has no <inertial>.*singular"):
+        load_urdf(doc_z)
     # a massless body whose fixed child has an inertial is fine too
     doc = urdf(link("base") + link("a", mass=None) + link("f") + joint("j1", "base", "a")
                + joint("jf", "a", "f", type="fixed", xyz="0.1 0 0"))

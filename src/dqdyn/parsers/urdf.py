@@ -683,6 +683,7 @@ def _unique(base: str, taken) -> str:
 def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> None:
     """Warn about links without <inertial> heading a massless subtree of a joint that owns v."""
     n = model.nbodies
+    suspects: list[tuple[str, str]] = []  # (link without <inertial>, joint moving it)
     sub_mass = np.array(model.mass, dtype=float)
     sub_rot = np.array([np.abs(model.inertia[i]).sum() for i in range(n + 1)])
     for i in range(n, 0, -1):
@@ -693,23 +694,14 @@ def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> 
         if model.joint_nv[i] == 0:
             continue
         if sub_mass[i] > 0 or sub_rot[i] > 0:
-            # the subtree has inertia, the moving body itself none: aba is singular when the
+            # the subtree has inertia, the moving body itself none: M(q) is singular when the
             # joints below take all of it off this joint's motion (e.g. a child revolute joint
-            # about the same axis); say so at load time rather than at the first aba call
-            if model.mass[i] > 0 or np.abs(model.inertia[i]).sum() > 0:
-                continue
-            body = model.body_names[i]
-            for link in lump.get(body, [body]):
-                if not has_inertial.get(link, True):
-                    warnings.warn(
-                        f"URDF {label}: link {link!r} has no <inertial> (massless) and is moved "
-                        f"by joint {model.joint_names_all[i]!r}: forward dynamics (aba) is "
-                        "singular unless the bodies below carry inertia along that joint's "
-                        "motion; give the link an <inertial> if it has mass",
-                        UserWarning,
-                        stacklevel=3,
-                    )
-                    break
+            # about the same axis); checked below on M, at load time rather than at first aba
+            if model.mass[i] == 0 and np.abs(model.inertia[i]).sum() == 0:
+                body = model.body_names[i]
+                bare = [ln for ln in lump.get(body, [body]) if not has_inertial.get(ln, True)]
+                if bare:
+                    suspects.append((bare[0], model.joint_names_all[i]))
             continue
         body = model.body_names[i]
         for link in lump.get(body, [body]):
@@ -721,6 +713,29 @@ def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> 
                     UserWarning,
                     stacklevel=3,
                 )
+    if suspects and _mass_matrix_singular(model):
+        for link, joint in suspects:
+            warnings.warn(
+                f"URDF {label}: link {link!r} has no <inertial> (massless), and the joint-space "
+                f"inertia matrix is singular (the bodies below joint {joint!r} carry no inertia "
+                "along its motion): forward dynamics (aba) will raise SingularError; give the "
+                "link an <inertial> if it has mass",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
+def _mass_matrix_singular(model: Model) -> bool:
+    """True when ``M(q)`` is singular at the neutral and at a random configuration (only called
+    for models with a massless moving link, so loading other models compiles nothing)."""
+    from ..algorithms.kinematics import neutral, random_configuration
+    from ..algorithms.lagrange import mass_matrix
+
+    for q in (neutral(model), random_configuration(model, seed=0)):
+        ev = np.linalg.eigvalsh(mass_matrix(model, q))
+        if ev.size == 0 or ev.min() > 1e-12 * max(1.0, ev.max()):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------- bundled models
