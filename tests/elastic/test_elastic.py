@@ -127,6 +127,7 @@ def _smooth_reference(q0, amp, w):
     return ref
 
 
+@pytest.mark.slow
 def test_feedback_linearisation_tracks_three_link(em3):
     """Spong's static feedback (exact model) on the reduced 3-link elastic arm."""
     ref = _smooth_reference(np.array([0.2, -0.3, 0.4]), np.array([0.3, 0.2, -0.25]),
