@@ -127,6 +127,7 @@ def _smooth_reference(q0, amp, w):
     return ref
 
 
+@pytest.mark.slow
 def test_feedback_linearisation_tracks_three_link(em3):
     """Spong's static feedback (exact model) on the reduced 3-link elastic arm."""
     ref = _smooth_reference(np.array([0.2, -0.3, 0.4]), np.array([0.3, 0.2, -0.25]),
@@ -134,8 +135,8 @@ def test_feedback_linearisation_tracks_three_link(em3):
     q, v, a, j, s = ref(0.0)
     r = em3.inverse_dynamics(q, v, a, j, s)
     ctrl = em3.feedback_linearizing_control(ref)
-    sol = em3.simulate(np.r_[q, r["theta"]], np.r_[v, r["theta_d"]], 2.0, ctrl,
-                       t_eval=np.linspace(0, 2, 201))
+    sol = em3.simulate(np.r_[q, r["theta"]], np.r_[v, r["theta_d"]], 1.0, ctrl,
+                       t_eval=np.linspace(0, 1, 101), rtol=1e-9, atol=1e-11)
     err = sol.x[:, :3] - np.array([ref(t)[0] for t in sol.t])
     assert np.sqrt(np.mean(err**2)) < 1e-6
 
@@ -214,3 +215,15 @@ def test_bad_joints(chain3):
         em.inverse_dynamics(*np.zeros((5, 3)))
     with pytest.raises(DqdynError, match="x"):
         em.mass_matrix(np.zeros(5))
+
+
+@pytest.mark.slow
+def test_feedback_linearisation_tracks_seven_dof_arm():
+    """Spong's static feedback on a 7-DoF elastic arm (xArm7 with its URDF gear ratios, exact
+    reduced model): RMS link tracking error below 1e-6 rad."""
+    from dqdyn.elastic.demo import elastic_arm7, tracking
+
+    em = elastic_arm7()
+    assert em.n == 7 and em.m == 7
+    t, q, qref, rms, _ = tracking(em, duration=1.0, n_out=101)
+    assert rms < 1e-6, rms

@@ -70,7 +70,7 @@ def tracking(em=None, duration=2.0, n_out=401):
     r = em.inverse_dynamics(q, v, a, j, s)
     ctrl = em.feedback_linearizing_control(ref)
     sol = em.simulate(np.r_[q, r["theta"]], np.r_[v, r["theta_d"]], duration, ctrl,
-                      t_eval=np.linspace(0.0, duration, n_out))
+                      t_eval=np.linspace(0.0, duration, n_out), rtol=1e-9, atol=1e-11)
     qref = np.array([ref(t)[0] for t in sol.t])
     err = sol.x[:, : em.n] - qref
     return sol.t, sol.x[:, : em.n], qref, float(np.sqrt(np.mean(err**2))), sol

@@ -33,9 +33,12 @@ _I = np.array([0, 0, 1, 0, 1, 2])
 _J = np.array([0, 1, 0, 2, 1, 0])
 
 
+_F = np.array([[1.0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]])
+
+
 def _fold(r):
     """Sum the six pair products into the three orders."""
-    return np.stack([r[0], r[1] + r[2], r[3] + r[4] + r[5]])
+    return (_F @ r.reshape(6, -1)).reshape((3,) + r.shape[1:])
 
 
 def _matvec(R, v):
