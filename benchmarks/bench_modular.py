@@ -1,15 +1,15 @@
 """Modular (interconnection-graph) inverse dynamics of the 38-DoF, 9-subsystem robot against the
 monolithic ``rnea``, in one run.
 
-    python benchmarks/bench_modular.py [--quick]
+    python benchmarks/bench_modular.py [--quick] [--compiled]
 
 Contenders (one state per call, interleaved A/B, median µs; ratios against monolithic
 ``dqdyn.rnea`` measured in the same rounds):
 
-* ``graph.rnea`` — the fused compiled path (:func:`graph_rnea_kernel`: 9 dqNE calls for the
-  twists + 3 more with the successors' wrenches, one Python → numba call);
-* ``graph._rnea_one`` — the same sweeps orchestrated from Python (one numba call per step; the
-  path black boxes take);
+* ``graph.rnea`` — the lean sweeps orchestrated from Python (9 dqNE calls for the twists + 3
+  more with the successors' wrenches, plus 5 small compiled calls per connection);
+* ``graph.rnea(compiled=True)`` (with ``--compiled``) — the same sweeps in one compiled call
+  (``_graph_kernel.graph_rnea_kernel``; compiles on first use);
 * ``graph.evaluate`` — the full A̲ (38 × 9 wrench blocks) on a fresh state (no cache hits);
 * ``graph.evaluate`` — the same state again (every W_i cached: only the Γ̊ blocks rebuilt).
 
@@ -38,6 +38,7 @@ from dqdyn.reproduce.routes import tree38_graph
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--compiled", action="store_true", help="also time rnea(compiled=True)")
     args = ap.parse_args(argv)
     rounds = 5 if args.quick else 15
     m = robots.tree38()
@@ -55,10 +56,12 @@ def main(argv=None):
 
     mono = lambda: dqdyn.rnea(m, q, v, a)
     rows = []
-    for label, fn in (("graph.rnea (fused kernel)", lambda: g.rnea(qg, vg, ag)),
-                      ("graph._rnea_one (Python sweeps)", lambda: g._rnea_one(qg, vg, ag, None)),
-                      ("graph.evaluate, A̲, fresh state", fresh),
-                      ("graph.evaluate, A̲, cached W_i", lambda: g.evaluate(qg, vg, ag))):
+    cont = [("graph.rnea (Python sweeps)", lambda: g.rnea(qg, vg, ag))]
+    if args.compiled:
+        cont.append(("graph.rnea(compiled=True)", lambda: g.rnea(qg, vg, ag, compiled=True)))
+    cont += [("graph.evaluate, A̲, fresh state", fresh),
+             ("graph.evaluate, A̲, cached W_i", lambda: g.evaluate(qg, vg, ag))]
+    for label, fn in cont:
         tg, tm = interleaved(fn, mono, rounds=rounds)
         rows.append({"contender": label, "graph (µs)": tg, "monolithic rnea (µs)": tm,
                      "ratio": tg / tm})

@@ -198,13 +198,13 @@ def test_bad_input_names_the_subsystem():
 
 
 def test_single_state_paths_agree():
-    """graph.rnea on one state: the fused compiled kernel (model subsystems only) and the Python
-    sweeps (taken when a black box is present) equal evaluate() and the monolithic model."""
+    """graph.rnea on one state (the lean Python sweeps, also with a black box) equals
+    evaluate() and the monolithic model."""
     g = _graph()
     q, v, a = _state(g.nq, 11)
     ref = dqdyn.rnea(g.build(), q, v, a)
     np.testing.assert_allclose(g.rnea(q, v, a), ref, atol=1e-11)
-    np.testing.assert_allclose(g._rnea_one(q, v, a, None), ref, atol=1e-11)
+    np.testing.assert_allclose(g.evaluate(q, v, a).tau, ref, atol=1e-11)
     sb = g.slices("b")[1]
     box = ModelBlackBox(g._nodes["b"].model, (q[sb], v[sb], a[sb]), g.gravity)
     g.replace("b", box)
@@ -212,3 +212,12 @@ def test_single_state_paths_agree():
     np.testing.assert_allclose(g.rnea(q[keep], v[keep], a[keep]), ref[keep], atol=1e-11)
     with pytest.raises(ShapeError, match="entries"):
         g.rnea(q, v, a)
+
+
+@pytest.mark.slow
+def test_compiled_kernel_equals_monolithic():
+    """rnea(compiled=True): the fused kernel (compiles on first use)."""
+    g = _graph()
+    q, v, a = _state(g.nq, 12)
+    np.testing.assert_allclose(g.rnea(q, v, a, compiled=True), dqdyn.rnea(g.build(), q, v, a),
+                               atol=1e-11)

@@ -43,3 +43,11 @@ def test_tree38_blackbox_recorded_from_mujoco():
     assert r.extra["interpolation_error"] < 1e-6  # 200 Hz cubic spline of a smooth wrench
     assert r.extra["wrench_mj_vs_dqdyn"] < 1e-5  # MuJoCo's cfrc_int = dqdyn's ζ_a
     assert r.extra["tau_vs_graph"] < 1e-5
+
+
+def test_cli_reproduce_list(capsys):
+    from dqdyn.cli import main
+
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 5.1" in out and "tree38_blackbox" in out and "unpublished" in out

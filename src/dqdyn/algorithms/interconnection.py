@@ -54,10 +54,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-import numba as nb
 import numpy as np
 
-from ..algebra._core import ad6, ad6_inv, dq_mul
 from ..algebra._core import ad6 as _ad6
 from ..algebra._core import ad6_inv as _ad6_inv
 from ..algebra._core import dq_mul as _dq_mul
@@ -75,78 +73,14 @@ from ..multibody.builders import ModelBuilder
 from ..multibody.joints import FIXED, JOINT_TYPE_NAMES
 from ..multibody.model import Model
 from .boundary import raise_status
-from .kinematics import _resolve_frame, fk_kernel, forward_kinematics, twist_jacobian
+from .kinematics import _resolve_frame, forward_kinematics, twist_jacobian
 from .kinematics import fk_kernel as _fk
-from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, ne_core, newton_euler
+from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, newton_euler
 from .newton_euler import ne_core as _ne_core
 
 _NOF = np.empty((0, 6))
 
 
-@nb.njit(cache=True)
-def _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, use_f, WS, TAUE):
-    """One dqNE call of vertex ``k`` (the single call site of the inlined ``ne_core``)."""
-    r0, nb1, qe0, nqe, ve0, nve, w0 = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 10]
-    f = F[r0:r0 + nb1] if use_f else F[0:0]
-    return ne_core(MI[r0:r0 + nb1], MF[r0:r0 + nb1], g, QE[qe0:qe0 + nqe], VE[ve0:ve0 + nve],
-                   AE[ve0:ve0 + nve], f, WS[w0:w0 + nb1 + NSCRATCH], TAUE[ve0:ve0 + nve])
-
-
-@nb.njit(cache=True)
-def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, QE, VE, AE, WS, X, F, TAUE, ZB, tau):
-    """The lean modular dqNE of :meth:`InterconnectionGraph.rnea` for graphs of model
-    subsystems, in one compiled call (thesis eqs. 5.8–5.11).  Vertices in depth-first order
-    (a predecessor before its successors); per vertex ``k`` the int row ``N[k]`` =
-    ``[parent, body in parent, mi/mf/X/F row, nb1, qe, nqe, ve/ae/τₑ, nve, q, v, ws row, nkids]``;
-    ``TOA[k]`` = pose of its connection frame in that body, ``OFF[k]`` = that body's CoM offset
-    pose.  Returns 0 or (status, vertex) packed as ``status * 1000 + k + 1``."""
-    ns = N.shape[0]
-    tb = np.empty(6)
-    for k in range(ns):  # root → leaves
-        p, body, r0, nb1 = N[k, 0], N[k, 1], N[k, 2], N[k, 3]
-        qe0, nqe, ve0, nve, q0, v0 = N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8], N[k, 9]
-        if p < 0:
-            for i in range(8):
-                QE[qe0 + i] = TOA[k, i]
-            for i in range(6):
-                VE[ve0 + i] = 0.0
-                AE[ve0 + i] = 0.0
-        else:
-            pw, px = N[p, 10], N[p, 2]
-            ad6(OFF[k], WS[pw + body, W_XI:W_XI + 6], tb)
-            ad6_inv(TOA[k], tb, VE[ve0:ve0 + 6])
-            ad6(OFF[k], WS[pw + body, W_XID:W_XID + 6], tb)
-            ad6_inv(TOA[k], tb, AE[ve0:ve0 + 6])
-            dq_mul(X[px + body], TOA[k], QE[qe0:qe0 + 8])
-        for i in range(nqe - 8):
-            QE[qe0 + 8 + i] = q[q0 + i]
-        for i in range(nve - 6):
-            VE[ve0 + 6 + i] = v[v0 + i]
-            AE[ve0 + 6 + i] = a[v0 + i]
-        st = _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, False, WS, TAUE)
-        if st != 0:
-            return st * 1000 + k + 1
-        if N[k, 11] > 0:
-            fk_kernel(MI[r0:r0 + nb1], MF[r0:r0 + nb1], QE[qe0:qe0 + nqe], X[r0:r0 + nb1])
-    for k in range(ns - 1, -1, -1):  # leaves → root
-        r0, nb1, ve0, nve, w0 = N[k, 2], N[k, 3], N[k, 6], N[k, 7], N[k, 10]
-        if N[k, 11] > 0:
-            for i in range(r0, r0 + nb1):
-                for c in range(6):
-                    F[i, c] = 0.0
-            for j in range(k + 1, ns):
-                if N[j, 0] == k:
-                    ad6(TOA[j], ZB[j], tb)  # ζ_b at the body origin, body axes
-                    for c in range(6):
-                        F[r0 + N[j, 1], c] -= tb[c]  # the successor pushes back
-            st = _graph_ne(MI, MF, g, N, k, QE, VE, AE, F, True, WS, TAUE)
-            if st != 0:
-                return st * 1000 + k + 1
-        for c in range(6):
-            ZB[k, c] = WS[w0 + 1, W_ZETA + c]
-        for i in range(nve - 6):
-            tau[N[k, 9] + i] = TAUE[ve0 + 6 + i]
-    return 0
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
@@ -689,16 +623,18 @@ class InterconnectionGraph:
                            connection_poses=XA, connection_twists=TA,
                            connection_twist_derivatives=DA, connection_wrenches=Z)
 
-    def rnea(self, q, v, a, t=None) -> np.ndarray:
+    def rnea(self, q, v, a, t=None, *, compiled: bool = False) -> np.ndarray:
         """Generalized forces of the model subsystems (composite layout), modular dqNE.
 
         One state (1-D ``q``): a lean path — per subsystem one compiled dqNE call for the twists
         and, for a subsystem with successors, one more with their connection wrenches as
         external wrenches (so ``τ_i`` is the projection of ``Γ̄_i = W_i + Σ Γ̊_{j,i}``), no A̲ and
-        no caching.  A batch: :meth:`evaluate`."""
+        no caching; orchestrated from Python, or with ``compiled=True`` (graphs of model
+        subsystems only) in one compiled call (:mod:`._graph_kernel`; its first use compiles it,
+        about a minute on a free core).  A batch: :meth:`evaluate`."""
         q = np.asarray(q, dtype=float)
         if q.ndim == 1 and np.ndim(v) == 1 and np.ndim(a) == 1 and np.ndim(t) == 0:
-            if all(n.model is not None for n in self._nodes.values()):
+            if compiled and all(n.model is not None for n in self._nodes.values()):
                 return self._rnea_fused(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float))
             return self._rnea_one(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float), t)
         return self.evaluate(q, v, a, t).tau
@@ -774,6 +710,8 @@ class InterconnectionGraph:
         d = self._fused()
         q, v, a = (np.require(x, np.float64, ["C", "W"]) for x in (q, v, a))
         tau = np.empty(self.nv)
+        from ._graph_kernel import graph_rnea_kernel
+
         st = graph_rnea_kernel(d["MI"], d["MF"], self.gravity, d["N"], d["TOA"], d["OFF"], q, v, a,
                                d["QE"], d["VE"], d["AE"], d["WS"], d["X"], d["F"], d["TAUE"],
                                d["ZB"], tau)
@@ -812,12 +750,12 @@ class InterconnectionGraph:
                 ws = b["ws"]
                 for j, body, to_a, off in kids:
                     tb, db = np.empty(6), np.empty(6)
-                    _ad6(off, ws[body, W_XI:W_XI + 6], tb)
-                    _ad6(off, ws[body, W_XID:W_XID + 6], db)
+                    _ad6(off, ws[body, W_XI:W_XI + 6].copy(), tb)  # (contiguous: numba's
+                    _ad6(off, ws[body, W_XID:W_XID + 6].copy(), db)  # fast dispatch)
                     _ad6_inv(to_a, tb, tb)
                     _ad6_inv(to_a, db, db)
                     xc = np.empty(8)
-                    _dq_mul(b["X"][body], to_a, xc)
+                    _dq_mul(b["X"][body].copy(), to_a, xc)
                     conn[j] = (xc, tb, db)
             else:
                 Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
