@@ -226,3 +226,24 @@ def test_simulate_view_serves_the_motion(capsys):
     assert main(["simulate", "--bundled", "two_link_arm", "--duration", "0.05", "--view", str(port),
                  "--view-seconds", "0.2"]) == 0
     assert f"127.0.0.1:{port}" in capsys.readouterr().out
+
+
+def test_parallel_robot_layer():
+    """A Stewart platform: the legs run from the base points to the attachment points at the pose."""
+    from dqdyn.parallel import stewart_6_6
+    from dqdyn.algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_angle
+
+    robot = stewart_6_6()
+    v = Viewer(None, port=_port())
+    try:
+        v.show_parallel(robot)
+        eta = pose_from_rt(quat_from_axis_angle(np.array([0.3, 0.2, 1.0]), 0.3), translation_of(robot.home) + [0.05, 0, 0.1])
+        v.update_parallel(eta)
+        legs = v.server.scene.get_handle_by_name("/parallel/legs")
+        P = np.asarray(legs.points, dtype=float)
+        ends = translation_of(eta) + robot.platform_points @ matrix_from_quat(eta[:4]).T
+        assert np.allclose(P[:, 0], robot.base_points, atol=1e-6) and np.allclose(P[:, 1], ends, atol=1e-6)
+        # the drawn leg lengths are the robot's own actuator values
+        assert np.allclose(np.linalg.norm(P[:, 1] - P[:, 0], axis=1), robot.lengths(eta), atol=1e-5)
+    finally:
+        v.close()

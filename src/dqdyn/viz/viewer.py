@@ -5,7 +5,9 @@ Scene graph: one node ``/robot/<body>`` per dqdyn body (the world is ``/robot/wo
 configuration update sends one pose per body.  Optional layers: body frames (axes), CoMs
 (spheres), body twists (arrows: angular velocity in red, linear velocity of the body origin in
 blue, world axes) and wrenches (force in green, torque in purple, at the body origins, world
-axes).  A trajectory gets a time slider and a play checkbox in the GUI panel.
+axes).  A trajectory gets a time slider and a play checkbox in the GUI panel.  Parallel robots
+(Stewart / Gough platforms, cable robots) are drawn by :meth:`Viewer.show_parallel`: platform,
+base points, and legs / cables as line segments.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class Viewer:
     Parameters
     ----------
     model:
-        A :class:`~dqdyn.Model`.
+        A :class:`~dqdyn.Model`, or None for a scene holding only parallel robots
+        (:meth:`show_parallel`).
     urdf, package_dirs:
         The URDF file the model came from: its ``<visual>`` meshes / primitives are drawn
         (``package://`` through ``package_dirs`` then ``ROS_PACKAGE_PATH``).
@@ -56,8 +59,9 @@ class Viewer:
         viser = _viser()
         self.model = model
         self.server = viser.ViserServer(host=host, port=port, verbose=verbose)
-        self.server.gui.configure_theme(control_layout="collapsible", show_logo=False,
-                                        show_share_button=False)
+        self.server.gui.configure_theme(show_logo=False, show_share_button=False)
+        if model is None:  # a scene for parallel robots only (show_parallel)
+            visuals = []
         if isinstance(visuals, str):
             vis: list[Visual] = []
             if visuals == "auto" and urdf is not None:
@@ -73,13 +77,13 @@ class Viewer:
         self.visuals = vis
         self.server.scene.add_grid("/grid", width=4, height=4, cell_size=0.25)
         self.link_nodes = {}
-        for i in range(0, model.nbodies + 1):
+        for i in range(0, model.nbodies + 1 if model is not None else 0):
             name = f"/robot/{model.body_names[i]}"
             self.link_nodes[model.body_names[i]] = self.server.scene.add_frame(
                 name, show_axes=show_frames, axes_length=0.08, axes_radius=0.004)
         self.visual_nodes = [self._add_visual(f"/robot/{model.body_names[v.body]}/visual_{k}", v)
                              for k, v in enumerate(vis)]
-        if show_coms:
+        if show_coms and model is not None:
             for i in range(1, model.nbodies + 1):
                 if model.mass[i] > 0:
                     self.server.scene.add_icosphere(f"/robot/{model.body_names[i]}/com", radius=0.02,
@@ -90,9 +94,10 @@ class Viewer:
         self._thread = None
         from ..algorithms.kinematics import neutral
 
-        self.q = neutral(model)
-        self.update(self.q)
-        self._aim_camera()
+        self.q = neutral(model) if model is not None else np.zeros(0)
+        if model is not None:
+            self.update(self.q)
+            self._aim_camera()
 
     def _aim_camera(self) -> None:
         """Point the initial camera at the robot (from the body origins at the neutral q)."""
@@ -176,6 +181,44 @@ class Viewer:
         o = translation_of(X)
         self._arrows("/wrenches/force", o, f, (40, 170, 60), scale)
         self._arrows("/wrenches/torque", o, t, (150, 60, 190), scale)
+
+    # ------------------------------------------------------------------- parallel robots
+    def show_parallel(self, robot, eta=None, *, name: str = "parallel") -> None:
+        """A parallel robot (:class:`~dqdyn.parallel.ParallelRobot`: Stewart / Gough platform or
+        cable robot) at end-effector pose ``eta`` (vec8; default ``robot.home``): the platform
+        (the convex hull of its attachment points, or spheres when they are collinear), the base
+        points, and the legs / cables as line segments from the base points to the attachment
+        points (for pulley cable robots, from the swivel points)."""
+        eta = np.asarray(robot.home if eta is None else eta, dtype=float)
+        r, s = robot.platform_points, robot.base_points
+        R, t = matrix_from_quat(eta[:4]), translation_of(eta)
+        sc = self.server.scene
+        self._parallel = getattr(self, "_parallel", {})
+        node = sc.add_frame(f"/{name}/platform", show_axes=True, axes_length=0.1, axes_radius=0.005,
+                            wxyz=tuple(eta[:4]), position=tuple(t))
+        try:
+            import trimesh
+
+            hull = trimesh.convex.convex_hull(np.vstack([r, r + [0, 0, -0.02]]))
+            sc.add_mesh_trimesh(f"/{name}/platform/plate", hull)
+        except Exception:  # collinear or coplanar-degenerate points: spheres only
+            pass
+        for k, p in enumerate(r):
+            sc.add_icosphere(f"/{name}/platform/r{k}", radius=0.02, color=(200, 60, 60), position=tuple(p))
+        for k, p in enumerate(s):
+            sc.add_icosphere(f"/{name}/base/s{k}", radius=0.025, color=(60, 60, 60), position=tuple(p))
+        ends = t + r @ R.T
+        segs = np.stack([s, ends], axis=1)
+        legs = sc.add_line_segments(f"/{name}/legs", segs, colors=(230, 140, 20), thickness=0.01)
+        self._parallel[name] = (robot, node, legs)
+
+    def update_parallel(self, eta, *, name: str = "parallel") -> None:
+        """Move the platform of :meth:`show_parallel` to ``eta``."""
+        robot, node, legs = self._parallel[name]
+        eta = np.asarray(eta, dtype=float)
+        R, t = matrix_from_quat(eta[:4]), translation_of(eta)
+        node.wxyz, node.position = tuple(eta[:4]), tuple(t)
+        legs.points = np.stack([robot.base_points, t + robot.platform_points @ R.T], axis=1).astype(np.float32)
 
     # ------------------------------------------------------------------------- trajectory
     def play(self, t, Q, *, loop: bool = True, autoplay: bool = False, fps: float = 60.0) -> None:
