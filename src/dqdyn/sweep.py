@@ -402,8 +402,8 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
               overwrite: bool = False, progress: bool = False, on_done=None) -> dict:
     """Fill the dataset ``path`` for ``spec``; resumes an existing one (module docstring).
 
-    ``client``: a ``distributed.Client`` (tasks run on its workers; the models are scattered to
-    every worker once), or ``None`` to run the tasks in this process.  ``max_chunks``: stop after
+    ``client``: a ``distributed.Client`` (tasks run on its workers; each model reaches a
+    worker once), or ``None`` to run the tasks in this process.  ``max_chunks``: stop after
     that many tasks (a later call continues).  ``on_done(k, j)`` is called in this process after
     each finished task.  Returns ``{"done", "total", "ran", "seconds"}``.
     """
@@ -430,7 +430,14 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
         else:
             from distributed import as_completed
 
-            futs = client.scatter(models, broadcast=True)
+            # each model goes to one worker; the others fetch it from there the first time a
+            # task needs it and keep it (once per worker, never per task)
+            try:
+                futs = client.scatter(models, hash=True, timeout=120)
+            except (OSError, TimeoutError) as e:
+                from .errors import SchedulerError
+
+                raise SchedulerError(f"could not send the models to the workers ({e})") from None
             tasks = [client.submit(sweep_task, path, sj, futs[k], k, j, pure=False,
                                    key=f"dqdyn-sweep-{k}-{j}-{spec.model_token[:8]}-{time.time_ns()}")
                      for k, j in todo]
