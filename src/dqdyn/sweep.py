@@ -330,6 +330,10 @@ def compute_chunk(model: Model, spec: SweepSpec, j: int, states: dict | None = N
     return out
 
 
+def _identity(x):
+    return x
+
+
 def _open(path: str):
     import zarr
 
@@ -430,14 +434,15 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
         else:
             from distributed import as_completed
 
-            # each model goes to one worker; the others fetch it from there the first time a
-            # task needs it and keep it (once per worker, never per task)
-            try:
-                futs = client.scatter(models, hash=True, timeout=120)
-            except (OSError, TimeoutError) as e:
-                from .errors import SchedulerError
+            from .distributed import model_token
 
-                raise SchedulerError(f"could not send the models to the workers ({e})") from None
+            # each model is one task that returns it: computed on one worker, fetched by the
+            # others the first time a chunk needs it and kept (once per worker, never per chunk);
+            # unlike scattered data it is recomputed if the worker holding it dies
+            toks = {id(m): "dqdyn-model-" + model_token(m) for m in models}
+            mf = {t: client.submit(_identity, m, key=t, pure=False) for m in models
+                  for t in [toks[id(m)]]}
+            futs = [mf[toks[id(m)]] for m in models]
             tasks = [client.submit(sweep_task, path, sj, futs[k], k, j, pure=False,
                                    key=f"dqdyn-sweep-{k}-{j}-{spec.model_token[:8]}-{time.time_ns()}")
                      for k, j in todo]
