@@ -33,8 +33,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import dqdyn  # noqa: E402
-from harness import print_table, write_results  # noqa: E402
+from harness import print_table, write_results
+
+import dqdyn
 
 
 def _panda():

@@ -32,7 +32,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -378,5 +379,16 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
     return tuple(res)
 
 
-__all__ = ["apply", "FUNCTIONS", "resolve", "configure", "connect", "local_cluster",
-           "NumbaThreads", "set_worker_threads", "model_delayed", "model_token", "call_block"]
+__all__ = [
+    "FUNCTIONS",
+    "NumbaThreads",
+    "apply",
+    "call_block",
+    "configure",
+    "connect",
+    "local_cluster",
+    "model_delayed",
+    "model_token",
+    "resolve",
+    "set_worker_threads",
+]

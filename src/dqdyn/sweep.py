@@ -316,7 +316,7 @@ def chunk_states(model: Model, spec: SweepSpec, j: int) -> dict:
 
 def compute_chunk(model: Model, spec: SweepSpec, j: int, states: dict | None = None) -> dict:
     """The quantities of chunk ``j`` under ``model`` (one batched call per function)."""
-    from .distributed import call_block, FUNCTIONS
+    from .distributed import FUNCTIONS, call_block
 
     st = states if states is not None else chunk_states(model, spec, j)
     cache, out = {}, {}
@@ -378,7 +378,7 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         return g
     g = zarr.open_group(path, mode="w")
     N, K, c = spec.states, spec.models, spec.chunk
-    mk = lambda name, shape, chunks, dtype="f8": g.create_array(  # noqa: E731
+    mk = lambda name, shape, chunks, dtype="f8": g.create_array(
         name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0)
     mk("q", (N, spec.nq), (c, spec.nq))
     mk("v", (N, spec.nv), (c, spec.nv))
@@ -463,8 +463,14 @@ class _Bar:
     def __init__(self, enabled, total, done):
         self.p = None
         if enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.p = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), TimeRemainingColumn())
@@ -582,6 +588,20 @@ def cmd_sweep(args) -> int:
     return 0 if r["done"] == r["total"] else 3
 
 
-__all__ = ["Perturbation", "perturb_model", "model_family", "with_inertia", "check_physical",
-           "evaluate_family", "QUANTITIES", "SweepSpec", "make_spec", "run_sweep", "pending",
-           "open_dataset", "chunk_states", "compute_chunk", "SweepMismatchError"]
+__all__ = [
+    "QUANTITIES",
+    "Perturbation",
+    "SweepMismatchError",
+    "SweepSpec",
+    "check_physical",
+    "chunk_states",
+    "compute_chunk",
+    "evaluate_family",
+    "make_spec",
+    "model_family",
+    "open_dataset",
+    "pending",
+    "perturb_model",
+    "run_sweep",
+    "with_inertia",
+]
