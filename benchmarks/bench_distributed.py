@@ -33,8 +33,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import dqdyn  # noqa: E402
-from harness import print_table, write_results  # noqa: E402
+from harness import print_table, write_results
+
+import dqdyn
 
 
 def _panda():
@@ -157,7 +158,7 @@ def main(argv=None):
         client = dd.connect(args.scheduler) if args.scheduler else dd.local_cluster(w)
         try:
             threads = sorted(set(client.run(dd._worker_threads).values()))
-            nw = len(client.scheduler_info()["workers"])
+            nw = len(client.run(os.getpid))
             # CPU the idle cluster burns per wall second (event loops, heartbeats, the
             # profiler thread): on a shared machine the wall time, hence this cost, is inflated
             c0 = _cpu_self() + sum(client.run(_cpu_self).values())

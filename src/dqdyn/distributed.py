@@ -32,7 +32,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -191,6 +192,7 @@ def configure(client, threads: int | None = None) -> dict:
     info = client.scheduler_info(n_workers=-1) if _accepts_n_workers(client) else client.scheduler_info()
     per_host = Counter(_host(a) for a in info["workers"])
     client.register_plugin(NumbaThreads(threads, per_host), name=NumbaThreads.name)
+    _CONFIGURED.add(client.id)
     return client.run(_worker_threads)
 
 
@@ -212,6 +214,7 @@ def local_cluster(n_workers: int | None = None, *, threads: int | None = None, *
     kwargs.setdefault("threads_per_worker", 1)
     cluster = LocalCluster(n_workers=n, processes=True, **kwargs)
     client = Client(cluster)
+    client.wait_for_workers(n)  # the per-host count of configure() needs them all
     configure(client, threads)
     return client
 
@@ -234,6 +237,23 @@ def connect(address: str, *, timeout: float = 10.0, threads: int | None = None):
         ) from None
     configure(client, threads)
     return client
+
+
+_CONFIGURED: set = set()
+
+
+def _configure_default_client() -> None:
+    """Install :class:`NumbaThreads` on the default ``distributed`` client, once per client
+    (a client made without :func:`local_cluster` / :func:`connect`)."""
+    try:
+        from distributed import default_client
+
+        c = default_client()
+    except (ImportError, ValueError):
+        return
+    if c.id not in _CONFIGURED:
+        _CONFIGURED.add(c.id)
+        configure(c)
 
 
 # ------------------------------------------------------------------------------ the graph
@@ -290,6 +310,7 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
 
     name = resolve(fn)
     spec = FUNCTIONS[name]
+    _configure_default_client()
     if not isinstance(model, Model):
         raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
     if len(arrays) != len(spec.inputs):
@@ -358,5 +379,16 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
     return tuple(res)
 
 
-__all__ = ["apply", "FUNCTIONS", "resolve", "configure", "connect", "local_cluster",
-           "NumbaThreads", "set_worker_threads", "model_delayed", "model_token", "call_block"]
+__all__ = [
+    "FUNCTIONS",
+    "NumbaThreads",
+    "apply",
+    "call_block",
+    "configure",
+    "connect",
+    "local_cluster",
+    "model_delayed",
+    "model_token",
+    "resolve",
+    "set_worker_threads",
+]

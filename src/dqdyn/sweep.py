@@ -316,7 +316,7 @@ def chunk_states(model: Model, spec: SweepSpec, j: int) -> dict:
 
 def compute_chunk(model: Model, spec: SweepSpec, j: int, states: dict | None = None) -> dict:
     """The quantities of chunk ``j`` under ``model`` (one batched call per function)."""
-    from .distributed import call_block, FUNCTIONS
+    from .distributed import FUNCTIONS, call_block
 
     st = states if states is not None else chunk_states(model, spec, j)
     cache, out = {}, {}
@@ -328,6 +328,10 @@ def compute_chunk(model: Model, spec: SweepSpec, j: int, states: dict | None = N
         r = cache[fname]
         out[k] = r if idx is None else r[idx]
     return out
+
+
+def _identity(x):
+    return x
 
 
 def _open(path: str):
@@ -374,7 +378,7 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         return g
     g = zarr.open_group(path, mode="w")
     N, K, c = spec.states, spec.models, spec.chunk
-    mk = lambda name, shape, chunks, dtype="f8": g.create_array(  # noqa: E731
+    mk = lambda name, shape, chunks, dtype="f8": g.create_array(
         name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0)
     mk("q", (N, spec.nq), (c, spec.nq))
     mk("v", (N, spec.nv), (c, spec.nv))
@@ -402,8 +406,8 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
               overwrite: bool = False, progress: bool = False, on_done=None) -> dict:
     """Fill the dataset ``path`` for ``spec``; resumes an existing one (module docstring).
 
-    ``client``: a ``distributed.Client`` (tasks run on its workers; the models are scattered to
-    every worker once), or ``None`` to run the tasks in this process.  ``max_chunks``: stop after
+    ``client``: a ``distributed.Client`` (tasks run on its workers; each model reaches a
+    worker once), or ``None`` to run the tasks in this process.  ``max_chunks``: stop after
     that many tasks (a later call continues).  ``on_done(k, j)`` is called in this process after
     each finished task.  Returns ``{"done", "total", "ran", "seconds"}``.
     """
@@ -430,7 +434,15 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
         else:
             from distributed import as_completed
 
-            futs = client.scatter(models, broadcast=True)
+            from .distributed import model_token
+
+            # each model is one task that returns it: computed on one worker, fetched by the
+            # others the first time a chunk needs it and kept (once per worker, never per chunk);
+            # unlike scattered data it is recomputed if the worker holding it dies
+            toks = {id(m): "dqdyn-model-" + model_token(m) for m in models}
+            mf = {t: client.submit(_identity, m, key=t, pure=False) for m in models
+                  for t in [toks[id(m)]]}
+            futs = [mf[toks[id(m)]] for m in models]
             tasks = [client.submit(sweep_task, path, sj, futs[k], k, j, pure=False,
                                    key=f"dqdyn-sweep-{k}-{j}-{spec.model_token[:8]}-{time.time_ns()}")
                      for k, j in todo]
@@ -451,8 +463,14 @@ class _Bar:
     def __init__(self, enabled, total, done):
         self.p = None
         if enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.p = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), TimeRemainingColumn())
@@ -570,6 +588,20 @@ def cmd_sweep(args) -> int:
     return 0 if r["done"] == r["total"] else 3
 
 
-__all__ = ["Perturbation", "perturb_model", "model_family", "with_inertia", "check_physical",
-           "evaluate_family", "QUANTITIES", "SweepSpec", "make_spec", "run_sweep", "pending",
-           "open_dataset", "chunk_states", "compute_chunk", "SweepMismatchError"]
+__all__ = [
+    "QUANTITIES",
+    "Perturbation",
+    "SweepMismatchError",
+    "SweepSpec",
+    "check_physical",
+    "chunk_states",
+    "compute_chunk",
+    "evaluate_family",
+    "make_spec",
+    "model_family",
+    "open_dataset",
+    "pending",
+    "perturb_model",
+    "run_sweep",
+    "with_inertia",
+]

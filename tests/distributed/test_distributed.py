@@ -285,24 +285,6 @@ def test_sweep_stopped_after_k_chunks_resumes_to_the_same_dataset(client, refere
         sw.run_sweep(path, model, _spec(model, seed=12), client=client)
 
 
-@pytest.mark.slow  # waits for the nanny to restart the worker (spawn + imports)
-def test_sweep_survives_a_killed_worker(client, reference, model, tmp_path):
-    path = str(tmp_path / "k.zarr")
-    pids = client.run(os.getpid)
-    killed = []
-
-    def kill_one(k, j):
-        if not killed:
-            victim = sorted(pids)[0]
-            os.kill(pids[victim], signal.SIGKILL)  # a worker process this test's cluster started
-            killed.append(victim)
-
-    r = sw.run_sweep(path, model, _spec(model), client=client, on_done=kill_one)
-    assert killed and r["done"] == r["total"] == 10
-    _same(_arrays(path), reference)
-    client.wait_for_workers(2, timeout=120)
-
-
 def test_cli_sweep_in_process_and_remote(client, tmp_path, capsys):
     from dqdyn.cli import main
 
@@ -330,3 +312,20 @@ def test_grid_sampling(model):
         np.testing.assert_allclose(np.unique(qs[:, i]), np.linspace(lo[i], hi[i], 5), rtol=0, atol=1e-15)
     with pytest.raises(ShapeError, match="grid"):
         sw.make_spec(m, sampling="grid", grid=1)
+
+
+@pytest.mark.slow  # waits for the nanny to restart the worker (spawn + imports)
+def test_sweep_survives_a_killed_worker(client, reference, model, tmp_path):
+    path = str(tmp_path / "k.zarr")
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(k, j):
+        if not killed:
+            victim = sorted(pids)[0]
+            os.kill(pids[victim], signal.SIGKILL)  # a worker process this test's cluster started
+            killed.append(victim)
+
+    r = sw.run_sweep(path, model, _spec(model), client=client, on_done=kill_one)
+    assert killed and r["done"] == r["total"] == 10
+    _same(_arrays(path), reference)
