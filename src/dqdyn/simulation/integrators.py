@@ -75,7 +75,8 @@ def implicit_midpoint(model, accel: Accel, t: float, q, v, dt: float, *, tol: fl
     forces are part of ``a``.  Raises :class:`~dqdyn.errors.ConvergenceError` when the iteration
     does not converge (``dt`` too large for the velocities).  Returns ``(q⁺, v⁺, a, tau)`` with
     ``a``, ``tau`` at ``(t, q, v)``."""
-    from ..algorithms.lagrange import coriolis_matrix, mass_matrix
+    from ..algorithms.coriolis import coriolis_matrix
+    from ..algorithms.lagrange import mass_matrix
     from ..errors import ConvergenceError
 
     a0, tau = accel(t, q, v)
