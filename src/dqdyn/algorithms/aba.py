@@ -131,14 +131,46 @@ def aba_batch(mi, mf, Q, V, TAU, QDD, status):
 
 
 def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
-    """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): ``q̈`` (..., nv).
+    """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): the joint
+    accelerations ``q̈ = M(q)⁻¹ (τ − C(q, v) v − g(q) + Σ Jᵢᵀ fextᵢ)``, in O(n).
 
-    Solves ``M(q) q̈ + C(q, v) v + g(q) = τ + Σ J_iᵀ F_i^ext`` in O(n).  On a model with mimic
-    joints the recursion does not apply (a mimic joint couples DoFs of different bodies); there
-    ``q̈`` solves the reduced system ``Gᵀ M_full G q̈ = τ − Gᵀ h_full`` (:func:`_aba_reduced`).  ``fext`` (..., nbodies+1,
-    6): one wrench ``[f, τ]`` per body, in the body frame at the body origin (row 0 ignored).
-    ``out``: an array of the result's shape to write into (e.g. an ``np.memmap`` for a batch
-    larger than memory; batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
+    On a model with mimic joints the recursion does not apply (a mimic joint couples DoFs of
+    different bodies); there ``q̈`` solves the reduced system ``Gᵀ M_full G q̈ = τ − Gᵀ h_full``
+    by Cholesky (:func:`_aba_reduced`), as Pinocchio does for mimic joints.
+
+    Parameters
+    ----------
+    model : Model
+    q : array (..., nq)
+        Configuration (rad for rotations, m for translations; unit quaternion / unit dual
+        quaternion blocks for spherical / free joints, see the README's Conventions).
+    v : array (..., nv)
+        Generalized velocity (rad/s, m/s; free joints: the body twist ``[ω, v]``).
+    tau : array (..., nv)
+        Generalized forces (N·m on rotational coordinates, N on translational ones).
+    fext : array (..., nbodies + 1, 6), optional
+        Wrenches ``[f, τ]`` (N, N·m) applied to each body, in the body frame at its origin
+        (row 0, the world, ignored).
+    out : array (..., nv), optional
+        Where to write the result (e.g. an ``np.memmap`` for a batch larger than memory;
+        batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
+
+    Returns
+    -------
+    qdd : array (..., nv)
+        rad/s², m/s² (free joints: the derivative of the body twist).
+
+    Raises
+    ------
+    ShapeError
+        ``q``, ``v``, ``tau``, ``fext`` or ``out`` of the wrong shape (the message names it).
+    NonFiniteError
+        NaN or inf in an input.
+    NotUnitError
+        A spherical or free joint's quaternion is off the unit sphere.
+    SingularError
+        The articulated inertia seen by a joint is singular (a joint that moves no mass); the
+        message names the joint.
     """
     if fext is None and out is None and GATE is not None:
         r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba), model.mi,

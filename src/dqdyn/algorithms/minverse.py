@@ -489,6 +489,11 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     The articulated inertias are computed once; column ``c`` is then the ABA response to
     ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified passes).  On a
     model with mimic joints it is the inverse of the reduced ``M = Gᵀ M_full G`` (by Cholesky).
+
+    ``q`` (..., nq) as for :func:`dqdyn.aba`.  Returns ``Minv`` (..., nv, nv), symmetric positive
+    definite, in the inverse units of ``M`` (1/(kg·m²), 1/kg, 1/(kg·m) across).  Raises
+    ``ShapeError``, ``NonFiniteError``, ``NotUnitError``, and ``SingularError`` naming a joint
+    that moves no mass.
     """
     nv = model.nv
     if GATE is not None:
