@@ -12,6 +12,10 @@ from .cases import CASES
 
 EXTRA = ("parallel",)
 
+#: cases left out of the default quick run (``dqdyn demo``): minutes of symbolic generation and
+#: stiff simulation; run them by name (``dqdyn reproduce elastic``)
+NOT_IN_DEMO = ("elastic",)
+
 
 def available_cases() -> list[str]:
     return list(CASES) + list(EXTRA)
@@ -54,7 +58,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
     for the dynamics / control cases; the dict of :func:`dqdyn.reproduce.seed001.reproduce_parallel`
     for ``parallel``)."""
-    names = list(cases) if cases else available_cases()
+    names = list(cases) if cases else [c for c in available_cases() if not (quick and c in NOT_IN_DEMO)]
     bad = [c for c in names if c not in available_cases()]
     if bad:
         raise DqdynError(f"cases: unknown case(s) {bad}; expected some of {available_cases()}")
