@@ -16,7 +16,6 @@ from dqdyn.constraints import UserConstraint
 from dqdyn.errors import (DqdynError, InfeasibleError, ModelError, NonFiniteError, ShapeError,
                           UnknownNameError, URDFError)
 
-PENDING = "fix pending in forward.py/_common.py (readme/issue-15-for-lead.md)"
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +163,6 @@ def test_model_argument_named(bad):
         dqdyn.mass_matrix(bad, Q0)
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_model_argument_named_aba():
     with pytest.raises(ModelError, match="model must be a dqdyn.Model"):
         dqdyn.aba(None, Q0, V1, V1)
@@ -216,26 +214,32 @@ def test_romeo_laas_small_inertia_check():
     assert m2.nv == m.nv
 
 
-# ------------------------------------------- proposed fixes in forbidden files (xfail until applied)
-@pytest.mark.xfail(strict=False, reason=PENDING)
+# ------------------------------------------- the fixes applied in the kernels' modules
 def test_complex_input_refused(m):
     with pytest.raises(ShapeError, match="q"):
         dqdyn.rnea(m, Q0 + 1j, V1, V1)
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_numeric_strings_refused(m):
     with pytest.raises(ShapeError, match="q"):
         dqdyn.rnea(m, np.array(["0", "0", "0"]), V1, V1)
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_rnea_overflow_reported(m):
-    with pytest.raises(NonFiniteError):
-        dqdyn.rnea(m, Q0, np.full(3, 1e154), V1)
+    """Finite inputs whose products overflow float64 (|v|² > 1.8e308): a named error, never NaN;
+    just below, a finite result (oracle: finiteness itself)."""
+    with pytest.raises(NonFiniteError, match="overflowed"):
+        dqdyn.rnea(m, Q0, np.full(3, 1e160), V1)
+    with pytest.raises(NonFiniteError, match="overflowed"):
+        dqdyn.rnea(m, Q0, np.full((2, 3), 1e160), V1)  # batches too
+    try:
+        tau = dqdyn.rnea(m, Q0, np.full(3, 1e150), V1)
+    except NonFiniteError:
+        pass
+    else:
+        assert np.all(np.isfinite(tau))
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_nv0_model_with_lists():
     b = dqdyn.ModelBuilder("fixed")
     b.add_body("a", "world", "fixed", mass=1.0, inertia=np.eye(3))
@@ -243,7 +247,6 @@ def test_nv0_model_with_lists():
     assert dqdyn.rnea(m0, [], [], []).shape == (0,)
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_aba_mimic_message(m):
     """aba on a mimic model must work (or at least not name a function that does not exist)."""
     model = dqdyn.load_urdf(urdf())

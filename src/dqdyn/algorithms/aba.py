@@ -33,6 +33,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._checks import not_a_model
 from ..multibody.model import (
     MI_IQ,
     MI_IV,
@@ -172,6 +173,10 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         The articulated inertia seen by a joint is singular (a joint that moves no mass); the
         message names the joint.
     """
+    try:
+        model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     if fext is None and out is None and GATE is not None:
         r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba), model.mi,
                  model.mf, model.nv, -1, q, v, tau, model._scratch)

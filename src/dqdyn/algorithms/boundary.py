@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._checks import real_array
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
 from ..multibody.joints import FREE, JOINT_TYPE_NAMES, SPHERICAL
@@ -137,7 +138,7 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
 
 def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]:
     """``x`` as a C-contiguous float64 array (..., n); returns it reshaped 2-D and the batch shape."""
-    a = np.asarray(x, dtype=np.float64)
+    a = real_array(x, name, finite=False)  # (refuses complex values, strings, objects)
     if a.ndim == 0 or a.shape[-1] != n:
         raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
     batch = a.shape[:-1]
@@ -149,7 +150,7 @@ def as_vector(x, n: int, name: str, what: str) -> np.ndarray:
     """Fast path for one state: a contiguous float64 (n,) array, else ShapeError."""
     if type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous:
         return x
-    a = np.asarray(x, dtype=np.float64)
+    a = real_array(x, name, finite=False)
     if a.shape != (n,):
         raise ShapeError(f"{name} must have shape ({n},) or (..., {n}) ({what}), got {a.shape}")
     if not a.flags.c_contiguous:

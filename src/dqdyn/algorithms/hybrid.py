@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._checks import not_a_model
 from ..errors import ShapeError
 from ..multibody.joints import (
     joint_nv,
@@ -414,6 +415,10 @@ def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
     All prescribed gives ``rnea``; none gives ``aba``.  The split may be per DoF (a multi-DoF joint
     may mix prescribed and free coordinates).
     """
+    try:
+        model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     _reject_mimic(model, "hybrid_dynamics")
     presc = np.asarray(prescribed, dtype=bool)
     if presc.shape != (model.nv,):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._checks import not_a_model
 from ..multibody.model import (
     MF_COM,
     MF_INERTIA,
@@ -495,6 +496,10 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     ``ShapeError``, ``NonFiniteError``, ``NotUnitError``, and ``SingularError`` naming a joint
     that moves no mass.
     """
+    try:
+        model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     nv = model.nv
     if GATE is not None:
         r = GATE(_MINV_C or gate_address(globals(), "_MINV_C", _c_minv), model.mi,
