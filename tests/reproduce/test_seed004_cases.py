@@ -2,7 +2,7 @@
 
 import pytest
 
-from dqdyn.reproduce.cases import CASES
+from dqdyn.reproduce.runner import CASES
 from dqdyn.reproduce.seed004 import case_cayley_cubic, case_mm_planning, case_pseudo_coordinates
 
 

@@ -1,7 +1,7 @@
 """The papers' experiments reproduced against MuJoCo (``dqdyn reproduce``); see
 :mod:`dqdyn.reproduce.cases`."""
 
-from .cases import CASES, CaseResult
+from .cases import CaseResult
 from .mujoco_bridge import (
     mj_inverse_dynamics,
     mjcf_from_model,
@@ -9,7 +9,7 @@ from .mujoco_bridge import (
     mujoco_from_urdf,
     state_maps,
 )
-from .runner import available_cases, reproduce
+from .runner import CASES, available_cases, reproduce
 
 __all__ = ["reproduce", "available_cases", "CASES", "CaseResult", "mjcf_from_model",
            "mujoco_from_model", "mujoco_from_urdf", "state_maps", "mj_inverse_dynamics"]

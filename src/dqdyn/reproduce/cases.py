@@ -765,8 +765,3 @@ __all__ = ["CaseResult", "CASES", "run_mujoco", "compare", "case_jaco", "case_se
            "case_fierro_lewis", "case_nonholonomic", "pioneer_run", "run_wheeled_mm",
            "compare_nonholonomic", "case_wrench", "case_tracking", "ik_position",
            "JACO_START", "JACO_GOAL"]
-
-# seed 004 (issue 19): Cayley cubics, mobile-manipulator planning, Hamel vs Udwadia–Kalaba
-from .seed004 import SEED004_CASES  # noqa: E402
-
-CASES.update(SEED004_CASES)

@@ -8,7 +8,11 @@ from pathlib import Path
 from ..analysis import to_csv, to_markdown
 from ..analysis.tables import COLUMNS, _fmt
 from ..errors import DqdynError
-from .cases import CASES
+from .cases import CASES as _PAPER_CASES
+from .seed004 import SEED004_CASES
+
+#: every case by name (seed 004's constructions registered here: seed004.py builds on cases.py)
+CASES = {**_PAPER_CASES, **SEED004_CASES}
 
 EXTRA = ("parallel",)
 
