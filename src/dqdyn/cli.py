@@ -307,6 +307,16 @@ def cmd_simulate(args) -> int:
         from .simulation.plots import plot_simulation
 
         con.print(f"wrote {plot_simulation(res, args.plot)}")
+    if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
+        from .viz.cli import show_trajectory
+
+        src = getattr(args, "model", None)
+        urdf = src if isinstance(src, str) and src.endswith(".urdf") else None
+        if urdf is None and getattr(args, "bundled", None):
+            from .parsers.urdf import bundled
+
+            urdf = bundled(args.bundled)
+        show_trajectory(model, traj.t, traj.q, urdf=urdf, port=args.view, seconds=args.view_seconds)
     return EXIT_OK
 
 
@@ -355,6 +365,9 @@ def _add_simulate(sub) -> None:
                    help="write positions (with references), velocities and torques / forces to "
                         "this PNG (needs the plot extra: pip install \"dqdyn[plot]\")")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
+    p.add_argument("--view", metavar="PORT", type=int, nargs="?", const=8080, default=None,
+                   help="then play the motion in the browser (dqdyn[viz]) on 127.0.0.1:PORT")
+    p.add_argument("--view-seconds", type=float, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_simulate)
 
 
