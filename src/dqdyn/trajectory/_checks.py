@@ -72,3 +72,13 @@ def eval_times(t) -> tuple[np.ndarray, tuple]:
     if not np.all(np.isfinite(a)):
         raise errors.NonFiniteError("t contains NaN or infinity")
     return a.reshape(-1), a.shape
+
+
+def is_body_frame(frame) -> bool:
+    """``True`` for ``frame="body"``, ``False`` for ``"spatial"`` (the frame of a curve's angular
+    velocity or twist); anything else is an ``UnknownNameError`` naming ``frame``."""
+    if frame == "body":
+        return True
+    if frame == "spatial":
+        return False
+    raise errors.UnknownNameError(f"frame must be 'body' or 'spatial'; got {frame!r}")

@@ -31,6 +31,7 @@ from ..algebra import dualquat as dq
 from ..algebra.dualquat import _cross3
 from ..algebra.rotations import matrix_from_quat, quat_conj, quat_multiply
 from . import _checks
+from ._checks import is_body_frame as _frame
 
 
 class SE3Sample(NamedTuple):
@@ -97,12 +98,6 @@ class _Curve:
         return s.x, s.twist_body, s.twist_dot_body
 
 
-def _frame(frame):
-    if frame == "body":
-        return True
-    if frame == "spatial":
-        return False
-    raise errors.DqdynError(f"frame must be 'body' or 'spatial'; got {frame!r}")
 
 
 # ----------------------------------------------------------------------------- time scalings

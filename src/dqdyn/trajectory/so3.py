@@ -35,6 +35,7 @@ from .. import errors
 from ..algebra.rotations import quat_from_matrix
 from ..algebra.vector_parameter import vp_angular_acceleration, vp_kde
 from . import _checks
+from ._checks import is_body_frame as _frame
 
 
 class SO3Sample(NamedTuple):
@@ -159,12 +160,6 @@ class _Curve:
         return s.R, s.omega_body, s.omega_dot_body
 
 
-def _frame(frame):
-    if frame == "body":
-        return True
-    if frame == "spatial":
-        return False
-    raise errors.DqdynError(f"frame must be 'body' or 'spatial'; got {frame!r}")
 
 
 class CayleyCubic(_Curve):
