@@ -140,7 +140,6 @@ def test_user_constraint_values(A):
 
 
 # ------------------------------------------------------------------------------ dtypes
-@pytest.mark.xfail(strict=False, reason="fix pending in _common.py (readme/issue-15-for-lead.md §1)")
 @SETTINGS
 @given(kind=st.sampled_from(["complex", "numeric-str", "text"]), which=st.sampled_from(["q", "v"]))
 def test_dtypes(kind, which):
