@@ -9,7 +9,12 @@ from .._jit import kernel
 
 from ..algebra._core import ad6, ad6_inv, dq_mul
 from .kinematics import fk_kernel
-from .newton_euler import NSCRATCH, W_XI, W_XID, W_ZETA, ne_core
+from .newton_euler import NSCRATCH, W_XI, W_XID, W_ZETA
+from .newton_euler import ne_core as _ne_core_inlinable
+
+# dqNE as an ordinary call here (``ne_core`` itself is IR-inlined into rnea's kernels): inlined
+# once per vertex slot, the graph kernel took minutes to compile
+ne_core = kernel(error_model="numpy")(_ne_core_inlinable.py_func)
 
 
 @kernel()
