@@ -148,3 +148,56 @@ def test_dtypes(kind, which):
     args = {"q": np.zeros(NQ), "v": np.zeros(NV)}
     args[which] = x
     assert outcome(dqdyn.rnea, M, args["q"], args["v"], np.zeros(NV)) == "error"
+
+
+# ------------------------------------------------------------------- every entry point
+# (function, argument kinds after the model); "q" a configuration, "v" a velocity-sized vector,
+# "frame" a frame name.  Each is fed one bad argument at a time, of every class above.
+ENTRY_POINTS = [
+    (dqdyn.rnea, "qvv"), (dqdyn.aba, "qvv"), (dqdyn.gravity, "q"),
+    (dqdyn.nonlinear_effects, "qv"), (dqdyn.mass_matrix, "q"), (dqdyn.coriolis_matrix, "qv"),
+    (dqdyn.mass_matrix_inverse, "q"), (dqdyn.solve_mass_matrix, "qv"),
+    (dqdyn.rnea_derivatives, "qvv"), (dqdyn.aba_derivatives, "qvv"),
+    (dqdyn.forward_kinematics, "q"), (dqdyn.body_twists, "qv"), (dqdyn.frame_pose, "qf"),
+    (dqdyn.twist_jacobian, "qf"), (dqdyn.jacobian_dot_times_v, "qvf"),
+    (dqdyn.integrate, "qv"), (dqdyn.difference, "qq"), (dqdyn.normalize_configuration, "q"),
+    (dqdyn.kinetic_energy, "qv"), (dqdyn.potential_energy, "q"), (dqdyn.mechanical_energy, "qv"),
+    (dqdyn.center_of_mass, "q"), (dqdyn.joint_torque_regressor, "qvv"),
+    (dqdyn.constrained_forward_dynamics, "qvv"), (dqdyn.newton_euler, "qvv"),
+]
+GOOD = {"q": lambda: np.full(NQ, 0.3), "v": lambda: np.full(NV, 0.2), "f": lambda: "link3"}
+
+
+def _bad(kind):
+    return {"short": np.zeros(NQ - 1), "long": np.zeros((2, NQ + 2)), "scalar": np.float64(1.0),
+            "nan": np.array([0.1, np.nan, 0.2]), "inf": np.array([np.inf, 0.0, 0.0]),
+            "complex": np.array([0.1, 0.2j, 0.3]), "strings": np.array(["0", "1", "2"]),
+            "none": None, "object": object(), "ragged": [[0.0, 1.0], [2.0]],
+            "dict": {"q": 1}}[kind]
+
+
+@SETTINGS
+@given(entry=st.sampled_from(ENTRY_POINTS), pos=st.integers(0, 2),
+       kind=st.sampled_from(["short", "long", "scalar", "nan", "inf", "complex", "strings", "none",
+                             "object", "ragged", "dict"]))
+def test_every_entry_point(entry, pos, kind):
+    fn, kinds = entry
+    args = [GOOD[k]() for k in kinds]
+    pos %= len(kinds)
+    if kinds[pos] == "f" and kind in ("nan", "inf", "short", "long", "complex", "strings"):
+        kind = "object"  # (arrays as frame names: covered by test_frame_names)
+    args[pos] = _bad(kind)
+    assert outcome(fn, M, *args) == "error", (fn.__name__, kinds[pos], kind)
+    outcome(fn, M, *[GOOD[k]() for k in kinds])  # the good call: finite
+
+
+@SETTINGS
+@given(dt=st.one_of(st.text(max_size=3), st.none(), st.just(np.nan), st.just(-1e-3),
+                    st.just([1e-3]), st.just(1e-3 + 1j)),
+       what=st.sampled_from(["dt", "duration", "integrator", "record_every"]))
+def test_simulate_arguments(dt, what):
+    from dqdyn.simulation import simulate
+
+    kw = {"duration": 0.01, "dt": 1e-3, what: dt}
+    r = outcome(simulate, M, np.zeros(NQ), np.zeros(NV), None, **kw)
+    assert r == "error", (what, dt)

@@ -1,7 +1,7 @@
 """Input checks shared by the public API (issue 15): scalars, real arrays, the ``model`` argument.
 
 One check per kind, so every entry point words the same error the same way.  The array checks of
-the compiled algorithms' fast paths live in :mod:`dqdyn.algorithms._common`; these are for the
+the compiled algorithms' fast paths live in :mod:`dqdyn.algorithms.boundary`; these are for the
 Python-level entry points (parsers, builders, constraints, simulation, time steps).
 """
 

@@ -167,6 +167,14 @@ def test_bad_inputs_name_the_argument():
         simulate(m, z, z, None, 1.0, -1.0)
     with pytest.raises(DqdynError, match="integrator"):
         simulate(m, z, z, None, 0.01, 1e-3, integrator="magic")
+    with pytest.raises(ShapeError, match="dt"):  # a string is refused, not parsed
+        simulate(m, z, z, None, 0.01, "0.1")
+    with pytest.raises(ShapeError, match="duration"):
+        simulate(m, z, z, None, None, 1e-3)
+    with pytest.raises(DqdynError, match="integrator"):
+        simulate(m, z, z, None, 0.01, 1e-3, integrator=["rk4"])
+    with pytest.raises(DqdynError, match="record_every"):
+        simulate(m, z, z, None, 0.01, 1e-3, record_every=0.5)
     with pytest.raises(ShapeError, match="tau_or_controller"):
         simulate(m, z, z, np.zeros(5), 0.01, 1e-3)
     with pytest.raises(ShapeError, match="kp"):

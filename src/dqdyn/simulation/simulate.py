@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from ..algorithms.aba import aba
+from .._checks import real_scalar
 from ..algorithms.configuration import normalize_configuration
 from ..errors import DivergenceError, DqdynError, ModelError, NonFiniteError, ShapeError, SingularError
 from .integrators import INTEGRATORS
@@ -50,15 +51,20 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
 
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
     terminal).  Returns a :class:`Trajectory` sampled every ``record_every`` steps."""
-    if integrator not in INTEGRATORS:
+    if not isinstance(integrator, str) or integrator not in INTEGRATORS:
         raise DqdynError(f"integrator must be one of {sorted(INTEGRATORS)}, got {integrator!r}")
     step = INTEGRATORS[integrator]
-    if not (np.isfinite(dt) and dt > 0):
-        raise DqdynError(f"dt must be a finite positive time step, got {dt!r}")
-    if not (np.isfinite(duration) and duration >= 0):
-        raise DqdynError(f"duration must be finite and >= 0, got {duration!r}")
-    if int(record_every) < 1:
-        raise DqdynError(f"record_every must be >= 1, got {record_every!r}")
+    dt = real_scalar(dt, "dt", "a finite positive time step (s)")
+    if not dt > 0:
+        raise DqdynError(f"dt must be a finite positive time step (s), got {dt!r}")
+    duration = real_scalar(duration, "duration", "a finite duration >= 0 (s)")
+    if not duration >= 0:
+        raise DqdynError(f"duration must be a finite duration >= 0 (s), got {duration!r}")
+    max_speed = real_scalar(max_speed, "max_speed", "a positive speed bound", finite=False)
+    if isinstance(record_every, (bool, np.bool_)) or not isinstance(record_every, (int, np.integer)) \
+            or record_every < 1:
+        raise DqdynError(f"record_every must be an integer >= 1, got {record_every!r}")
+    record_every = int(record_every)
     q = np.array(q0, dtype=float)
     v = np.array(v0, dtype=float)
     if q.shape != (model.nq,):
