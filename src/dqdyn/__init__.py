@@ -13,15 +13,17 @@ from .algorithms.kinematics import (
     frame_pose,
     frame_poses,
     integrate,
+    neutral,
+    normalize_configuration,
+    random_configuration,
+    tangent_bracket,
+)
+from .algorithms.jacobians import (
     jacobian_dot_times_v,
     jacobian_time_derivative,
     joint_jacobians,
-    neutral,
-    normalize_configuration,
     pose_jacobian,
     pose_jacobian_derivative,
-    random_configuration,
-    tangent_bracket,
     twist_jacobian,
 )
 from .algorithms.derivatives import (

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms import aba, coriolis, gate, kinematics, lagrange, minverse, newton_euler
+from dqdyn.algorithms import aba, coriolis, gate, jacobians, kinematics, lagrange, minverse, newton_euler
 from dqdyn.errors import NonFiniteError, NotUnitError, ShapeError
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
-MODULES = (newton_euler, lagrange, coriolis, aba, minverse, kinematics)
+MODULES = (newton_euler, lagrange, coriolis, aba, minverse, kinematics, jacobians)
 
 CALLS = {
     "rnea": lambda m, q, v, a: dqdyn.rnea(m, q, v, a),

@@ -6,6 +6,7 @@ import pytest
 
 import dqdyn
 from dqdyn import errors
+from dqdyn.algorithms import jacobians as JK
 from dqdyn.algorithms import kinematics as K
 from dqdyn.algebra.rotations import matrix_from_pose
 
@@ -56,10 +57,10 @@ def test_jacobians_and_derivative_match_pinocchio(tree, frame):
         pin.computeJointJacobians(pm, pd, qp)
         pin.computeJointJacobiansTimeVariation(pm, pd, qp, vp)
         for body in (m.nbodies, m.nbodies // 2, 3):
-            J = K.twist_jacobian(m, q, body, frame)
+            J = JK.twist_jacobian(m, q, body, frame)
             Jp = pin_jac_to_ours(pin.getJointJacobian(pm, pd, ids[body], PIN_FRAMES[frame])) @ T
             np.testing.assert_allclose(J, Jp, atol=1e-11)
-            J2, Jd = K.jacobian_time_derivative(m, q, v, body, frame)
+            J2, Jd = JK.jacobian_time_derivative(m, q, v, body, frame)
             np.testing.assert_allclose(J2, J, atol=1e-14)
             # pin: d/dt (J_pin) ; ours J = J_pin T  ->  J̇ = J̇_pin T + J_pin Ṫ
             Jdp = pin.getJointJacobianTimeVariation(pm, pd, ids[body], PIN_FRAMES[frame])
@@ -102,7 +103,7 @@ def test_pose_jacobian_matches_finite_difference(tree):
     q = K.random_configuration(m, seed=rng)
     v = rng.normal(size=m.nv)
     h = 1e-6
-    Jx = K.pose_jacobian(m, q, m.nbodies)
+    Jx = JK.pose_jacobian(m, q, m.nbodies)
     xd = (K.frame_pose(m, K.integrate(m, q, v, h), m.nbodies)
           - K.frame_pose(m, K.integrate(m, q, v, -h), m.nbodies)) / (2 * h)
     np.testing.assert_allclose(Jx @ v, xd, atol=1e-7)
@@ -128,14 +129,14 @@ def test_batch_equals_single_calls(tree):
     Q = K.random_configuration(m, size=(3, 4), seed=5)
     V = np.random.default_rng(5).normal(size=(3, 4, m.nv))
     X = K.forward_kinematics(m, Q)
-    J = K.twist_jacobian(m, Q, m.nbodies, "world_aligned")
-    Jd = K.jacobian_time_derivative(m, Q, V, m.nbodies, "body")[1]
+    J = JK.twist_jacobian(m, Q, m.nbodies, "world_aligned")
+    Jd = JK.jacobian_time_derivative(m, Q, V, m.nbodies, "body")[1]
     assert X.shape == (3, 4, m.nbodies + 1, 8) and J.shape == (3, 4, 6, m.nv)
     for a in range(3):
         for b in range(4):
             np.testing.assert_array_equal(X[a, b], K.forward_kinematics(m, Q[a, b]))
-            np.testing.assert_array_equal(J[a, b], K.twist_jacobian(m, Q[a, b], m.nbodies, "world_aligned"))
-            np.testing.assert_allclose(Jd[a, b], K.jacobian_time_derivative(m, Q[a, b], V[a, b], m.nbodies, "body")[1], atol=0)
+            np.testing.assert_array_equal(J[a, b], JK.twist_jacobian(m, Q[a, b], m.nbodies, "world_aligned"))
+            np.testing.assert_allclose(Jd[a, b], JK.jacobian_time_derivative(m, Q[a, b], V[a, b], m.nbodies, "body")[1], atol=0)
 
 
 def test_bad_input_errors():
@@ -148,9 +149,9 @@ def test_bad_input_errors():
     with pytest.raises(errors.NonFiniteError, match="q contains NaN"):
         K.forward_kinematics(m, bad)
     with pytest.raises(errors.NonFiniteError, match="q contains NaN"):
-        K.joint_jacobians(m, bad)
+        JK.joint_jacobians(m, bad)
     with pytest.raises(errors.ShapeError, match=r"q must have shape"):
-        K.joint_jacobians(m, q[:-1])
+        JK.joint_jacobians(m, q[:-1])
     # break a quaternion
     i = int(np.flatnonzero(m.joint_type == dqdyn.multibody.joints.SPHERICAL)[0])
     bad = q.copy()
@@ -160,9 +161,9 @@ def test_bad_input_errors():
     with pytest.raises(errors.NotUnitError, match="batch element 1"):
         K.forward_kinematics(m, np.stack([q, bad]))
     with pytest.raises(errors.UnknownNameError, match="nope"):
-        K.twist_jacobian(m, q, "nope")
+        JK.twist_jacobian(m, q, "nope")
     with pytest.raises(errors.ShapeError, match="frame must be one of"):
-        K.twist_jacobian(m, q, 1, "local")
+        JK.twist_jacobian(m, q, 1, "local")
     with pytest.raises(errors.NonFiniteError, match="v contains"):
         K.body_twists(m, q, np.full(m.nv, np.inf))
     np.testing.assert_allclose(K.forward_kinematics(m, K.normalize_configuration(m, bad)),

@@ -66,7 +66,8 @@ from ..algebra.rotations import matrix_from_quat
 from ..errors import ShapeError
 from ..multibody.model import Model
 from .boundary import as_vector_batch, broadcast_batch
-from .kinematics import com_poses, jacobian_time_derivative, twist_jacobian
+from .jacobians import jacobian_time_derivative, twist_jacobian
+from .kinematics import com_poses
 
 
 def skew(u: np.ndarray) -> np.ndarray:

@@ -40,7 +40,8 @@ from ..algebra.dualquat import Ad6, Ad6_inv, conj, mul
 from ..errors import ModelError, ShapeError, UnknownNameError
 from ..multibody.builders import ModelBuilder
 from ..multibody.model import Model
-from .kinematics import _resolve_frame, forward_kinematics, twist_jacobian
+from .jacobians import twist_jacobian
+from .kinematics import _resolve_frame, forward_kinematics
 from .newton_euler import newton_euler
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])

@@ -29,11 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._jit import kernel
-
 from ..algebra import dualquat
 from ..algebra._core import dq_mul, pose_translation
 from ..algebra.rotations import pose_from_matrix, pose_from_rt
-from ..algorithms.kinematics import jacobian_dot_kernel
+from ..algorithms.jacobians import jacobian_dot_kernel
 from ..errors import ModelError, ShapeError
 from ..multibody.model import Model
 

@@ -122,8 +122,9 @@ def plan_platform(start, goal, duration: float, *, axle_offset=(0.0, 0.0), t0: f
 
 
 def _ik_position(model, frame, p_goal, q, arm, iters=300, damping=1e-6):
-    from ..algorithms.kinematics import frame_pose, twist_jacobian
     from ..algebra.rotations import translation_of
+    from ..algorithms.jacobians import twist_jacobian
+    from ..algorithms.kinematics import frame_pose
 
     q = q.copy()
     for _ in range(iters):

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from ..algorithms.aba import aba
-from ..algorithms.mobile import fierro_lewis
-from ..algorithms.kinematics import twist_jacobian
+from ..algorithms.jacobians import twist_jacobian
 from ..algorithms.lagrange import mass_matrix
+from ..algorithms.mobile import fierro_lewis
 from ..algorithms.newton_euler import rnea
 from ..analysis import butter_lowpass, cmc, richardson_derivative, summary
 from ..simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.kinematics import difference, frame_pose, twist_jacobian
+from ..algebra.rotations import matrix_from_quat, translation_of
+from ..algorithms.jacobians import twist_jacobian
+from ..algorithms.kinematics import difference, frame_pose
 from ..algorithms.lagrange import gravity, mass_matrix, nonlinear_effects
 from ..algorithms.newton_euler import rnea
-from ..algebra.rotations import matrix_from_quat, translation_of
 from ..errors import DqdynError, ShapeError
 
 
