@@ -190,6 +190,20 @@ def group_parallel():
             rob.singularity(E[0], warn=False)
 
 
+def group_graph():
+    """The compiled sweeps of the interconnection graph (``InterconnectionGraph.rnea``)."""
+    import numpy as np
+
+    import dqdyn
+    from dqdyn.algorithms.interconnection import InterconnectionGraph
+
+    g = InterconnectionGraph()
+    g.add("base", dqdyn.serial_chain(2))
+    g.add("arm", dqdyn.serial_chain(2), "base", at="tool")
+    z = np.zeros(g.nv)
+    g.rnea(np.zeros(g.nq), z, z)
+
+
 def group_reproduce():
     """What else the papers' experiments (``dqdyn demo``) compile: quick runs of the cases that
     drive dqdyn through MuJoCo logs, controllers and constraints, into a temporary folder
@@ -222,6 +236,7 @@ GROUPS = {
     "models": group_models,
     "constraints": group_constraints,
     "parallel": group_parallel,
+    "graph": group_graph,
     "reproduce": group_reproduce,
 }
 

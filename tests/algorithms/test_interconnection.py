@@ -214,10 +214,26 @@ def test_single_state_paths_agree():
         g.rnea(q, v, a)
 
 
-@pytest.mark.slow
-def test_compiled_kernel_equals_monolithic():
-    """rnea(compiled=True): the fused kernel (compiles on first use)."""
+def test_compiled_kernel_equals_monolithic_and_follows_changes():
+    """rnea (the compiled sweeps through the C gate, the default) equals the monolithic model
+    and the Python sweeps; after the graph changes (a subsystem replaced, added, removed) the
+    compiled tables are rebuilt, not reused."""
     g = _graph()
     q, v, a = _state(g.nq, 12)
-    np.testing.assert_allclose(g.rnea(q, v, a, compiled=True), dqdyn.rnea(g.build(), q, v, a),
-                               atol=1e-11)
+    tau = g.rnea(q, v, a)
+    np.testing.assert_allclose(tau, dqdyn.rnea(g.build(), q, v, a), atol=1e-11)
+    np.testing.assert_allclose(g.rnea(q, v, a, compiled=False), tau, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(g.rnea(list(q), list(v), list(a)), tau, rtol=0, atol=0)  # (lists)
+    g.replace("c", _chain(3, 5))
+    g.add("d", _chain(1, 6), "a", at=_chain(3, 1).body_names[1])
+    q, v, a = _state(g.nq, 13)
+    np.testing.assert_allclose(g.rnea(q, v, a), dqdyn.rnea(g.build(), q, v, a), atol=1e-11)
+    g.remove("d")
+    q, v, a = _state(g.nq, 14)
+    np.testing.assert_allclose(g.rnea(q, v, a), dqdyn.rnea(g.build(), q, v, a), atol=1e-11)
+    with pytest.raises(ShapeError, match="entries"):
+        g.rnea(q[:-1], v, a)
+    qn = q.copy()
+    qn[0] = np.nan
+    with pytest.raises(NonFiniteError):
+        g.rnea(qn, v, a)

@@ -72,7 +72,10 @@ from ..multibody.builders import ModelBuilder
 from ..multibody.joints import FIXED, JOINT_TYPE_NAMES
 from ..multibody.model import Model
 from .blackbox import BlackBox, ModelBlackBox, RecordedWrench, _extended
+from . import _graph_kernel as _gk
+from ._graph_kernel import pack_sizes
 from .boundary import raise_status
+from .gate import GATE, gate_address
 from .jacobians import twist_jacobian
 from .kinematics import _resolve_frame, forward_kinematics
 from .kinematics import fk_kernel as _fk
@@ -183,6 +186,8 @@ class InterconnectionGraph:
         self.gravity = np.array(gravity, dtype=float).reshape(3)  # (a writable copy: one kernel type)
         self._nodes: dict[str, _Node] = {}
         self.evaluations: dict[str, int] = {}
+        self._rev = 0  # bumped by every change of the graph
+        self._fused_rev = -1
 
     # ------------------------------------------------------------------------- structure
     @property
@@ -214,6 +219,7 @@ class InterconnectionGraph:
             placement=None) -> None:
         """Add vertex ``name`` (a :class:`~dqdyn.Model` or a :class:`BlackBox`); with ``parent``,
         also the connection ``parent → name`` (:meth:`connect`)."""
+        self._rev += 1  # (invalidates the compiled plan)
         if not isinstance(name, str) or not name or "/" in name:
             raise ModelError(f"subsystem name must be a non-empty string without '/', got {name!r}")
         if name in self._nodes:
@@ -230,6 +236,7 @@ class InterconnectionGraph:
     def connect(self, parent: str, child: str, at: str = "world", placement=None) -> None:
         """Edge ``parent → child``: ``child``'s world frame (its connection frame ``a``) is placed
         at ``placement`` (unit dual quaternion, default identity) in frame ``at`` of ``parent``."""
+        self._rev += 1  # (invalidates the compiled plan)
         p, c = self._node(parent), self._node(child)
         if c.parent is not None:
             raise ModelError(f"subsystem {child!r} is already connected to {c.parent!r} (a "
@@ -266,6 +273,7 @@ class InterconnectionGraph:
     def replace(self, name: str, subsystem) -> None:
         """Replace the subsystem ``name`` (its connections kept; its successors' frames must
         exist in the new one).  Only the blocks that depend on it are recomputed."""
+        self._rev += 1  # (invalidates the compiled plan)
         old = self._node(name)
         new = self._make(name, subsystem)
         for c in self.children(name):
@@ -280,6 +288,7 @@ class InterconnectionGraph:
     def remove(self, name: str, subtree: bool = False) -> list[str]:
         """Remove subsystem ``name`` (and, with ``subtree=True``, its successors); returns the
         removed names.  The composite ``q`` / ``v`` loses their entries."""
+        self._rev += 1  # (invalidates the compiled plan)
         self._node(name)
         kids = self.children(name)
         if kids and not subtree:
@@ -474,15 +483,23 @@ class InterconnectionGraph:
                            connection_poses=XA, connection_twists=TA,
                            connection_twist_derivatives=DA, connection_wrenches=Z)
 
-    def rnea(self, q, v, a, t=None, *, compiled: bool = False) -> np.ndarray:
+    def rnea(self, q, v, a, t=None, *, compiled: bool = True) -> np.ndarray:
         """Generalized forces of the model subsystems (composite layout), modular dqNE.
 
         One state (1-D ``q``): a lean path — per subsystem one compiled dqNE call for the twists
         and, for a subsystem with successors, one more with their connection wrenches as
         external wrenches (so ``τ_i`` is the projection of ``Γ̄_i = W_i + Σ Γ̊_{j,i}``), no A̲ and
-        no caching; orchestrated from Python, or with ``compiled=True`` (graphs of model
-        subsystems only) in one compiled call (:mod:`._graph_kernel`; its first use compiles it,
-        about a minute on a free core).  A batch: :meth:`evaluate`."""
+        no caching.  Graphs of model subsystems run the sweeps in one compiled call through the C
+        gate (:mod:`._graph_kernel`: one dqNE forward and one backward recursion per subsystem,
+        precompiled at install by ``dqdyn precompile``); graphs with black boxes, or
+        ``compiled=False``, orchestrate them from Python.  A batch: :meth:`evaluate`."""
+        if compiled and GATE is not None and t is None:  # the fast path: one C call
+            d = self._fused_data if self._fused_rev == self._rev else self._fused()
+            if d is not None:
+                st = GATE(_gk.GRAPH_C or gate_address(vars(_gk), "GRAPH_C", _gk._c_graph_rnea),
+                          d["MI"], d["MF"], d["nv"], -1, q, v, a, d["NP"], d["W"])
+                if type(st) is np.ndarray:
+                    return st
         q = np.asarray(q, dtype=float)
         if q.ndim == 1 and np.ndim(v) == 1 and np.ndim(a) == 1 and np.ndim(t) == 0:
             if compiled and all(n.model is not None for n in self._nodes.values()):
@@ -520,9 +537,11 @@ class InterconnectionGraph:
 
     def _fused(self):
         """Packed tables of :func:`graph_rnea_kernel`, rebuilt when the graph changes."""
-        plan = self._plan()
-        if getattr(self, "_fused_sig", None) == self._plan_sig:
+        if self._fused_rev == self._rev:
             return self._fused_data
+        if not all(n.model is not None for n in self._nodes.values()):
+            return None  # (black boxes are Python objects: the Python sweeps)
+        plan = self._plan()
         names = [k for k, *_ in plan]
         N = np.zeros((len(plan), 12), dtype=np.int64)
         MI, MF, TOA, OFF = [], [], np.zeros((len(plan), 8)), np.zeros((len(plan), 8))
@@ -546,12 +565,18 @@ class InterconnectionGraph:
             qe += m.nq
             ve += m.nv
             w += nb1 + NSCRATCH
+        ns = len(plan)
+        off = pack_sizes(ns, r, qe, ve, w)
+        W = np.zeros(off[-1])
+        NP = np.concatenate([np.array([ns, r, qe, ve, w], dtype=np.int64), N.ravel()]).view(np.float64)
+        part = lambda k, shape: W[off[k]:off[k + 1]].reshape(shape)  # views of W
         d = dict(MI=np.ascontiguousarray(np.concatenate(MI)), MF=np.ascontiguousarray(np.concatenate(MF)),
-                 N=N, TOA=TOA, OFF=OFF, QE=np.empty(qe), VE=np.empty(ve), AE=np.empty(ve),
-                 WS=np.empty((w, W_COLS)), X=np.empty((r, 8)), F=np.empty((r, 6)),
-                 TAUE=np.empty(ve), ZB=np.empty((len(plan), 6)), names=names,
+                 N=N, TOA=part(1, (ns, 8)), OFF=part(2, (ns, 8)), QE=part(3, qe), VE=part(4, ve),
+                 AE=part(5, ve), WS=part(6, (w, W_COLS)), X=part(7, (r, 8)), F=part(8, (r, 6)),
+                 TAUE=part(9, ve), ZB=part(10, (ns, 6)), G=part(0, 3), W=W, NP=NP, names=names, nv=self.nv,
                  models=[n.ext for _, n, *_ in plan])
-        self._fused_sig, self._fused_data = self._plan_sig, d
+        d["TOA"][:], d["OFF"][:], d["G"][:] = TOA, OFF, self.gravity
+        self._fused_rev, self._fused_data = self._rev, d
         return d
 
     def _rnea_fused(self, q, v, a):
@@ -560,16 +585,19 @@ class InterconnectionGraph:
                              f"composite layout of {self.names}), got {q.shape}, {v.shape}, {a.shape}")
         d = self._fused()
         q, v, a = (np.require(x, np.float64, ["C", "W"]) for x in (q, v, a))
-        tau = np.empty(self.nv)
-        from ._graph_kernel import graph_rnea_kernel
-
-        st = graph_rnea_kernel(d["MI"], d["MF"], self.gravity, d["N"], d["TOA"], d["OFF"], q, v, a,
-                               d["QE"], d["VE"], d["AE"], d["WS"], d["X"], d["F"], d["TAUE"],
-                               d["ZB"], tau)
-        if st:
-            k = st % 1000 - 1
-            raise_status(d["models"][k], st // 1000)
-        return tau
+        if GATE is not None:
+            st = GATE(_gk.GRAPH_C or gate_address(vars(_gk), "GRAPH_C", _gk._c_graph_rnea),
+                      d["MI"], d["MF"], self.nv, -1, q, v, a, d["NP"], d["W"])
+            if type(st) is np.ndarray:
+                return st
+        if GATE is None or st is None:
+            tau = np.empty(self.nv)
+            st = _gk.graph_rnea_kernel(d["MI"], d["MF"], d["G"], d["N"], d["TOA"], d["OFF"], q, v,
+                                       a, d["QE"], d["VE"], d["AE"], d["WS"], d["X"], d["F"],
+                                       d["TAUE"], d["ZB"], tau)
+            if not st:
+                return tau
+        raise_status(d["models"][st % 1000 - 1], st // 1000)
 
     def _rnea_one(self, q, v, a, t):
         if q.shape != (self.nq,) or v.shape != (self.nv,) or a.shape != (self.nv,):
