@@ -1,7 +1,8 @@
 """Panda states through ``rnea`` and ``aba`` into Zarr on 1 and 2 Dask worker processes.
 
     python benchmarks/bench_distributed.py [--states N] [--quick] [--chunk C] [--dir DIR]
-                                           [--workers 1,2] [--repeat R] [--scheduler ADDRESS]
+                                           [--workers 1,2] [--threads T] [--repeat R]
+                                           [--scheduler ADDRESS]
 
 Inputs (q, v, a; ``a`` doubles as τ for ``aba``) are written once, chunk by chunk, to a Zarr store
 and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
@@ -100,6 +101,9 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=1 << 17)
     ap.add_argument("--dir", default=None)
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="numba threads per worker (default: cores // workers); 1 measures how "
+                         "the work scales with worker processes, one core each")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--functions", default="rnea,aba")
     ap.add_argument("--scheduler", default=None, help="a running Dask scheduler instead")
@@ -155,7 +159,7 @@ def main(argv=None):
     workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
     Q, V, A = (da.from_zarr(g[k]) for k in ("q", "v", "a"))
     for w in workers:
-        client = dd.connect(args.scheduler) if args.scheduler else dd.local_cluster(w)
+        client = dd.connect(args.scheduler) if args.scheduler else dd.local_cluster(w, threads=args.threads)
         try:
             threads = sorted(set(client.run(dd._worker_threads).values()))
             nw = len(client.run(os.getpid))
