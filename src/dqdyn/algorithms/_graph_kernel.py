@@ -1,5 +1,5 @@
-"""Compiled kernel of :meth:`dqdyn.algorithms.interconnection.InterconnectionGraph.rnea` with
-``compiled=True``."""
+"""Compiled kernel of :meth:`dqdyn.algorithms.interconnection.InterconnectionGraph.rnea` (graphs
+of model subsystems; the default ``compiled=True``), and its C-gate entry."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from .._jit import kernel
-
 from ..algebra._core import ad6, ad6_inv, dq_mul
 from .kinematics import fk_kernel
 from .boundary import BAD_OVERFLOW, BAD_SHAPE, OK
@@ -62,7 +61,8 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, QE, VE, AE, WS, X, F, TAU
     ``TOA[k]`` = pose of its connection frame in that body, ``OFF[k]`` = that body's CoM offset
     pose.  Each vertex runs dqNE's forward recursion once on the way out (its successors'
     connection twists come from it) and its backward recursion once on the way back, with its
-    successors' connection wrenches as external wrenches: one dqNE per vertex in all.  Returns 0 or (status, vertex) packed as ``status * 1000 + k + 1``."""
+    successors' connection wrenches as external wrenches: one dqNE per vertex in all.
+    Returns 0 or (status, vertex) packed as ``status * 1000 + k + 1``."""
     ns = N.shape[0]
     tb = np.empty(6)
     for k in range(ns):  # root → leaves
@@ -111,8 +111,6 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, QE, VE, AE, WS, X, F, TAU
         for i in range(nve - 6):
             tau[N[k, 9] + i] = TAUE[ve0 + 6 + i]
     return 0
-
-
 
 
 # ------------------------------------------------------------------------ the C call gate
