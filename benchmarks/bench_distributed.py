@@ -2,7 +2,7 @@
 
     python benchmarks/bench_distributed.py [--states N] [--quick] [--chunk C] [--dir DIR]
                                            [--workers 1,2] [--threads T] [--repeat R]
-                                           [--scheduler ADDRESS]
+                                           [--scheduler ADDRESS] [--uncompressed]
 
 Inputs (q, v, a; ``a`` doubles as τ for ``aba``) are written once, chunk by chunk, to a Zarr store
 and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
@@ -51,13 +51,16 @@ def _panda():
     return dqdyn.serial_chain(7), "7-link chain"  # example-robot-data not installed
 
 
+ZARR_KW = {}  # {"compressors": None} with --uncompressed
+
+
 def _inputs(m, N, chunk, d):
     import zarr
 
     g = zarr.open_group(os.path.join(d, "in.zarr"), mode="w")
     mm = {}
     for k, n in (("q", m.nq), ("v", m.nv), ("a", m.nv)):
-        g.create_array(k, shape=(N, n), chunks=(chunk, n), dtype="f8")
+        g.create_array(k, shape=(N, n), chunks=(chunk, n), dtype="f8", **ZARR_KW)
         mm[k] = np.lib.format.open_memmap(os.path.join(d, k + ".npy"), mode="w+", shape=(N, n))
     for j, s in enumerate(range(0, N, chunk)):
         e = min(N, s + chunk)
@@ -107,11 +110,15 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--functions", default="rnea,aba")
     ap.add_argument("--scheduler", default=None, help="a running Dask scheduler instead")
+    ap.add_argument("--uncompressed", action="store_true",
+                    help="Zarr arrays without a compressor (random states do not compress)")
     ap.add_argument("--idle", type=float, default=10.0,
                     help="seconds of idle cluster measured for its background CPU rate")
     args = ap.parse_args(argv)
     if args.quick:
         args.states = min(args.states, 1_000_000)
+    if args.uncompressed:
+        ZARR_KW["compressors"] = None
     import dask.array as da
     import zarr
 
@@ -140,7 +147,7 @@ def main(argv=None):
                      "overhead_vs_in_process": 0.0, "cpu_overhead_vs_in_process": 0.0,
                      "bit_identical": True})
         zo = zarr.open_group(os.path.join(d, "inproc.zarr"), mode="w")
-        zo.create_array(fn, shape=(N, m.nv), chunks=(C, m.nv), dtype="f8")
+        zo.create_array(fn, shape=(N, m.nv), chunks=(C, m.nv), dtype="f8", **ZARR_KW)
 
         def loop():
             for s in range(0, N, C):
@@ -175,7 +182,7 @@ def main(argv=None):
                 path = os.path.join(d, f"dask_w{w}.zarr")
 
                 def run():
-                    dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True)
+                    dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True, **ZARR_KW)
 
                 t, c = _best(run, args.repeat, client)
                 res = zarr.open_group(path, mode="r")[fn]
