@@ -138,11 +138,14 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
 
 def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]:
     """``x`` as a C-contiguous float64 array (..., n); returns it reshaped 2-D and the batch shape."""
+    if type(x) is np.ndarray and x.dtype is F64 and x.flags.c_contiguous and x.ndim <= 2 \
+            and x.ndim and x.shape[-1] == n:  # the common case, checked in a fraction of a µs
+        return (x, x.shape[:1]) if x.ndim == 2 else (x.reshape(1, n), ())
     a = real_array(x, name, finite=False)  # (refuses complex values, strings, objects)
     if a.ndim == 0 or a.shape[-1] != n:
         raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
     batch = a.shape[:-1]
-    a = np.ascontiguousarray(a.reshape(int(np.prod(batch, dtype=np.int64)), n))  # (n may be 0)
+    a = np.ascontiguousarray(a.reshape(math.prod(batch), n))  # (n may be 0)
     return a, batch
 
 
@@ -165,12 +168,20 @@ def first_bad(status: np.ndarray) -> tuple[int, int]:
     return int(status[bad[0]]), int(bad[0])
 
 
-def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple]:
-    """Broadcast 2-D (N_k, n_k) arrays with batch shapes ``batches`` to one common batch."""
+def _common_batch(batches) -> tuple:
+    """The broadcast of the batch shapes (numpy's rules), or ShapeError."""
+    distinct = {b for b in batches if b != ()}
+    if len(distinct) <= 1:  # the common case: one batch shape, and single states
+        return distinct.pop() if distinct else ()
     try:
-        shape = np.broadcast_shapes(*batches)
+        return np.broadcast_shapes(*batches)
     except ValueError:
         raise ShapeError(f"batch shapes {batches} of the inputs do not broadcast together") from None
+
+
+def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple]:
+    """Broadcast 2-D (N_k, n_k) arrays with batch shapes ``batches`` to one common batch."""
+    shape = _common_batch(batches)
     out = []
     for a, b in zip(arrays, batches):
         if b != shape:
@@ -184,11 +195,8 @@ def lazy_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.
     """Like :func:`broadcast_batch`, but an input with no batch axes stays one row (the chunked
     driver :func:`run_chunked` shares it); only partial broadcasts (e.g. (3, 1) against (1, 4))
     are expanded.  Returns the arrays, the common batch shape and the number of states."""
-    try:
-        shape = np.broadcast_shapes(*batches)
-    except ValueError:
-        raise ShapeError(f"batch shapes {batches} of the inputs do not broadcast together") from None
-    N = int(np.prod(shape)) if shape else 1
+    shape = _common_batch(batches)
+    N = math.prod(shape)
     out = []
     for a, b in zip(arrays, batches):
         if b != shape and b != ():
