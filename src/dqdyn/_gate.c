@@ -21,6 +21,13 @@
  * Returns the result when the kernel returns 0, the kernel's status code (an int) otherwise,
  * and None when an argument is not of the required kind: the Python caller then takes its
  * general path (conversions, batches, error messages).
+ *
+ * A small batch: inputs may also be 2-D C-contiguous float64 arrays with the same number N of
+ * rows (one state per row; 1-D inputs are shared by every state).  When N nb1 is at most
+ * SERIAL_WORK the kernel runs here state by state into a result of shape (N, rows[, cols]):
+ * a batch of 1-10 states costs what as many single calls cost, instead of the ~15 us of the
+ * Python batch machinery.  A state whose kernel fails returns None (the general path then
+ * names the failing row); a larger batch returns None (the batch kernels use every core).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -33,6 +40,9 @@
 #define GATE_MI_COLS 6
 #define GATE_MF_COLS 27
 #define GATE_MAX_INPUTS 8
+/* a batch of N states of a model with nb1 bodies runs here, state by state, when N nb1 is at most
+   this (dqdyn/algorithms/batching.py SERIAL_WORK; a test checks that they agree) */
+#define GATE_SERIAL_WORK 4096
 
 typedef int64_t (*kernel_t)(int64_t *mi, double *mf, int64_t nb1, double **bufs, int64_t *lens);
 
@@ -63,6 +73,8 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_RETURN_NONE;
     }
     Py_ssize_t nin = nargs - 5;
+    double *base[GATE_MAX_INPUTS];
+    Py_ssize_t batch = -1; /* the number of states of the 2-D inputs; -1: one state */
     for (Py_ssize_t k = 0; k < nin; k++) {
         PyObject *o = args[5 + k];
         if (PyLong_CheckExact(o)) { /* an integer argument (a body index, a frame code) */
@@ -71,28 +83,57 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
                 PyErr_Clear();
                 Py_RETURN_NONE;
             }
-            bufs[k] = NULL;
+            bufs[k] = base[k] = NULL;
             lens[k] = (int64_t)val;
             continue;
         }
         if (!PyArray_CheckExact(o)) Py_RETURN_NONE;
         PyArrayObject *a = (PyArrayObject *)o;
-        if (PyArray_TYPE(a) != NPY_DOUBLE || PyArray_NDIM(a) != 1 || !PyArray_ISCARRAY_RO(a))
+        int nd = PyArray_NDIM(a);
+        if (PyArray_TYPE(a) != NPY_DOUBLE || nd < 1 || nd > 2 || !PyArray_ISCARRAY_RO(a))
             Py_RETURN_NONE;
         bufs[k] = (double *)PyArray_DATA(a);
-        lens[k] = (int64_t)PyArray_DIM(a, 0);
+        base[k] = NULL;
+        lens[k] = (int64_t)PyArray_DIM(a, nd - 1);
+        if (nd == 2) { /* a batch of states, one per row */
+            Py_ssize_t n = PyArray_DIM(a, 0);
+            if (n < 1 || (batch >= 0 && n != batch)) Py_RETURN_NONE;
+            batch = n;
+            base[k] = bufs[k];
+        }
     }
-    npy_intp dims[2] = {rows, cols};
-    PyObject *out = PyArray_EMPTY(cols >= 0 ? 2 : 1, dims, NPY_DOUBLE, 0);
+    int64_t nb1 = (int64_t)PyArray_DIM((PyArrayObject *)mi, 0);
+    if (batch >= 0 && batch * nb1 > GATE_SERIAL_WORK) Py_RETURN_NONE; /* the thread pool's */
+    npy_intp size = cols >= 0 ? rows * cols : rows;
+    npy_intp dims[3] = {batch, rows, cols};
+    int ndim = cols >= 0 ? 2 : 1;
+    PyObject *out = batch >= 0 ? PyArray_EMPTY(ndim + 1, dims, NPY_DOUBLE, 0)
+                               : PyArray_EMPTY(ndim, dims + 1, NPY_DOUBLE, 0);
     if (out == NULL) return NULL;
-    bufs[nin] = (double *)PyArray_DATA((PyArrayObject *)out);
-    lens[nin] = (int64_t)(cols >= 0 ? rows * cols : rows);
-    int64_t st = fn((int64_t *)PyArray_DATA((PyArrayObject *)mi),
-                    (double *)PyArray_DATA((PyArrayObject *)mf),
-                    (int64_t)PyArray_DIM((PyArrayObject *)mi, 0), bufs, lens);
-    if (st == 0) return out;
-    Py_DECREF(out);
-    return PyLong_FromLongLong(st);
+    double *res = (double *)PyArray_DATA((PyArrayObject *)out);
+    int64_t *mip = (int64_t *)PyArray_DATA((PyArrayObject *)mi);
+    double *mfp = (double *)PyArray_DATA((PyArrayObject *)mf);
+    lens[nin] = (int64_t)size;
+    if (batch < 0) {
+        bufs[nin] = res;
+        int64_t st = fn(mip, mfp, nb1, bufs, lens);
+        if (st == 0) return out;
+        Py_DECREF(out);
+        return PyLong_FromLongLong(st);
+    }
+    /* a small batch: the same kernel state by state (what the serial batch kernels do, with no
+       Python in between); any failing state sends the whole call down the general path, which
+       reports the failing row */
+    for (Py_ssize_t r = 0; r < batch; r++) {
+        for (Py_ssize_t k = 0; k < nin; k++)
+            if (base[k] != NULL) bufs[k] = base[k] + r * lens[k];
+        bufs[nin] = res + r * size;
+        if (fn(mip, mfp, nb1, bufs, lens) != 0) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    }
+    return out;
 }
 
 static PyMethodDef gate_methods[] = {
@@ -112,5 +153,6 @@ PyMODINIT_FUNC PyInit__gate(void) {
     PyModule_AddIntConstant(m, "MI_COLS", GATE_MI_COLS);
     PyModule_AddIntConstant(m, "MF_COLS", GATE_MF_COLS);
     PyModule_AddIntConstant(m, "MAX_INPUTS", GATE_MAX_INPUTS);
+    PyModule_AddIntConstant(m, "SERIAL_WORK", GATE_SERIAL_WORK);
     return m;
 }

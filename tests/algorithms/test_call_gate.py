@@ -91,6 +91,49 @@ def test_other_inputs_take_the_general_path(tree, name):
     assert got32.shape == want.shape
 
 
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_small_batches_through_the_gate(tree, name):
+    """A small batch of (N, n) arrays runs state by state in the gate: the same bits as a loop
+    of single calls and as the batch kernels (reached here through lists); 1-D inputs are
+    shared by every state; a batch too large for one thread is left to the batch kernels."""
+    from dqdyn import _gate
+    from dqdyn.algorithms.batching import SERIAL_WORK
+
+    assert _gate.SERIAL_WORK == SERIAL_WORK
+    f = CALLS[name]
+    rng = np.random.default_rng(8)
+    N = 4
+    Q = dqdyn.random_configuration(tree, size=N, seed=rng)
+    V, A = rng.normal(size=(2, N, tree.nv))
+    got = f(tree, Q, V, A)
+    loop = np.stack([f(tree, Q[i], V[i], A[i]) for i in range(N)])
+    assert got.shape == loop.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, loop)
+    np.testing.assert_array_equal(got, f(tree, Q.tolist(), V.tolist(), A.tolist()))
+    if name in ("rnea", "nonlinear_effects", "coriolis_matrix", "aba"):
+        shared = f(tree, Q[1], V, A)  # one configuration, N velocities
+        np.testing.assert_array_equal(shared, np.stack([f(tree, Q[1], V[i], A[i]) for i in range(N)]))
+    big = 1 + SERIAL_WORK // tree.mi.shape[0]
+    Qb = np.repeat(Q[:1], big, axis=0)
+    Vb, Ab = np.repeat(V[:1], big, axis=0), np.repeat(A[:1], big, axis=0)
+    np.testing.assert_array_equal(f(tree, Qb, Vb, Ab)[-1], got[0])
+
+
+def test_small_batch_errors_name_the_row():
+    """A failing state in a gated batch: the general path reports its row."""
+    m = dqdyn.random_tree(6, seed=2, joint_types=("revolute", "spherical"))
+    rng = np.random.default_rng(1)
+    Q = dqdyn.random_configuration(m, size=3, seed=rng)
+    V, A = rng.normal(size=(2, 3, m.nv))
+    Q[2, 0] = np.nan
+    with pytest.raises(NonFiniteError, match="2"):
+        dqdyn.rnea(m, Q, V, A)
+    with pytest.raises(ShapeError):
+        dqdyn.rnea(m, Q[:, :-1], V, A)
+    with pytest.raises(ShapeError):
+        dqdyn.rnea(m, Q[:2], V, A)  # 2 states against 3
+
+
 def test_errors_through_the_gate():
     m = dqdyn.random_tree(8, seed=0, joint_types=("revolute", "spherical", "free"))
     rng = np.random.default_rng(0)
