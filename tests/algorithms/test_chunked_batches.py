@@ -2,6 +2,7 @@
 errors name the element of the whole batch, ``out=`` (an np.memmap too) is written in place,
 and what dqdyn allocates besides the output is bounded by the chunk, not by the batch."""
 
+import inspect
 import tracemalloc
 
 import numpy as np
@@ -131,3 +132,41 @@ def test_set_batch_chunk_rejects_bad_values():
     for bad in (0, -3, 2.5, True, "8"):
         with pytest.raises(ShapeError, match="chunk"):
             dqdyn.config.set_batch_chunk(bad)
+
+
+def _read_only(*arrays):
+    out = []
+    for x in arrays:
+        x = x.copy()
+        x.flags.writeable = False
+        out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_read_only_inputs_compile_no_second_kernel(arm, chunk, name):
+    """A read-only input (a broadcast view, a memmap opened 'r') has another numba type than a
+    writable one: passed on as it is, it made numba compile a second copy of every kernel it
+    reached (over a minute for aba).  The batch paths copy such rows (boundary.kernel_rows):
+    no batch kernel is compiled for a read-only state array, and the numbers are those of
+    writable inputs."""
+    from dqdyn.algorithms import aba, coriolis, hybrid, lagrange, newton_euler
+
+    chunk(7)
+    f = CALLS[name]
+    Q, V, A = _states(arm, 600)  # (600 states of 7 bodies: past the gate, into the batch kernels)
+    want = f(arm, Q, V, A)
+    np.testing.assert_array_equal(f(arm, *_read_only(Q, V, A)), want)
+    np.testing.assert_array_equal(f(arm, *_read_only(Q[:3], V[:3], A[:3])), want[:3])
+    mm = np.broadcast_to(Q[0], (3, arm.nq))  # read-only, and ...
+    np.testing.assert_array_equal(f(arm, np.ascontiguousarray(mm), V[:3], A[:3]),
+                                  f(arm, Q[[0, 0, 0]], V[:3], A[:3]))  # ... contiguous
+    dqdyn.constrained_aba(arm, Q[0], V[0], A[0], np.eye(arm.nv)[:1], np.zeros(1))
+    kernels = [getattr(mod, k) for mod in (newton_euler, lagrange, coriolis, aba, hybrid)
+               for k in dir(mod) if k.endswith("_batch") and hasattr(getattr(mod, k), "py_func")]
+    kernels += [k.serial for k in kernels if hasattr(k, "serial")]
+    for k in kernels:  # (read-only only where the argument is the model's gravity, ``g``)
+        names = list(inspect.signature(k.py_func).parameters)
+        for sig in getattr(k, "signatures", []):
+            ro = [n for n, t in zip(names, sig) if not getattr(t, "mutable", True)]
+            assert ro in ([], ["g"]), (k, ro)

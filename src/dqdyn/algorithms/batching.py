@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from .boundary import first_bad
+from .boundary import first_bad, kernel_rows
 
 #: a batch of ``N`` states of a model with ``nb1`` bodies (the world counted) runs on one thread,
 #: in the serial twin of its batch kernel, when ``N · nb1`` is at most this: starting the thread
@@ -45,13 +45,13 @@ def run_chunked(kernel, head: tuple, ins: list, outs: list, N: int, shared: tupl
         e = min(N, s + chunk)
         n = e - s
         args = list(head)
-        for k, X in enumerate(ins):
+        for k, X in enumerate(ins):  # (kernel_rows: a read-only chunk is copied, see there)
             if X.shape[0] == N:
-                args.append(X[s:e])
+                args.append(kernel_rows(X[s:e]))
             elif k in shared:
-                args.append(X)
+                args.append(kernel_rows(X))
             else:
-                args.append(np.ascontiguousarray(np.broadcast_to(X, (n,) + X.shape[1:])))
+                args.append(kernel_rows(np.broadcast_to(X, (n,) + X.shape[1:])))
         for O in outs:
             args.append(O[s:e])
         st = status[:n]

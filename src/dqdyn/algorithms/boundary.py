@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import config
 from .._checks import real_array
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
@@ -136,16 +137,29 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
     raise NonFiniteError(f"{names.get(status, 'input')}{where} contains NaN or infinity")
 
 
+def kernel_rows(a) -> np.ndarray:
+    """``a`` as a C-contiguous, *writable* array (a copy only where needed).
+
+    A read-only array (a broadcast view — ``np.ascontiguousarray(np.broadcast_to(x, (1, n)))``
+    is one —, a read-only memmap, an array with ``writeable=False``) has another numba type
+    than a writable one: passed to a kernel it would compile a second specialisation of that
+    kernel and of everything it inlines — over a minute for ``aba`` — at run time."""
+    a = np.ascontiguousarray(a)
+    return a if a.flags.writeable else a.copy()
+
+
 def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]:
     """``x`` as a C-contiguous float64 array (..., n); returns it reshaped 2-D and the batch shape."""
     if type(x) is np.ndarray and x.dtype is F64 and x.flags.c_contiguous and x.ndim <= 2 \
-            and x.ndim and x.shape[-1] == n:  # the common case, checked in a fraction of a µs
+            and x.ndim and x.shape[-1] == n and x.flags.writeable:  # the common case: < 1 µs
         return (x, x.shape[:1]) if x.ndim == 2 else (x.reshape(1, n), ())
     a = real_array(x, name, finite=False)  # (refuses complex values, strings, objects)
     if a.ndim == 0 or a.shape[-1] != n:
         raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
     batch = a.shape[:-1]
     a = np.ascontiguousarray(a.reshape(math.prod(batch), n))  # (n may be 0)
+    if not a.flags.writeable and a.shape[0] <= config.BATCH_CHUNK:  # (larger: chunk by chunk,
+        a = a.copy()                                                # batching.run_chunked)
     return a, batch
 
 
@@ -186,7 +200,7 @@ def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[lis
     for a, b in zip(arrays, batches):
         if b != shape:
             a = np.broadcast_to(a.reshape(b + a.shape[-1:]), shape + a.shape[-1:])
-            a = np.ascontiguousarray(a.reshape(-1, a.shape[-1]))
+            a = kernel_rows(a.reshape(-1, a.shape[-1]))
         out.append(a)
     return out, shape
 
@@ -201,7 +215,7 @@ def lazy_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.
     for a, b in zip(arrays, batches):
         if b != shape and b != ():
             trail = a.shape[1:]
-            a = np.ascontiguousarray(np.broadcast_to(a.reshape(b + trail), shape + trail).reshape((N,) + trail))
+            a = kernel_rows(np.broadcast_to(a.reshape(b + trail), shape + trail).reshape((N,) + trail))
         out.append(a)
     return out, shape, N
 

@@ -20,6 +20,7 @@ from .batching import for_batch
 from .boundary import (
     as_vector,
     first_bad,
+    kernel_rows,
 )
 from .hybrid import hybrid_batch, hybrid_dynamics
 
@@ -32,7 +33,7 @@ def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
         return np.zeros((nv, 0))
     mf0 = model.mf.copy()
     mf0[0, MF_GRAVITY : MF_GRAVITY + 3] = 0.0
-    Q = np.ascontiguousarray(np.broadcast_to(q1, (mcols, model.nq)))
+    Q = kernel_rows(np.broadcast_to(q1, (mcols, model.nq)))
     V0 = np.zeros((mcols, nv))
     T = np.ascontiguousarray(X.T)
     out = np.empty((mcols, nv))
@@ -94,7 +95,7 @@ def constrained_hybrid_dynamics(model: Model, q, v, a, tau, prescribed, A, b, *,
     # columns: hybrid response to τ_v = A_vᵀ e_i, q̈_u = 0, no gravity / velocity
     mf0 = model.mf.copy()
     mf0[0, MF_GRAVITY : MF_GRAVITY + 3] = 0.0
-    Q = np.ascontiguousarray(np.broadcast_to(qq, (m, model.nq)))
+    Q = kernel_rows(np.broadcast_to(qq, (m, model.nq)))
     Z = np.zeros((m, model.nv))
     T = np.ascontiguousarray(np.where(Fr, A, 0.0))
     QDD = np.empty((m, model.nv))

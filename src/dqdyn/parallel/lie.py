@@ -46,6 +46,7 @@ import numpy as np
 from .._jit import kernel
 
 from .. import errors
+from ..algorithms.boundary import kernel_rows
 from ..algebra._core import dq_mul as k_dq_mul
 from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q (seed 001 eq. 121)
 from ..algebra.dualquat import conj as dq_conj
@@ -274,8 +275,8 @@ def pose_update(eta, theta):
     eta = _arr(eta, "eta", 8)
     theta = _arr(theta, "theta", 6)
     shape = np.broadcast_shapes(eta.shape[:-1], theta.shape[:-1])
-    e = np.ascontiguousarray(np.broadcast_to(eta, shape + (8,)).reshape(-1, 8))
-    t = np.ascontiguousarray(np.broadcast_to(theta, shape + (6,)).reshape(-1, 6))
+    e = kernel_rows(np.broadcast_to(eta, shape + (8,)).reshape(-1, 8))
+    t = kernel_rows(np.broadcast_to(theta, shape + (6,)).reshape(-1, 6))
     out = np.empty_like(e)
     _pose_update_batch(e, t, out)
     return out.reshape(shape + (8,))

@@ -31,6 +31,7 @@ import numba as nb
 import numpy as np
 
 from .. import errors
+from ..algorithms.boundary import kernel_rows
 from . import lie
 from .actuators import (  # noqa: F401  (re-exported: their home is .actuators)
     C_KIND,
@@ -229,12 +230,12 @@ class ParallelRobot:
             L = np.empty(n)
             Lam = np.empty((n, 6))
             H = np.empty((n, 6, 6) if order >= 2 else (1, 1, 1))
-            self._evaluator(eta, self._geom, order, L, Lam, H)
+            self._evaluator(kernel_rows(eta), self._geom, order, L, Lam, H)
             if not math.isfinite(L.sum() + (Lam.sum() if order >= 1 else 0.0)):
                 self._raise_degenerate(eta, L, Lam if order >= 1 else None, None)
             return L, Lam, (H if order >= 2 else None)
         shape = eta.shape[:-1]
-        e = np.ascontiguousarray(eta.reshape(-1, 8))
+        e = kernel_rows(eta.reshape(-1, 8))
         B = e.shape[0]
         L = np.empty((B, n))
         Lam = np.empty((B, n, 6))
@@ -485,7 +486,7 @@ class ParallelRobot:
         ell = np.ascontiguousarray(self._check_ell(ell, batch=True))
         N = ell.shape[0]
         g = self.home if guess is None else lie._arr(guess, "guess", 8)
-        g = np.ascontiguousarray(np.broadcast_to(g, (N, 8)))
+        g = kernel_rows(np.broadcast_to(g, (N, 8)))
         out, st, it, rs, lo = batch_outputs(N)
         fk_batch(g, ell, self._geom, prm, square, out, st, it, rs, lo, 4 * nb.get_num_threads())
         res = FKBatchResult(out, st, it, rs) if square else LSFKBatchResult(out, st, it, rs, None, lo)
