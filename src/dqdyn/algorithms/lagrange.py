@@ -392,18 +392,23 @@ def crba_core(mi, mf, q, ws, M):
     return OK
 
 
-@jit  # (IR-inlined into its entry, gate and batch kernels: a call would cost 0.3-0.5 µs)
+# ne_core as an ordinary call here: IR-inlined twice into each kernel below it cost 160 s of
+# compiling, for the papers' n + 1 recursions route (thesis eq. 3.2), not the fast one (CRBA)
+_ne_call = kernel(error_model="numpy", variant="-call")(ne_core.py_func)
+
+
+@jit  # (IR-inlined into its entry, gate and batch kernels)
 def mass_matrix_ne_core(mi, mf, g, q, ws, M, a, t0, t1):
     """Thesis eq. (3.2) / (C.2): ``g = 𝒩(q,0,0)``, ``col_k M = 𝒩(q, 0, e_k) − g``."""
-    st = ne_core(mi, mf, g, q, _EMPTY1, _EMPTY1, _EMPTY2, ws, t0)
-    if st != OK:
-        return st
     n = a.shape[0]
     for k in range(n):
         a[k] = 0.0
+    st = _ne_call(mi, mf, g, q, _EMPTY1, a, _EMPTY2, ws, t0)  # (a = 0: one signature)
+    if st != OK:
+        return st
     for k in range(n):
         a[k] = 1.0
-        ne_core(mi, mf, g, q, _EMPTY1, a, _EMPTY2, ws, t1)
+        _ne_call(mi, mf, g, q, _EMPTY1, a, _EMPTY2, ws, t1)
         a[k] = 0.0
         for r in range(n):
             M[r, k] = t1[r] - t0[r]
