@@ -110,7 +110,8 @@ def _probe(what, env_extra):
 @pytest.mark.parametrize("what", ["rnea"])  # (aba, mass_matrix: the same cache path, 75 s more)
 def test_fresh_process_loads_without_compiling_and_matches_a_fresh_compile_bit_for_bit(what):
     """A first call in a new process loads its kernels (no compilation), and gives the bits a
-    JIT compile of the same call gives in a new process (``DQDYN_NO_CACHE=1``).  (Within one
+    JIT compile of the same call gives in a new process (``DQDYN_NO_CACHE=1``, numba's own IR
+    inlining).  (Within one
     process, single states and batches agree to the bit too: test_call_gate.py,
     test_chunked_batches.py.  A kernel compiled in another order in a long-lived process can
     differ in the last bit where its flags allow FMA contraction, as any JIT's can.)"""
@@ -119,7 +120,10 @@ def test_fresh_process_loads_without_compiling_and_matches_a_fresh_compile_bit_f
     precompile(["dynamics", "forward"], quiet=True)  # fills the cache (cheap when it is full)
     cached = _probe(what, {})
     assert cached["misses"] == 0 and cached["cfuncs_compiled"] == 0  # all came from the cache
-    jit = _probe(what, {"DQDYN_NO_CACHE": "1"})  # numba compiles every kernel in that process
+    # numba compiles every kernel in that process, as numba is (without dqdyn's faster IR
+    # inlining, _jit._BlockCopier): the cached kernels were compiled with it, so this compares
+    # the two compilations' machine code by their results, bit for bit
+    jit = _probe(what, {"DQDYN_NO_CACHE": "1", "DQDYN_NUMBA_INLINE_COPY": "0"})
     assert jit["misses"] > 0 or jit["cfuncs_compiled"] > 0
     for x, y in zip(cached["out"], jit["out"]):
         assert np.array(x).tobytes() == np.array(y).tobytes()  # bit-identical
@@ -138,6 +142,33 @@ def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():
     rng = np.random.default_rng(2)
     V, A = rng.normal(size=(n_big, m.nv)), rng.normal(size=(n_big, m.nv))
     big = dqdyn.rnea(m, Q, V, A)  # parallel kernel
-    small = dqdyn.rnea(m, Q[:5], V[:5], A[:5])  # serial twin
+    small = dqdyn.rnea(m, Q[:5].tolist(), V[:5].tolist(), A[:5].tolist())  # serial twin
+    gated = dqdyn.rnea(m, Q[:5], V[:5], A[:5])  # state by state in the call gate
     single = np.stack([dqdyn.rnea(m, Q[k], V[k], A[k]) for k in range(5)])
-    assert big[:5].tobytes() == small.tobytes() == single.tobytes()
+    assert big[:5].tobytes() == small.tobytes() == gated.tobytes() == single.tobytes()
+
+
+def test_faster_inlining_is_installed_and_copies_one_scope_per_ir():
+    """dqdyn's stand-in for numba's IR copy while inlining (_jit._BlockCopier) is installed by
+    the first compilation, and a kernel that inlines helpers compiles to the same numbers."""
+    import numba
+    from numba.core import inline_closurecall as icc
+
+    from dqdyn import _jit
+
+    @numba.njit(inline="always")
+    def helper(x, k):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += x[i] * k if i % 2 else x[i] - k
+        return s
+
+    def outer(x):
+        return helper(x, 2.0) + helper(x, 3.0) * helper(x[::2], 0.5)
+
+    fast = _jit.kernel()(outer)
+    x = np.linspace(-1, 1, 11)
+    got = fast(x)
+    assert _jit._INLINE_PATCHED and isinstance(icc.copy, _jit._BlockCopier)
+    want = helper.py_func(x, 2.0) + helper.py_func(x, 3.0) * helper.py_func(x[::2], 0.5)
+    assert abs(got - want) <= 1e-12 * abs(want)
