@@ -36,10 +36,24 @@ def _states(m, n=3, seed=0):
     return Q, rng.normal(size=(n, m.nv)), rng.normal(size=(n, m.nv))
 
 
+def _big(m, *arrays):
+    """The rows of ``arrays`` repeated into a batch large enough for the thread pool (a smaller
+    one runs state by state in the call gate, or in the batch kernel's serial twin)."""
+    import numpy as np
+
+    from dqdyn.algorithms.batching import SERIAL_WORK
+
+    n = SERIAL_WORK // (m.nbodies + 1) + 1
+    return [np.ascontiguousarray(np.resize(x, (n,) + x.shape[1:])) for x in arrays]
+
+
 def _each_form(m, fn, *arrays):
-    """``fn`` on one state (plain vectors: the call gate), a batch, lists and strided views."""
+    """``fn`` on one state (plain vectors: the call gate), a small batch (the gate), a large one
+    (the parallel batch kernel), a small batch of lists (the serial twin), strided views."""
     fn(*[x[0].copy() for x in arrays])
     fn(*arrays)
+    fn(*_big(m, *arrays))
+    fn(*[x.tolist() for x in arrays])
     fn(*[x[0].tolist() for x in arrays])
     fn(*[x[:, ::1][0] if x.ndim == 2 else x for x in arrays])
 
@@ -233,13 +247,17 @@ GROUPS = {
     "forward": group_forward,
     "derivatives": group_derivatives,
     "kinematics": group_kinematics,
-    "models": group_models,
     "constraints": group_constraints,
     "parallel": group_parallel,
     "graph": group_graph,
+    "models": group_models,
     "reproduce": group_reproduce,
 }
-LONGEST_FIRST = ["dynamics", "reproduce", "forward"]
+#: the order the groups start in.  The first two are the longest and share few kernels; the
+#: last two mostly call kernels of the others, which by then load from the cache (two workers
+#: compiling the same kernel at once both pay for it: ``reproduce`` started beside ``dynamics``
+#: took 400 s, most of it compiling ``dynamics``' kernels a second time).
+ORDER = list(GROUPS)
 
 
 def _no_gate(*args):
@@ -279,9 +297,7 @@ def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: d
             raise UnknownNameError(f"group {n!r} is not one of {sorted(GROUPS)}")
     jobs = max(1, min(len(names), jobs or os.cpu_count() or 1))
     env = dict(os.environ if env is None else env)
-    # longest first (measured on 2 cores from an empty cache: dynamics 468 s, reproduce 353 s,
-    # forward 328 s, the others under 60 s each), so the workers finish together
-    pending = sorted(names, key=lambda n: LONGEST_FIRST.index(n) if n in LONGEST_FIRST else 99)
+    pending = sorted(names, key=ORDER.index)
     running: dict = {}
     times = {}
     t_all = time.perf_counter()
