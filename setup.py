@@ -32,7 +32,7 @@ class build_ext_and_kernels(build_ext):
         env["DQDYN_BUILDING_CACHE"] = "1"
         env.pop("DQDYN_CACHE_DIR", None)
         print(f"dqdyn: compiling the kernels into {os.path.join(root, 'dqdyn', '_kernels')} "
-              "(about 2-4 minutes on 2 cores; DQDYN_SKIP_PRECOMPILE=1 skips it)", flush=True)
+              "(about 6 minutes on 2 cores; DQDYN_SKIP_PRECOMPILE=1 skips it)", flush=True)
         try:
             subprocess.run([sys.executable, "-m", "dqdyn.precompile"], env=env, check=True,
                            cwd=root)
