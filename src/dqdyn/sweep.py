@@ -217,6 +217,7 @@ class SweepSpec:
     perturbation: dict = field(default_factory=dict)
     accel_scale: float = 1.0
     velocity_scale: float = 1.0
+    compressor: str = "zstd"  # of the data arrays: see COMPRESSORS
 
     @property
     def nchunks(self) -> int:
@@ -225,16 +226,22 @@ class SweepSpec:
     def to_json(self) -> dict:
         d = asdict(self)
         d["quantities"] = list(self.quantities)
+        if d["compressor"] == "zstd":  # (the default: stores made before the option still resume)
+            del d["compressor"]
         return json.loads(json.dumps(d))
 
 
 def make_spec(model: Model, *, states: int | None = None, chunk: int = 65536, seed: int = 0,
               sampling: str = "random", grid: int = 0, inputs: str = "a",
               quantities=("tau",), models: int = 1, perturbation: Perturbation | None = None,
-              accel_scale: float = 1.0, velocity_scale: float = 1.0, source: str = "") -> SweepSpec:
-    """A validated :class:`SweepSpec` (errors name the argument)."""
+              accel_scale: float = 1.0, velocity_scale: float = 1.0, source: str = "",
+              compressor: str = "zstd") -> SweepSpec:
+    """A validated :class:`SweepSpec` (errors name the argument).  ``compressor``: of the data
+    arrays, one of :data:`COMPRESSORS`."""
     from .distributed import model_token
 
+    if compressor not in COMPRESSORS:
+        raise UnknownNameError(f"compressor must be one of {list(COMPRESSORS)}, got {compressor!r}")
     if sampling not in ("random", "grid"):
         raise UnknownNameError(f"sampling must be 'random' or 'grid', got {sampling!r}")
     if inputs not in ("a", "tau"):
@@ -277,7 +284,8 @@ def make_spec(model: Model, *, states: int | None = None, chunk: int = 65536, se
                      quantities=tuple(qs), models=int(models),
                      perturbation={k: (list(v) if isinstance(v, tuple) else v)
                                    for k, v in asdict(p).items()},
-                     accel_scale=float(accel_scale), velocity_scale=float(velocity_scale))
+                     accel_scale=float(accel_scale), velocity_scale=float(velocity_scale),
+                     compressor=compressor)
 
 
 def perturbation_of(spec: SweepSpec) -> Perturbation:
@@ -357,6 +365,19 @@ def sweep_task(path: str, spec_json: dict, model: Model, k: int, j: int) -> tupl
     return k, j
 
 
+#: compressors of a dataset's arrays: Zarr's default (Zstandard), Blosc's LZ4 with byte shuffle
+#: (faster, compresses less), none (random states hardly compress; the fastest to write)
+COMPRESSORS = ("zstd", "lz4", "none")
+
+
+def _codec(name: str):
+    if name == "none":
+        return None
+    from zarr.codecs import BloscCodec
+
+    return BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")
+
+
 def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: bool = False):
     """Create the Zarr group for ``spec`` (or open an existing one with the same spec)."""
     import zarr
@@ -378,8 +399,9 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         return g
     g = zarr.open_group(path, mode="w")
     N, K, c = spec.states, spec.models, spec.chunk
+    kw = {} if spec.compressor == "zstd" else {"compressors": _codec(spec.compressor)}
     mk = lambda name, shape, chunks, dtype="f8": g.create_array(
-        name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0)
+        name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0, **(kw if dtype == "f8" else {}))
     mk("q", (N, spec.nq), (c, spec.nq))
     mk("v", (N, spec.nv), (c, spec.nv))
     mk(spec.inputs, (N, spec.nv), (c, spec.nv))
@@ -519,6 +541,8 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--grid", type=int, default=0,
                    help="a grid of GRID points per q entry within the joint limits instead")
     p.add_argument("--chunk", type=int, default=65536, help="states per chunk (task)")
+    p.add_argument("--compressor", choices=COMPRESSORS, default="zstd",
+                   help="of the data arrays (default: Zarr's zstd; lz4: faster; none: fastest)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--inputs", choices=("a", "tau"), default="a",
                    help="sample accelerations (inverse dynamics) or torques (forward dynamics)")
@@ -566,7 +590,7 @@ def cmd_sweep(args) -> int:
     spec = make_spec(model, states=args.states, chunk=args.chunk, seed=args.seed,
                      sampling="grid" if args.grid else "random", grid=args.grid,
                      inputs=args.inputs, quantities=args.quantities, models=args.models,
-                     perturbation=pert, source=str(src))
+                     perturbation=pert, source=str(src), compressor=args.compressor)
     client = None
     try:
         from . import distributed as dd
@@ -589,6 +613,7 @@ def cmd_sweep(args) -> int:
 
 
 __all__ = [
+    "COMPRESSORS",
     "QUANTITIES",
     "Perturbation",
     "SweepMismatchError",

@@ -24,6 +24,7 @@ import dask.array as da  # noqa: E402
 import dqdyn  # noqa: E402
 from dqdyn import distributed as dd  # noqa: E402
 from dqdyn import sweep as sw  # noqa: E402
+from dqdyn.errors import UnknownNameError  # noqa: E402
 from dqdyn.errors import ChunkError, SchedulerError, ShapeError, UnknownNameError  # noqa: E402
 
 N = 1000
@@ -258,6 +259,22 @@ def test_sweep_dataset_is_the_in_process_batch(reference, model):
     lo, hi = model.q_lower, model.q_upper
     assert np.all((d["q"] >= np.where(np.isfinite(lo), lo, -np.pi))
                   & (d["q"] <= np.where(np.isfinite(hi), hi, np.pi)))
+
+
+@pytest.mark.parametrize("compressor", ["lz4", "none"])
+def test_sweep_compressor_changes_the_store_not_the_data(reference, model, tmp_path, compressor):
+    """``compressor``: the data arrays are written with it, the numbers are those of the default
+    (Zstandard) store; an unknown name is a named error; the default stays out of the recorded
+    specification, so stores made before the option resume."""
+    path = str(tmp_path / "c.zarr")
+    r = sw.run_sweep(path, model, _spec(model, compressor=compressor))
+    assert r["done"] == r["total"]
+    _same(_arrays(path), reference)
+    codecs = zarr.open_group(path, mode="r")["tau"].compressors
+    assert codecs == () if compressor == "none" else "lz4" in repr(codecs)
+    assert "compressor" not in _spec(model).to_json()
+    with pytest.raises(UnknownNameError, match="compressor"):
+        _spec(model, compressor="gzip")
 
 
 def test_sweep_on_cluster_equals_in_process(client, reference, model, tmp_path):
