@@ -101,13 +101,89 @@ def test_aba_derivatives_planar_fd_and_batch():
         np.testing.assert_allclose(one[0], dq[n], atol=1e-12)
 
 
-def test_mimic_refused():
+def _mimic_model():
+    """A tree with two mimic joints (one revolute, one prismatic, scales ≠ 1, offsets ≠ 0) and
+    a free root, so the chain rule meets a master with two followers and a non-trivial tangent."""
     b = dqdyn.ModelBuilder("m")
-    b.add_body("a", joint="revolute", mass=1, inertia=np.eye(3) * 0.1, joint_name="ja")
-    b.add_body("b", "a", "revolute", mass=1, inertia=np.eye(3) * 0.1, mimic=("ja", 2.0, 0.0))
-    m = b.build()
+    rng = np.random.default_rng(7)
+
+    def inertia():  # principal moments within 20 % of each other (a valid rigid body), turned
+        R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        return R @ np.diag(rng.uniform(0.08, 0.12, 3)) @ R.T
+
+    b.add_body("base", joint="free", mass=3, inertia=inertia(), com=[0.1, 0, 0.05])
+    b.add_body("a", "base", "revolute", mass=1, inertia=inertia(), joint_name="ja",
+               axis=[0, 0, 1], com=[0.2, 0.1, 0])
+    b.add_body("b", "a", "revolute", mass=1.2, inertia=inertia(), mimic=("ja", -1.7, 0.3),
+               axis=[0, 1, 0], com=[0.1, 0, 0.2])
+    b.add_body("c", "base", "prismatic", mass=0.7, inertia=inertia(), joint_name="jc", axis=[1, 0, 0])
+    b.add_body("d", "c", "prismatic", mass=0.4, inertia=inertia(), mimic=("jc", 0.5, -0.1),
+               axis=[0, 0, 1], com=[0, 0.1, 0])
+    b.add_body("e", "b", "revolute", mass=0.9, inertia=inertia(), joint_name="je", axis=[1, 0, 0])
+    return b.build()
+
+
+def test_mimic_derivatives_finite_differences():
+    """Models with mimic joints (Panda's default load): the chain rule through
+    Model.independent_mimic, against central differences of dqdyn's own mimic-aware ``rnea`` and
+    ``aba`` (themselves checked against Pinocchio in test_inverse_dynamics / test_mimic_forward);
+    Pinocchio's derivatives refuse mimic joints."""
+    m = _mimic_model()
+    assert len(m.mimic_joints) == 2
+    rng = np.random.default_rng(3)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a, tau = rng.normal(size=(3, m.nv))
+    fext = rng.normal(size=(m.nbodies + 1, 6))
+    for fe in (None, fext):
+        dq, dv, M = rnea_derivatives(m, q, v, a, fext=fe)
+        Dq, Dv = fd_columns(m, lambda q, v, a: dqdyn.rnea(m, q, v, a, fe), q, v, a)
+        np.testing.assert_allclose(dq, Dq, atol=2e-6 * (1 + np.abs(Dq).max()))
+        np.testing.assert_allclose(dv, Dv, atol=2e-6 * (1 + np.abs(Dv).max()))
+        np.testing.assert_allclose(M, dqdyn.mass_matrix(m, q), atol=1e-12 * (1 + np.abs(M).max()))
+        aq, av, Mi = aba_derivatives(m, q, v, tau, fext=fe)
+        Dq, Dv = fd_columns(m, lambda q, v, t: aba(m, q, v, t, fe), q, v, tau)
+        np.testing.assert_allclose(aq, Dq, atol=1e-5 * (1 + np.abs(Dq).max()))
+        np.testing.assert_allclose(av, Dv, atol=1e-5 * (1 + np.abs(Dv).max()))
+        np.testing.assert_allclose(Mi @ dqdyn.mass_matrix(m, q), np.eye(m.nv), atol=1e-10)
+    # batches (and lists) give the single states' values
+    Q = dqdyn.random_configuration(m, size=3, seed=rng)
+    V = rng.normal(size=(3, m.nv))
+    for f, x in ((rnea_derivatives, a), (aba_derivatives, tau)):
+        B = f(m, Q, V, x)
+        assert B[0].shape == (3, m.nv, m.nv)
+        for n in range(3):
+            one = f(m, Q[n].tolist(), V[n], x)
+            for k in range(3):
+                np.testing.assert_allclose(B[k][n], one[k], rtol=1e-12, atol=1e-12)
+
+
+def test_mimic_derivatives_equal_the_independent_model_on_its_subspace():
+    """Panda loaded with its mimic finger: ∂τ/∂q of the coupled model = Gᵀ (∂τ/∂q of the model
+    loaded with mimic='independent', the oracle checked against Pinocchio) G."""
+    import warnings
+
+    from pinconv import ROBOTS, erd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dqdyn.load_urdf(erd(ROBOTS["panda"][0]))
+        mind = dqdyn.load_urdf(erd(ROBOTS["panda"][0]), mimic="independent")
+    assert m.mimic_joints and mind.nv == m.nv + 1
+    rng = np.random.default_rng(5)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    G = np.vstack([np.eye(m.nv), np.eye(m.nv)[-1]])  # finger 2 = finger 1 (scale 1, offset 0)
+    ours = rnea_derivatives(m, q, v, a)
+    theirs = rnea_derivatives(mind, G @ q, G @ v, G @ a)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, G.T @ t @ G, atol=1e-10 * (1 + np.abs(t).max()))
+
+
+def test_hybrid_derivatives_refuse_mimic():
+    m = _mimic_model()
+    z = np.zeros(m.nv)
     with pytest.raises(errors.ModelError, match="mimic"):
-        rnea_derivatives(m, np.zeros(1), np.zeros(1), np.zeros(1))
+        dqdyn.hybrid_dynamics_derivatives(m, dqdyn.neutral(m), z, z, z, np.ones(m.nv, bool))
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -45,9 +45,13 @@ So every derivative matrix is nv × nv.
 
 Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluated at ``q̈ = FD(q, v, τ)``
 (the identity behind Table 6: differentiating ``τ = ID(q, v, FD(q, v, τ))``), and
-``∂q̈/∂τ = M⁻¹``.  One compiled call: the sweep above with ``q̈ = 0`` gives ``M = ∂τ/∂q̈`` and
-the bias ``τ(q, v, 0)``; ``q̈`` and ``M⁻¹`` come from the Cholesky factor of ``M``; the
-accelerations are then updated in place and the backward sweep fills ``∂τ/∂(q, v)``.
+``∂q̈/∂τ = M⁻¹``.  One compiled call, the structure of Pinocchio's ``computeABADerivatives``:
+``M⁻¹`` by the recursive inverse of :mod:`.minverse` (O(n·d), without forming ``M``); the sweep
+above with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and ``q̈ = M⁻¹ (τ − bias)``; the
+accelerations are then updated in place, the backward sweep fills ``∂τ/∂(q, v)``, and the two
+products by ``M⁻¹`` go to BLAS.  (The first version factored ``M`` by Cholesky and built ``M⁻¹``
+column by column from triangular solves: 2n³ scalar operations with strided reads, 12 ms of the
+13 ms of a 200-link chain.)
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._checks import not_a_model
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
 from ..errors import ModelError, NonFiniteError, ShapeError, SingularError
@@ -81,6 +86,7 @@ from ..multibody.model import (
     MI_IQ,
     MI_IV,
     MI_JTYPE,
+    MI_NV,
     MI_PARENT,
     Model,
 )
@@ -99,7 +105,9 @@ from .boundary import (
     is_fast,
     raise_status,
 )
-from .linalg import chol_factor, chol_solve
+from .articulated import MIMIC, SINGULAR, _has_mimic
+from .gate import GATE, gate_address, gate_tables, gate_vector
+from .minverse import minv_kernel
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
@@ -380,33 +388,15 @@ def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, F
 
 
 @fjit
-def _mass_sweep(mi, Pc, Fc, S, Fa, M, tau0):
-    """Composite inertias and forces only: ``M`` (full) and ``τ = ⟨𝒮, F⟩`` (CRBA + RNEA)."""
+def _bias_sweep(mi, Fc, S, tau0):
+    """Composite forces only: ``τ₀ = ⟨𝒮, F⟩`` (RNEA's backward pass; ``Fc`` is accumulated)."""
     nb1 = mi.shape[0]
     for i in range(nb1 - 1, 0, -1):
         iv = mi[i, MI_IV]
-        nvi = joint_nv(mi[i, MI_JTYPE])
-        for m in range(nvi):
-            c = iv + m
-            _inertia_apply(Pc[i], S[c], Fa[c])
-            tau0[c] = power6(S[c], Fc[i])
-        for k in range(nvi):
-            for m in range(nvi):
-                M[iv + k, iv + m] = power6(S[iv + k], Fa[iv + m])
-        p = mi[i, MI_PARENT]
-        while p > 0:
-            ivp = mi[p, MI_IV]
-            for k in range(joint_nv(mi[p, MI_JTYPE])):
-                ca = ivp + k
-                for m in range(nvi):
-                    val = power6(S[ca], Fa[iv + m])
-                    M[ca, iv + m] = val
-                    M[iv + m, ca] = val
-            p = mi[p, MI_PARENT]
+        for m in range(mi[i, MI_NV]):
+            tau0[iv + m] = power6(S[iv + m], Fc[i])
         p = mi[i, MI_PARENT]
         if p > 0:
-            for r in range(10):
-                Pc[p, r] += Pc[i, r]
             for r in range(6):
                 Fc[p, r] += Fc[i, r]
 
@@ -462,22 +452,32 @@ def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT
                 Fq[c, r] += t[r]
         # the support of i: rows of the ancestors (their 𝒮 on ∂F_i) and columns of the ancestors
         # (∂τ_i/∂q_a = ⟨Δa_a, ℐ 𝒮_i⟩ + ⟨Δv_a, ℬᵀ 𝒮_i⟩, ∂τ_i/∂q̇_a = ⟨Δw_a, ℐ 𝒮_i⟩ + ⟨𝒮_a, ℬᵀ 𝒮_i⟩)
-        p = mi[i, MI_PARENT]
-        while p > 0:
-            ivp = mi[p, MI_IV]
-            for k in range(joint_nv(mi[p, MI_JTYPE])):
-                ca = ivp + k
-                Sa = S[ca]
-                for m in range(nvi):
-                    c = iv + m
-                    val = power6(Sa, Fa[c])
+        # (column by column: the 24 numbers of column c stay in registers over the ancestors)
+        for m in range(nvi):
+            c = iv + m
+            fa0, fa1, fa2, fa3, fa4, fa5 = Fa[c, 0], Fa[c, 1], Fa[c, 2], Fa[c, 3], Fa[c, 4], Fa[c, 5]
+            fv0, fv1, fv2, fv3, fv4, fv5 = Fv[c, 0], Fv[c, 1], Fv[c, 2], Fv[c, 3], Fv[c, 4], Fv[c, 5]
+            fq0, fq1, fq2, fq3, fq4, fq5 = Fq[c, 0], Fq[c, 1], Fq[c, 2], Fq[c, 3], Fq[c, 4], Fq[c, 5]
+            b0, b1, b2, b3, b4, b5 = BT[c, 0], BT[c, 1], BT[c, 2], BT[c, 3], BT[c, 4], BT[c, 5]
+            p = mi[i, MI_PARENT]
+            while p > 0:
+                ivp = mi[p, MI_IV]
+                for k in range(mi[p, MI_NV]):
+                    ca = ivp + k
+                    s0, s1, s2, s3, s4, s5 = S[ca, 0], S[ca, 1], S[ca, 2], S[ca, 3], S[ca, 4], S[ca, 5]
+                    val = s0 * fa3 + s1 * fa4 + s2 * fa5 + s3 * fa0 + s4 * fa1 + s5 * fa2
                     M[ca, c] = val
                     M[c, ca] = val
-                    dv[ca, c] = power6(Sa, Fv[c])
-                    dq[ca, c] = power6(Sa, Fq[c])
-                    dv[c, ca] = power6(dAv[ca], Fa[c]) + power6(Sa, BT[c])
-                    dq[c, ca] = power6(dAq[ca], Fa[c]) + power6(dVq[ca], BT[c])
-            p = mi[p, MI_PARENT]
+                    dv[ca, c] = s0 * fv3 + s1 * fv4 + s2 * fv5 + s3 * fv0 + s4 * fv1 + s5 * fv2
+                    dq[ca, c] = s0 * fq3 + s1 * fq4 + s2 * fq5 + s3 * fq0 + s4 * fq1 + s5 * fq2
+                    w = dAv[ca]
+                    dv[c, ca] = ((w[0] * fa3 + w[1] * fa4 + w[2] * fa5 + w[3] * fa0 + w[4] * fa1 + w[5] * fa2)
+                                 + (s0 * b3 + s1 * b4 + s2 * b5 + s3 * b0 + s4 * b1 + s5 * b2))
+                    w = dAq[ca]
+                    u = dVq[ca]
+                    dq[c, ca] = ((w[0] * fa3 + w[1] * fa4 + w[2] * fa5 + w[3] * fa0 + w[4] * fa1 + w[5] * fa2)
+                                 + (u[0] * b3 + u[1] * b4 + u[2] * b5 + u[3] * b0 + u[4] * b1 + u[5] * b2))
+                p = mi[p, MI_PARENT]
         p = mi[i, MI_PARENT]
         if p > 0:
             if composite_inertia:
@@ -524,6 +524,30 @@ def _carve(ws, nb1, nv):
     return X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp
 
 
+#: from this size on, ``M⁻¹ ∂τ/∂x`` goes to BLAS (below it a call costs more than the loops)
+BLAS_FROM = 24
+
+
+@fjit
+def _neg_product(A, B, out):
+    """``out = −A B`` (n × n): BLAS from ``BLAS_FROM`` on (a naive triple loop made large trees
+    cost n^2.7), contiguous i-k-j loops below it."""
+    n = A.shape[0]
+    if n >= BLAS_FROM:
+        np.dot(A, B, out)
+        for r in range(n):
+            for c in range(n):
+                out[r, c] = -out[r, c]
+        return
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = 0.0
+        for k in range(n):
+            a = -A[r, k]
+            for c in range(n):
+                out[r, c] += a * B[k, c]
+
+
 @fjit
 def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
     """``out[0] = ∂τ/∂q``, ``out[1] = ∂τ/∂v``, ``out[2] = M = ∂τ/∂a`` (nv × nv each); status."""
@@ -558,29 +582,35 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
     if st != OK:
         return st
     nb1 = mi.shape[0]
-    ws = np.empty(_ws_size(nb1, nv) + 4 * nv * nv + 2 * nv)
+    Mi = out[2]
+    # 1. M⁻¹ by the recursive inverse (minverse.py, O(n·d); Pinocchio's computeMinverse)
+    st = minv_kernel(mi, mf, q, Mi)
+    if st != OK:
+        return SINGULAR_M if st >= SINGULAR else st
+    ws = np.empty(_ws_size(nb1, nv) + 3 * nv * nv + 2 * nv)
     X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
     S, dVq, dAq, dAv, Fa, Fv, Fq, BT = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]
     o = _ws_size(nb1, nv)
-    mats = ws[o : o + 4 * nv * nv].reshape((4, nv, nv))
-    dq, dv, M, L = mats[0], mats[1], mats[2], mats[3]
-    qdd = ws[o + 4 * nv * nv : o + 4 * nv * nv + nv]
-    col = ws[o + 4 * nv * nv + nv : o + 4 * nv * nv + 2 * nv]
+    mats = ws[o : o + 3 * nv * nv].reshape((3, nv, nv))
+    dq, dv, M = mats[0], mats[1], mats[2]
+    qdd = ws[o + 3 * nv * nv : o + 3 * nv * nv + nv]
+    col = ws[o + 3 * nv * nv + nv : o + 3 * nv * nv + 2 * nv]
     for k in range(nv):
         qdd[k] = 0.0
     _zero(dq)
     _zero(dv)
     _zero(M)
-    # 1. sweep at q̈ = 0: M and the bias τ(q, v, 0)
+    # 2. sweep at q̈ = 0: the bias τ(q, v, 0); q̈ = M⁻¹ (τ − bias)
     _forward_sweep(mi, mf, q, v, qdd, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
-    _mass_sweep(mi, Pc, Fc, S, Fa, M, col)
-    # 2. q̈ = M⁻¹ (τ − bias) by Cholesky
-    if not chol_factor(M, nv, L):
-        return SINGULAR_M
+    _bias_sweep(mi, Fc, S, col)
     for k in range(nv):
-        qdd[k] = tau[k] - col[k]
-    chol_solve(L, nv, qdd, qdd)
+        col[k] = tau[k] - col[k]
+    for r in range(nv):
+        acc = 0.0
+        for k in range(nv):
+            acc += Mi[r, k] * col[k]
+        qdd[r] = acc
     # 3. accelerations at q̈: 𝒜_i += δ𝒜_i = δ𝒜_λ + 𝒮_i q̈_i, f_i += ℐ_i δ𝒜_i, Δa += δ𝒜_λ × 𝒮
     dA = Aw  # reuse: Aw now holds δ𝒜 (𝒜 itself is no longer needed)
     t = tmp[50:56]
@@ -615,24 +645,13 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
         _inertia_apply(Pb[i], t, s)
         for r in range(6):
             Fc[i, r] = Fb[i, r] + s[r]
-    # 4. the derivative sweep at q̈ (the composite inertias are those of step 1)
+    # 4. the derivative sweep at q̈
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      dq, dv, M, False, tmp)
+                      dq, dv, M, True, tmp)
     # 5. ∂q̈/∂x = −M⁻¹ ∂τ/∂x, ∂q̈/∂τ = M⁻¹
-    dqo, dvo, Mi = out[0], out[1], out[2]
-    for c in range(nv):
-        for k in range(nv):
-            col[k] = 1.0 if k == c else 0.0
-        chol_solve(L, nv, col, col)
-        for k in range(nv):
-            Mi[k, c] = col[k]
-    # the two products by BLAS (the naive triple loop made large trees cost n^2.7)
-    np.dot(Mi, dq, dqo)
-    np.dot(Mi, dv, dvo)
-    for r in range(nv):
-        for c in range(nv):
-            dqo[r, c] = -dqo[r, c]
-            dvo[r, c] = -dvo[r, c]
+    dqo, dvo = out[0], out[1]
+    _neg_product(Mi, dq, dqo)
+    _neg_product(Mi, dv, dvo)
     return OK
 
 
@@ -654,12 +673,63 @@ _NO_FEXT = np.zeros((1, 1, 6))
 _NO_FEXT1 = _NO_FEXT[0]
 
 
+# single states (and small batches) through the C call gate (gate.gate_address): the result is
+# one (3 nv, nv) block, ∂/∂q over ∂/∂v over the third matrix
+@fjit
+def _rnea_derivatives_entry(mi, mf, q, v, a, out):
+    if _has_mimic(mi):
+        return MIMIC
+    return rnea_derivatives_kernel(mi, mf, q, v, a, out[0, :1], False, out)
+
+
+@fjit
+def _aba_derivatives_entry(mi, mf, q, v, tau, out):
+    if _has_mimic(mi):
+        return MIMIC
+    return aba_derivatives_kernel(mi, mf, q, v, tau, out[0, :1], False, out)
+
+
+def _c_rnea_derivatives(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    nv = mi[0, MI_IV]
+    return _rnea_derivatives_entry(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                   gate_vector(bufs, lens, 2), nb.carray(bufs[3], (3, nv, nv)))
+
+
+def _c_aba_derivatives(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    nv = mi[0, MI_IV]
+    return _aba_derivatives_entry(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                  gate_vector(bufs, lens, 2), nb.carray(bufs[3], (3, nv, nv)))
+
+
+_RNEA_D_C = 0  # their addresses, set on first use
+_ABA_D_C = 0
+
+
+def _gated(model: Model, addr, body, name, q, v, a, what):
+    """The gate call of both public functions: the three matrices, or None for the general path."""
+    try:
+        nv = model.nv
+    except AttributeError:
+        raise not_a_model(model) from None
+    r = GATE(addr or gate_address(globals(), name, body), model.mi, model.mf, 3 * nv, nv, q, v, a)
+    if type(r) is np.ndarray:
+        if r.ndim == 2:
+            return r[:nv], r[nv : 2 * nv], r[2 * nv :]
+        r = r.reshape(r.shape[0], 3, nv, nv)
+        return r[:, 0], r[:, 1], r[:, 2]
+    if r is not None and r != BAD_SHAPE and r != MIMIC:
+        _raise(model, r, None, what)
+    return None
+
+
 def _no_mimic(model: Model, what: str):
     if model._index["mimic"]:
         raise ModelError(
             f"{what}: model {model.name!r} has mimic joints {list(model.mimic_joints)}; analytic "
-            "derivatives are not available for coupled joints (load the URDF with "
-            "mimic='independent' to treat them as free joints)"
+            "derivatives of hybrid dynamics are not available for coupled joints (load the URDF "
+            "with mimic='independent' to treat them as free joints)"
         )
 
 
@@ -714,14 +784,39 @@ def _run(model: Model, kernel, batch_kernel, q, v, a, fext, aname, awhat, what):
     return OUT[:, 0].reshape(sh), OUT[:, 1].reshape(sh), OUT[:, 2].reshape(sh)
 
 
+def _expanded(model: Model, q, v, a, aname, awhat):
+    """Inputs of a model with mimic joints mapped to :meth:`Model.independent_mimic`'s model."""
+    mx, G, src, scale, offset = model.independent_mimic()
+    Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
+    V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
+    A, ba = as_vector_batch(a, model.nv, aname, awhat)
+    (Q, V, A), batch = broadcast_batch([Q, V, A], [bq, bv, ba])
+    Qx = np.concatenate([Q, Q[:, src] * scale + offset], axis=1)
+    sh = batch + (mx.nv,)
+    return mx, G, Qx.reshape(batch + (mx.nq,)), (V @ G.T).reshape(sh), (A @ G.T).reshape(sh)
+
+
+def _mimic_rnea_derivatives(model: Model, q, v, a, fext):
+    """``Gᵀ (∂τ_x/∂x_x) G`` on the independent model (:meth:`Model.independent_mimic`)."""
+    mx, G, qx, vx, ax = _expanded(model, q, v, a, "a", "the acceleration, model.nv entries")
+    return tuple(G.T @ D @ G for D in rnea_derivatives(mx, qx, vx, ax, fext))
+
+
 def rnea_derivatives(model: Model, q, v, a, fext=None):
     """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)`` of inverse dynamics, each (..., nv, nv).
 
     ``∂τ/∂a`` is the mass matrix.  Configuration derivatives follow the tangent convention of
     :func:`dqdyn.integrate` (module docstring).  ``fext`` (..., nbodies+1, 6) is held constant in
     the body frames.  One compiled O(n·d) call (Carpentier & Mansard's world-frame sweeps).
+    On a model with mimic joints: the chain rule ``Gᵀ (∂τ_x/∂x_x) G`` through the model with
+    the mimic joints made independent (:meth:`Model.independent_mimic`).
     """
-    _no_mimic(model, "rnea_derivatives")
+    if fext is None and GATE is not None:
+        r = _gated(model, _RNEA_D_C, _c_rnea_derivatives, "_RNEA_D_C", q, v, a, "rnea_derivatives")
+        if r is not None:
+            return r
+    if model._index["mimic"]:
+        return _mimic_rnea_derivatives(model, q, v, a, fext)
     return _run(model, rnea_derivatives_kernel, rnea_derivatives_batch, q, v, a, fext,
                 "a", "the acceleration, model.nv entries", "rnea_derivatives")
 
@@ -729,18 +824,32 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
 def aba_derivatives(model: Model, q, v, tau, fext=None):
     """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)`` of forward dynamics, each (..., nv, nv).
 
-    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = FD(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M = ∂τ/∂q̈`` comes
-    out of the same sweep; its Cholesky factor gives ``q̈`` and ``M⁻¹``).  One compiled call.
+    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = FD(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M⁻¹`` by the
+    recursive inverse of :func:`mass_matrix_inverse`, module docstring).  One compiled call.
+    On a model with mimic joints: ``q̈ = aba(...)`` of the reduced model, then
+    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` with ``M = Gᵀ M_x G`` (:meth:`Model.independent_mimic`).
     """
-    _no_mimic(model, "aba_derivatives")
+    if fext is None and GATE is not None:
+        r = _gated(model, _ABA_D_C, _c_aba_derivatives, "_ABA_D_C", q, v, tau, "aba_derivatives")
+        if r is not None:
+            return r
+    if model._index["mimic"]:
+        return _mimic_aba_derivatives(model, q, v, tau, fext)
     return _run(model, aba_derivatives_kernel, aba_derivatives_batch, q, v, tau, fext,
                 "tau", "generalized forces, model.nv entries", "aba_derivatives")
 
 
+def _mimic_aba_derivatives(model: Model, q, v, tau, fext):
+    from .aba import aba
+
+    qdd = aba(model, q, v, tau, fext)  # (checks the inputs and broadcasts them with fext)
+    mx, G, qx, vx, ax = _expanded(model, q, v, qdd, "tau", "generalized forces, model.nv entries")
+    dq, dv, M = (G.T @ D @ G for D in rnea_derivatives(mx, qx, vx, ax, fext))
+    Minv = np.linalg.inv(M)
+    return -(Minv @ dq), -(Minv @ dv), Minv
+
+
 __all__ = ["rnea_derivatives", "aba_derivatives"]
-
-
-
 
 
 def hybrid_dynamics_derivatives(model: Model, q, v, a, tau, prescribed, fext=None):

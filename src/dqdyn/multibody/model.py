@@ -20,7 +20,7 @@ argument count).  The named attributes are read-only views of the same data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -210,6 +210,45 @@ class Model:
     def mimic_joints(self) -> tuple[str, ...]:
         """Joints that follow another joint (URDF ``<mimic>``) and own no entry of q."""
         return self._index["mimic"]
+
+    def independent_mimic(self):
+        """This model with every mimic joint made an ordinary joint, and the map between the two.
+
+        Returns ``(model_x, G, src, scale, offset)``: ``model_x`` has the same bodies, frames and
+        inertias, with each mimic joint owning one entry of q and v, appended after this model's
+        own in body order; ``q_x = [q, scale · q[src] + offset]``, ``v_x = G v`` (``G``
+        (nv_x, nv): the identity on top, ``scale`` in the master's column below).  Whatever is
+        defined on the independent joints carries over by the chain rule, e.g.
+        ``τ = Gᵀ τ_x(q_x, G v, G q̈)`` and ``∂τ/∂q = Gᵀ (∂τ_x/∂q_x) G`` (1-DoF joints only
+        mimic 1-DoF joints, whose tangent is the coordinate itself).  Cached on the model.
+        """
+        got = self._index.get("independent_mimic")
+        if got is not None:
+            return got
+        mi, mf = self.mi.copy(), self.mf.copy()
+        nq, nv = self.nq, self.nv
+        mimic = [i for i in range(1, mi.shape[0]) if mi[i, MI_NV] == 0 and mi[i, MI_JTYPE] != 0]
+        k = len(mimic)
+        G = np.zeros((nv + k, nv))
+        G[:nv] = np.eye(nv)
+        src = np.array([mi[i, MI_IQ] for i in mimic], dtype=np.int64)
+        scale = np.array([mf[i, MF_SCALE] for i in mimic])
+        offset = np.array([mf[i, MF_OFFSET] for i in mimic])
+        for j, i in enumerate(mimic):
+            G[nv + j, mi[i, MI_IV]] = mf[i, MF_SCALE]
+            mi[i, MI_IQ], mi[i, MI_IV], mi[i, MI_NQ], mi[i, MI_NV] = nq + j, nv + j, 1, 1
+            mf[i, MF_SCALE], mf[i, MF_OFFSET] = 1.0, 0.0
+        mi[0, MI_IQ], mi[0, MI_IV] = nq + k, nv + k
+        inf = np.full(k, np.inf)
+        mx = replace(
+            self, name=self.name, mi=mi, mf=mf, _index={},
+            q_lower=np.concatenate([self.q_lower, -inf]), q_upper=np.concatenate([self.q_upper, inf]),
+            velocity_limit=np.concatenate([self.velocity_limit, inf]),
+            effort_limit=np.concatenate([self.effort_limit, inf]), nq=nq + k, nv=nv + k)
+        for a in (G, src, scale, offset):
+            a.setflags(write=False)
+        got = self._index["independent_mimic"] = (mx, G, src, scale, offset)
+        return got
 
     def workspace(self, key: str, shape, dtype=np.float64) -> np.ndarray:
         """A per-model cached constant array (zeros) used by the fast single-call paths."""
