@@ -108,13 +108,9 @@ def group_derivatives():
 
     for m in (_tree(), dqdyn.serial_chain(3)):
         Q, V, A = _states(m)
-        dqdyn.rnea_derivatives(m, Q[0], V[0], A[0])
-        dqdyn.rnea_derivatives(m, Q, V, A)
-        dqdyn.rnea_derivatives(m, *_big(m, Q, V, A))
+        _each_form(m, lambda q, v, a: dqdyn.rnea_derivatives(m, q, v, a), Q, V, A)
         dqdyn.rnea_derivatives(m, Q[0], V[0], A[0], np.zeros((m.nbodies + 1, 6)))
-        dqdyn.aba_derivatives(m, Q[0], V[0], A[0])
-        dqdyn.aba_derivatives(m, Q, V, A)
-        dqdyn.aba_derivatives(m, *_big(m, Q, V, A))
+        _each_form(m, lambda q, v, t: dqdyn.aba_derivatives(m, q, v, t), Q, V, A)
         dqdyn.hybrid_dynamics_derivatives(m, Q[0], V[0], A[0], A[0], np.arange(m.nv) % 2 == 0)
         dqdyn.joint_torque_regressor(m, Q[0], V[0], A[0])
         dqdyn.joint_torque_regressor(m, Q, V, A)
@@ -182,8 +178,9 @@ def group_constraints():
         Q = np.stack([q0, q0])
         rng = np.random.default_rng(0)
         V, T = rng.normal(size=(2, m.nv)), rng.normal(size=(2, m.nv))
-        for method in ("crba", "gauss"):
+        for method in ("crba", "gauss"):  # (one state of vectors: the compiled one-call path)
             dqdyn.constrained_forward_dynamics(m, Q[0], V[0], T[0], cons, dynamics=method)
+        dqdyn.constrained_forward_dynamics(m, Q[0].tolist(), V[0], T[0], cons)  # the general path
         try:  # batches, where the constraint kind supports them
             dqdyn.constrained_forward_dynamics(m, Q, V, T, cons)
         except (dqdyn.errors.DqdynError, ValueError):

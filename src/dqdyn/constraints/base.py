@@ -38,6 +38,24 @@ from ..multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
+# The compiled constraint kinds (constraints/dynamics.py ``_terms_kernel``): one row of
+# ``ispec`` (int64, SPEC_I columns) and ``fspec`` (float64, SPEC_F columns) per constraint.
+#   COUPLING:    ispec [kind, q_j, v_j, q_m, v_m, 1],  fspec [ratio, offset, ...]
+#   DIFF_DRIVE:  ispec [kind, body, 0, 0, 0, 1],       fspec [placement (8), ...] (body frame)
+#   LOOP_6D/3D:  ispec [kind, body_a, body_b, 0, 0, 6 or 3], fspec [placement_a (8), placement_b (8)]
+SPEC_I, SPEC_F = 6, 16
+COUPLING, DIFF_DRIVE, LOOP_6D, LOOP_3D = 1, 2, 3, 4
+
+
+def spec_rows(kind: int, ints, floats=()):
+    """One constraint's ``(ispec, fspec)`` rows (see :data:`SPEC_I`)."""
+    i = np.zeros((1, SPEC_I), dtype=np.int64)
+    f = np.zeros((1, SPEC_F))
+    i[0, 0] = kind
+    i[0, 1 : 1 + len(ints)] = ints
+    f[0, : len(floats)] = floats
+    return i, f
+
 
 def _offset_pose(offset) -> np.ndarray:
     o = np.asarray(offset, dtype=float)
@@ -154,6 +172,13 @@ class Constraint:
     name: str = "constraint"
 
     # -- to implement
+    def _compiled(self, model: Model):
+        """``(ispec (k, SPEC_I), fspec (k, SPEC_F))``: this constraint's rows for the compiled
+        path of :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (the row
+        layout is :data:`SPEC_I` / :data:`SPEC_F`'s), or ``None`` (evaluated by :meth:`_terms`
+        in Python — the default, e.g. for user constraints)."""
+        return None
+
     def _terms(self, model: Model, Q: np.ndarray, V: np.ndarray):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -194,6 +219,19 @@ class Constraint:
         return f"{type(self).__name__}({self.name!r}, dim={self.dim})"
 
 
+def baumgarte_gains(baumgarte) -> tuple[float, float]:
+    """``(α, β)`` of ``baumgarte=(α, β)`` (``(0, 0)`` for None), checked."""
+    if baumgarte is None:
+        return 0.0, 0.0
+    try:
+        alpha, beta = (float(x) for x in baumgarte)
+    except (TypeError, ValueError):
+        raise ShapeError(f"baumgarte must be a pair (alpha, beta) of gains, got {baumgarte!r}") from None
+    if not (np.isfinite(alpha) and np.isfinite(beta) and alpha >= 0 and beta >= 0):
+        raise ShapeError(f"baumgarte gains must be finite and non-negative, got {baumgarte!r}")
+    return alpha, beta
+
+
 def stack_terms(model: Model, Q: np.ndarray, V: np.ndarray, constraints, baumgarte=None):
     """Stack the constraints' terms for 2-D state batches: ``(A (N, m, nv), b (N, m))``.
 
@@ -201,12 +239,7 @@ def stack_terms(model: Model, Q: np.ndarray, V: np.ndarray, constraints, baumgar
     every row that has a velocity error and, for holonomic constraints, a position error of the
     same length (so that ``ë + 2α ė + β² e = 0`` on the rows)."""
     if baumgarte is not None:
-        try:
-            alpha, beta = (float(x) for x in baumgarte)
-        except (TypeError, ValueError):
-            raise ShapeError(f"baumgarte must be a pair (alpha, beta) of gains, got {baumgarte!r}") from None
-        if not (np.isfinite(alpha) and np.isfinite(beta) and alpha >= 0 and beta >= 0):
-            raise ShapeError(f"baumgarte gains must be finite and non-negative, got {baumgarte!r}")
+        baumgarte = baumgarte_gains(baumgarte)
     As, bs = [], []
     for c in constraints:
         A, b, ve, pe = c._terms(model, Q, V)

@@ -47,11 +47,27 @@ import numpy as np
 
 from .._jit import kernel
 
-from .base import as_constraint_list, as_states, stack_terms
+from .base import (
+    COUPLING,
+    DIFF_DRIVE,
+    LOOP_6D,
+    SPEC_F,
+    SPEC_I,
+    as_constraint_list,
+    as_states,
+    baumgarte_gains,
+    stack_terms,
+)
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
-from ..multibody.model import Model
+from ..multibody.model import MI_IQ, MI_IV, Model
+from ..algorithms.boundary import is_fast
+from ..algorithms.gate import GATE, gate_address, gate_tables, gate_vector
 from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve
 from ..algorithms.configuration import integrate
+from ..algorithms.jacobians import jacobian_dot_kernel
+from ..algorithms.lagrange import crba_entry
+from ..algorithms.newton_euler import rnea_entry
+from ..algebra._core import dq_mul, pose_translation
 
 njit = kernel()
 
@@ -375,6 +391,230 @@ def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
         _uk_kernel(M[k], Qf[k], A[k], b[k], rcond, L, qdd[k], Qc[k], lam[k], info[k])
 
 
+# ------------------------------------------------- the compiled path of the bundled constraints
+@njit
+def _rotation(x, R):
+    """Rotation matrix of the unit dual quaternion ``x``."""
+    w, a, b, c = x[0], x[1], x[2], x[3]
+    R[0, 0] = 1 - 2 * (b * b + c * c)
+    R[0, 1] = 2 * (a * b - w * c)
+    R[0, 2] = 2 * (a * c + w * b)
+    R[1, 0] = 2 * (a * b + w * c)
+    R[1, 1] = 1 - 2 * (a * a + c * c)
+    R[1, 2] = 2 * (b * c - w * a)
+    R[2, 0] = 2 * (a * c - w * b)
+    R[2, 1] = 2 * (b * c + w * a)
+    R[2, 2] = 1 - 2 * (a * a + b * b)
+
+
+@njit
+def _frame(mi, mf, q, v, body, pl, code, X, T, J, Jd, x, R, p):
+    """J, J̇ (zeroed here), pose, rotation and origin of the frame ``(body, pl)``; status."""
+    for r in range(6):
+        for c in range(J.shape[1]):
+            J[r, c] = 0.0
+            Jd[r, c] = 0.0
+    st = jacobian_dot_kernel(mi, mf, q, v, body, pl, code, X, T, J, Jd)
+    if st != 0:
+        return st
+    dq_mul(X[body], pl, x)
+    pose_translation(x, p)
+    _rotation(x, R)
+    return 0
+
+
+@njit
+def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
+    """``A v̇ = b`` of the bundled constraint kinds (constraints/base.py ``SPEC_I``; ``spec``
+    holds per constraint its ``SPEC_I`` integers then its ``SPEC_F`` floats), with the
+    Baumgarte terms ``b ← b − 2α A v − β² φ``: the rows :meth:`Constraint._terms` and
+    :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas)."""
+    nv = v.shape[0]
+    nb1 = mi.shape[0]
+    X = np.empty((nb1, 8))
+    T = np.empty((nb1, 6))
+    Ja, Jda, Jb, Jdb = np.empty((6, nv)), np.empty((6, nv)), np.empty((6, nv)), np.empty((6, nv))
+    xa, xb, pa, pb = np.empty(8), np.empty(8), np.empty(3), np.empty(3)
+    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
+    pe = np.empty(6)
+    r0 = 0
+    w = SPEC_I + SPEC_F
+    for c in range(spec.shape[0] // w):
+        si = spec[c * w : c * w + SPEC_I]
+        sf = spec[c * w + SPEC_I : (c + 1) * w]
+        kind = int(si[0])
+        dim = int(si[5])
+        for r in range(r0, r0 + dim):
+            for j in range(nv):
+                A[r, j] = 0.0
+            b[r] = 0.0
+        has_pe = True
+        if kind == COUPLING:
+            qj, vj, qm, vm = int(si[1]), int(si[2]), int(si[3]), int(si[4])
+            A[r0, vj] += 1.0
+            A[r0, vm] -= sf[0]
+            pe[0] = q[qj] - sf[0] * q[qm] - sf[1]
+        elif kind == DIFF_DRIVE:
+            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 0, X, T, Ja, Jda, xa, Ra, pa)
+            if st != 0:
+                return st
+            s = 0.0
+            for j in range(nv):
+                A[r0, j] = Ja[4, j]
+                s += Jda[4, j] * v[j]
+            b[r0] = -s
+            has_pe = False
+        else:  # LOOP_6D, LOOP_3D (base.py): world-aligned Jacobians of frames a and b
+            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 2, X, T, Ja, Jda, xa, Ra, pa)
+            if st != 0:
+                return st
+            st = _frame(mi, mf, q, v, int(si[2]), sf[8:16], 2, X, T, Jb, Jdb, xb, Rb, pb)
+            if st != 0:
+                return st
+            first = 0 if kind == LOOP_6D else 3
+            for k in range(dim):
+                row = first + k
+                s = 0.0
+                for j in range(nv):
+                    A[r0 + k, j] = Jb[row, j] - Ja[row, j]
+                    s += (Jdb[row, j] - Jda[row, j]) * v[j]
+                b[r0 + k] = -s
+            if kind == LOOP_6D:  # rotvec(R_b R_aᵀ) (loops.py _rotvec)
+                R = np.empty((3, 3))
+                for i in range(3):
+                    for j in range(3):
+                        R[i, j] = Rb[i, 0] * Ra[j, 0] + Rb[i, 1] * Ra[j, 1] + Rb[i, 2] * Ra[j, 2]
+                cth = min(max((R[0, 0] + R[1, 1] + R[2, 2] - 1.0) / 2.0, -1.0), 1.0)
+                th = math.acos(cth)
+                sth = math.sin(th)
+                fac = 0.5 + th * th / 12.0 if sth < 1e-8 else th / (2.0 * sth)
+                pe[0] = fac * (R[2, 1] - R[1, 2])
+                pe[1] = fac * (R[0, 2] - R[2, 0])
+                pe[2] = fac * (R[1, 0] - R[0, 1])
+            for k in range(3):
+                pe[dim - 3 + k] = pb[k] - pa[k]
+        if alpha != 0.0 or beta != 0.0:
+            for k in range(dim):
+                ve = 0.0
+                for j in range(nv):
+                    ve += A[r0 + k, j] * v[j]
+                if alpha != 0.0:
+                    b[r0 + k] -= 2.0 * alpha * ve
+                if has_pe and beta != 0.0:
+                    b[r0 + k] -= beta * beta * pe[k]
+        r0 += dim
+    return 0
+
+
+@njit
+def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
+    """One state of :func:`constrained_forward_dynamics` in one compiled call: CRBA ``M``,
+    RNEA ``h = C v + g`` (lagrange.py, newton_euler.py), the constraint rows
+    (:func:`_terms_kernel`) and the Udwadia–Kalaba solve (:func:`_uk_kernel`).
+    ``par = [α, β, rcond, tol]``; ``out = [q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]``.
+    Status 0, or 1 to send the call down the general path, which names what is wrong (bad
+    input, a singular M, inconsistent constraints, an overflow)."""
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or par.shape[0] != 4:
+        return 1
+    m = (out.shape[0] - 2 * nv) // (nv + 2)
+    if out.shape[0] != 2 * nv + m * (nv + 2):
+        return 1
+    for k in range(q.shape[0]):
+        if not math.isfinite(q[k]):
+            return 1
+    for k in range(nv):
+        if not (math.isfinite(v[k]) and math.isfinite(tau[k])):
+            return 1
+    qdd = out[0:nv]
+    Qc = out[nv : 2 * nv]
+    lam = out[2 * nv : 2 * nv + m]
+    A = out[2 * nv + m : 2 * nv + m + m * nv].reshape((m, nv))
+    b = out[2 * nv + m + m * nv :]
+    M = np.empty((nv, nv))
+    h = np.empty(nv)
+    if crba_entry(mi, mf, q, M) != 0:
+        return 1
+    if rnea_entry(mi, mf, q, v, h[:0], h) != 0:
+        return 1
+    if _terms_kernel(mi, mf, q, v, spec, par[0], par[1], A, b) != 0:
+        return 1
+    for k in range(nv):
+        h[k] = tau[k] - h[k]
+    L = np.empty((nv, nv))
+    info = np.zeros(4)
+    _uk_kernel(M, h, A, b, par[2], L, qdd, Qc, lam, info)
+    if info[0] == 1.0 or info[1] > par[3] * info[3]:
+        return 1
+    for k in range(2 * nv + m):
+        if not math.isfinite(out[k]):
+            return 1
+    return 0
+
+
+def _c_cfd(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return _cfd_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                        gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 3),
+                        gate_vector(bufs, lens, 4), gate_vector(bufs, lens, 5))
+
+
+_CFD_C = 0  # its address, set on first use
+_NO_SPEC = (np.zeros(0), 0)
+_PAR = {}  # [α, β, rcond, tol] arrays by value
+
+
+def _compiled_spec(model: Model, cons):
+    """``(spec, m)``: the stacked compiled rows of ``cons`` (float64, SPEC_I + SPEC_F per
+    constraint) and their number of constraint rows, or None when one of them has no compiled
+    form.  Kept on each constraint per model (constraints are not changed once used)."""
+    if not cons:
+        return _NO_SPEC
+    rows = []
+    for c in cons:
+        got = c.__dict__.get("_cspec")
+        if got is None or got[0] is not model:
+            sp = c._compiled(model)
+            if sp is not None:
+                sp = (np.concatenate([sp[0].astype(np.float64), sp[1]], axis=1).ravel(), int(sp[0][:, 5].sum()))
+            got = (model, sp)
+            c.__dict__["_cspec"] = got
+        if got[1] is None:
+            return None
+        rows.append(got[1])
+    if len(rows) == 1:
+        return rows[0]
+    return np.concatenate([r[0] for r in rows]), sum(r[1] for r in rows)
+
+
+def _compiled_call(model: Model, q, v, tau, cons, baumgarte, rcond, tol):
+    """The one-call path of :func:`constrained_forward_dynamics` (single state, bundled
+    constraint kinds, through the C call gate); None where the general path must run."""
+    sp = _compiled_spec(model, cons)
+    if sp is None:
+        return None
+    try:
+        key = (baumgarte, rcond, tol)
+        par = _PAR.get(key)
+    except TypeError:  # (unhashable gains, e.g. a list)
+        key, par = None, None
+    if par is None:
+        rcond, tol = _rcond_tol(rcond, tol)
+        alpha, beta = baumgarte_gains(baumgarte)
+        par = np.array([alpha, beta, rcond, tol])
+        if key is not None and len(_PAR) < 64:
+            _PAR[key] = par
+    nv = model.nv
+    spec, m = sp
+    r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf,
+             2 * nv + m * (nv + 2), -1, q, v, tau, spec, par)
+    if type(r) is not np.ndarray:
+        return None
+    o = 2 * nv + m
+    return ConstrainedDynamicsResult(r[:nv], r[nv : 2 * nv], r[2 * nv : o],
+                                     r[o : o + m * nv].reshape(m, nv), r[o + m * nv :])
+
+
 def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
     """Stacked ``(A, b)`` of ``constraints`` at ``(q, v)``: A (..., m, nv), b (..., m)."""
     cons = as_constraint_list(constraints)
@@ -395,6 +635,10 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
     cons = as_constraint_list(constraints)
+    if dynamics == "crba" and GATE is not None and is_fast(q, v, tau):
+        r = _compiled_call(model, q, v, tau, cons, baumgarte, rcond, tol)
+        if r is not None:
+            return r
     rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
     from ..algorithms.boundary import as_vector_batch, broadcast_batch

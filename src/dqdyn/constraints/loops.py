@@ -33,7 +33,7 @@ import numpy as np
 from .._checks import real_array
 from ..errors import DqdynError, ModelError, ShapeError, SingularError
 from ..multibody.model import Model
-from .base import Constraint, frame_kinematics, resolve_frame
+from .base import LOOP_3D, LOOP_6D, COUPLING, Constraint, frame_kinematics, resolve_frame, spec_rows
 
 _KINDS = {"6d": 6, "3d": 3, "5d": 5, "1d": 1}
 
@@ -96,6 +96,13 @@ class LoopClosure(Constraint):
         V = np.zeros((1, model.nv))
         d = np.linalg.norm(frame_kinematics(model, Q, V, bb, pb).p - frame_kinematics(model, Q, V, ba, pa).p)
         return LoopClosure(self.frame_a, self.frame_b, "1d", distance=d, name=self.name)
+
+    def _compiled(self, model: Model):
+        if self.kind not in ("6d", "3d"):
+            return None
+        (ba, pa), (bb, pb) = self._frames(model)
+        kind, dim = (LOOP_6D, 6) if self.kind == "6d" else (LOOP_3D, 3)
+        return spec_rows(kind, [ba, bb, 0, 0, dim], np.concatenate([pa, pb]))
 
     def _terms(self, model: Model, Q, V):
         (ba, pa), (bb, pb) = self._frames(model)
@@ -173,6 +180,10 @@ class JointCoupling(Constraint):
                 )
             out.append((sq.start, sv.start))
         return out
+
+    def _compiled(self, model: Model):
+        (qj, vj), (qm, vm) = self._slots(model)
+        return spec_rows(COUPLING, [qj, vj, qm, vm, 1], [self.ratio, self.offset])
 
     def _terms(self, model: Model, Q, V):
         (qj, vj), (qm, vm) = self._slots(model)

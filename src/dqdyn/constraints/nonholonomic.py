@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ModelError
 from ..multibody.joints import PLANAR
 from ..multibody.model import DifferentialDrive, Model
-from .base import Constraint, frame_kinematics
+from .base import DIFF_DRIVE, Constraint, frame_kinematics, spec_rows
 
 
 class DifferentialDriveConstraint(Constraint):
@@ -68,6 +68,12 @@ class DifferentialDriveConstraint(Constraint):
         if int(model.joint_type[i]) != PLANAR:
             raise ModelError(f"{self.name}: joint {self.joint!r} must be a planar joint")
         return i
+
+    def _compiled(self, model: Model):
+        if self.wheel_joints is not None:
+            return None
+        return spec_rows(DIFF_DRIVE, [self._body(model), 0, 0, 0, 1],
+                         [1.0, 0, 0, 0, 0, *(0.5 * self.axle_offset)])
 
     def _terms(self, model: Model, Q, V):
         body = self._body(model)
