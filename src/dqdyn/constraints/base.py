@@ -30,7 +30,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra import dualquat
-from ..algebra._core import dq_mul, pose_translation
+from ..algebra._core import dq_mul, jit, pose_translation
 from ..algebra.rotations import pose_from_matrix, pose_from_rt
 from ..algorithms.jacobians import jacobian_dot_kernel
 from ..errors import ModelError, ShapeError
@@ -97,6 +97,21 @@ class FrameKinematics:
     Jd: np.ndarray  # (N, 6, nv) its time derivative along v
 
 
+@jit  # (inlined at the IR level)
+def frame_rotation(x, R):
+    """Rotation matrix ``R`` (3, 3) of the unit dual quaternion ``x``."""
+    w, a, b, c = x[0], x[1], x[2], x[3]
+    R[0, 0] = 1 - 2 * (b * b + c * c)
+    R[0, 1] = 2 * (a * b - w * c)
+    R[0, 2] = 2 * (a * c + w * b)
+    R[1, 0] = 2 * (a * b + w * c)
+    R[1, 1] = 1 - 2 * (a * a + c * c)
+    R[1, 2] = 2 * (b * c - w * a)
+    R[2, 0] = 2 * (a * c - w * b)
+    R[2, 1] = 2 * (b * c + w * a)
+    R[2, 2] = 1 - 2 * (a * a + b * b)
+
+
 @kernel()
 def _frame_kin_kernel(mi, mf, Q, V, body, pl, code, X, T, J, Jd, x, R, p, status):
     """Per state: J, J̇ (kinematics kernel), then x_f = x_body · pl, its rotation matrix and origin."""
@@ -108,16 +123,7 @@ def _frame_kin_kernel(mi, mf, Q, V, body, pl, code, X, T, J, Jd, x, R, p, status
             return
         dq_mul(X[body], pl, x[n])
         pose_translation(x[n], p[n])
-        w, a, b, c = x[n, 0], x[n, 1], x[n, 2], x[n, 3]
-        R[n, 0, 0] = 1 - 2 * (b * b + c * c)
-        R[n, 0, 1] = 2 * (a * b - w * c)
-        R[n, 0, 2] = 2 * (a * c + w * b)
-        R[n, 1, 0] = 2 * (a * b + w * c)
-        R[n, 1, 1] = 1 - 2 * (a * a + c * c)
-        R[n, 1, 2] = 2 * (b * c - w * a)
-        R[n, 2, 0] = 2 * (a * c - w * b)
-        R[n, 2, 1] = 2 * (b * c + w * a)
-        R[n, 2, 2] = 1 - 2 * (a * a + b * b)
+        frame_rotation(x[n], R[n])
 
 
 def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, placement: np.ndarray,

@@ -56,6 +56,7 @@ from .base import (
     as_constraint_list,
     as_states,
     baumgarte_gains,
+    frame_rotation,
     stack_terms,
 )
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
@@ -393,21 +394,6 @@ def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
 
 # ------------------------------------------------- the compiled path of the bundled constraints
 @njit
-def _rotation(x, R):
-    """Rotation matrix of the unit dual quaternion ``x``."""
-    w, a, b, c = x[0], x[1], x[2], x[3]
-    R[0, 0] = 1 - 2 * (b * b + c * c)
-    R[0, 1] = 2 * (a * b - w * c)
-    R[0, 2] = 2 * (a * c + w * b)
-    R[1, 0] = 2 * (a * b + w * c)
-    R[1, 1] = 1 - 2 * (a * a + c * c)
-    R[1, 2] = 2 * (b * c - w * a)
-    R[2, 0] = 2 * (a * c - w * b)
-    R[2, 1] = 2 * (b * c + w * a)
-    R[2, 2] = 1 - 2 * (a * a + b * b)
-
-
-@njit
 def _frame(mi, mf, q, v, body, pl, code, X, T, J, Jd, x, R, p):
     """J, J̇ (zeroed here), pose, rotation and origin of the frame ``(body, pl)``; status."""
     for r in range(6):
@@ -419,7 +405,7 @@ def _frame(mi, mf, q, v, body, pl, code, X, T, J, Jd, x, R, p):
         return st
     dq_mul(X[body], pl, x)
     pose_translation(x, p)
-    _rotation(x, R)
+    frame_rotation(x, R)
     return 0
 
 
