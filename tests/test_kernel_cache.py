@@ -25,6 +25,26 @@ def test_stamp_covers_the_files_a_kernel_inlines_and_nothing_else():
         assert rel not in c, rel
 
 
+def test_a_writer_of_an_older_source_never_leaves_the_newer_index_pointing_at_its_code(tmp_path):
+    """numba saves an entry's index, then its data file: two processes with different sources
+    (a checkout edited while one ran) interleaving as index(old), index(new), data(new),
+    data(old) left the new stamp's index naming the old code.  With data files named after
+    the stamp, the newer reader gets its own data or a miss (it compiles), never the old."""
+    key = ("sig", "target")
+    old = _jit._StampedFile(str(tmp_path), "mod.f-1.py311", "stamp-old")
+    new = _jit._StampedFile(str(tmp_path), "mod.f-1.py311", "stamp-new")
+    old._save_index({key: old._data_name(1)})
+    new._save_index({key: new._data_name(1)})
+    new._save_data(new._data_name(1), ("new code",))
+    assert new.load(key) == ("new code",)
+    old._save_data(old._data_name(1), ("old code",))
+    assert new.load(key) in (None, ("new code",))
+    assert old.load(key) is None  # (its index was replaced)
+    new.save(key, ("new code",))  # the miss compiles and saves again: only one stamp left
+    assert new.load(key) == ("new code",)
+    assert sorted(os.listdir(tmp_path)) == sorted(["mod.f-1.py311.nbi", new._data_name(1)])
+
+
 def test_stamp_changes_when_an_imported_file_changes(monkeypatch):
     before = _jit.source_stamp("algorithms/aba.py")
     other = _jit.source_stamp("parallel/cable.py")

@@ -168,6 +168,37 @@ class _Impl(caching.CompileResultCacheImpl):
         self._filename_base = self.get_filename_base(fullname, getattr(sys, "abiflags", ""))
 
 
+class _StampedFile(caching.IndexDataCacheFile):
+    """numba's index + data files, the data files named after the source stamp.
+
+    numba writes a new entry's index, then its data file, each atomically, but not the two
+    together; with one data name for every stamp, a process still running an older source
+    (a checkout edited while it ran, two versions of dqdyn sharing ``~/.cache/dqdyn``) could
+    write its data file after a newer process wrote the index, so the index of the new stamp
+    pointed at the old code.  Here each stamp has its own data files, and saving drops the data
+    files of other stamps (a reader of one that is gone finds no entry and compiles)."""
+
+    def __init__(self, cache_path, filename_base, source_stamp):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._tag = hashlib.sha1(repr(source_stamp).encode()).hexdigest()[:12]
+        self._base = filename_base + "."
+        self._data_name_pattern = "%s%s.{number:d}.nbc" % (self._base, self._tag)
+
+    def _save_data(self, name, data):
+        super()._save_data(name, data)
+        mine = self._base + self._tag + "."
+        try:
+            names = os.listdir(self._cache_path)
+        except OSError:
+            return
+        for f in names:
+            if f.startswith(self._base) and f.endswith(".nbc") and not f.startswith(mine):
+                try:
+                    os.unlink(os.path.join(self._cache_path, f))
+                except OSError:
+                    pass
+
+
 class _RootCache(caching.Cache):
     """numba's per-function cache (index + data files) in one root folder."""
 
@@ -176,7 +207,7 @@ class _RootCache(caching.Cache):
         self._py_func = py_func
         self._impl = _Impl(py_func, root, variant)
         self._cache_path = self._impl.locator.get_cache_path()
-        self._cache_file = caching.IndexDataCacheFile(
+        self._cache_file = _StampedFile(
             cache_path=self._cache_path, filename_base=self._impl.filename_base,
             source_stamp=self._impl.locator.get_source_stamp())
         self.enable()
