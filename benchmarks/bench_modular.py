@@ -8,7 +8,8 @@ Contenders (one state per call, interleaved A/B, median µs; ratios against mono
 
 * ``graph.rnea`` (the default) — the sweeps in one compiled call through the C gate
   (``_graph_kernel.graph_rnea_kernel``: per subsystem one dqNE forward recursion on the way out,
-  one backward recursion on the way back);
+  from its world row set to the connection frame's motion and gravity, one backward recursion on
+  the way back);
 * ``graph.rnea(compiled=False)`` — the same sweeps orchestrated from Python (9 dqNE calls for
   the twists + 3 more with the successors' wrenches, plus 5 small compiled calls per
   connection), the route a graph with black boxes takes;

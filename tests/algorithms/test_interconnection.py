@@ -237,3 +237,25 @@ def test_compiled_kernel_equals_monolithic_and_follows_changes():
     qn[0] = np.nan
     with pytest.raises(NonFiniteError):
         g.rnea(qn, v, a)
+
+
+def test_connection_at_a_subsystems_world_frame_is_its_base_and_errors_name_the_subsystem():
+    """A successor hung at the ``world`` frame of a non-root subsystem hangs from that
+    subsystem's base (the connection frame it moves with), as in the composite model — the
+    sweeps once took it for the inertial frame (τ off by 4 N·m).  The compiled kernel takes it
+    at body 0 (its wrench straight into the predecessor's connection wrench); every path equals
+    the monolithic ``rnea`` of ``build()``; a kernel status names its subsystem."""
+    g = _graph()
+    g.add("d", _chain(2, 7), "b", at="world")
+    g.add("e", _chain(1, 8), "a", at="world")
+    g.add("f", _chain(1, 9), "c", at="world")
+    assert g._fused() is not None
+    q, v, a = _state(g.nq, 15)
+    ref = dqdyn.rnea(g.build(), q, v, a)
+    np.testing.assert_allclose(g.rnea(q, v, a), ref, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(g.rnea(q, v, a, compiled=False), ref, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(g.evaluate(q, v, a).tau, ref, rtol=0, atol=1e-11)
+    qn = q.copy()
+    qn[g.slices("d")[0].start] = np.nan
+    with pytest.raises(NonFiniteError, match="subsystem 'd'"):
+        g.rnea(qn, v, a)

@@ -86,6 +86,24 @@ _NOF = np.empty((0, 6))
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
 
+def _connection_frame(p, at):
+    """(body, placement) of the connection frame ``at`` of the model subsystem ``p`` in its
+    connector model ``p.ext``: a frame of ``p.model``'s body ``b`` is on ``p.ext``'s body
+    ``b + 1`` — its world frame (``b = 0``) on the connector, i.e. the subsystem's own base
+    (the connection frame it hangs from), not the inertial frame."""
+    body, pl = _resolve_frame(p.model, at)
+    return body + 1, pl
+
+
+def _raise_in(name, model, status):
+    """:func:`raise_status` of a subsystem's kernel status, the subsystem named in the message
+    (its indices are those of its own coordinates)."""
+    try:
+        raise_status(model, status)
+    except DqdynError as e:
+        raise type(e)(f"subsystem {name!r} (its own coordinates): {e}") from None
+
+
 # ------------------------------------------------------------------------------ the graph
 @dataclass
 class _Node:
@@ -366,6 +384,8 @@ class InterconnectionGraph:
         for k in order:
             n = self._nodes[k]
             parent = "world" if n.parent is None else f"{n.parent}/{n.at}"
+            if n.parent is not None and n.at == "world" and self._nodes[n.parent].parent is None:
+                parent = "world"  # (the root's world frame is the composite's)
             if n.model is not None:
                 b.add_model(n.model, parent, n.placement if n.parent is not None else None,
                             prefix=k + "/")
@@ -425,7 +445,7 @@ class InterconnectionGraph:
                 DA[k] = np.zeros(batch + (6,))
             else:
                 p = self._nodes[n.parent]
-                body, pl = _resolve_frame(p.ext, n.at)
+                body, pl = _connection_frame(p, n.at)
                 off = np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(p.ext.com[body])]
                 to_a = mul(pl, n.placement)
                 TA[k] = Ad6_inv(to_a, Ad6(off, p.res.twists[..., body, :]))
@@ -462,7 +482,7 @@ class InterconnectionGraph:
             for j in kids:
                 c = self._nodes[j]
                 cj = names.index(j)
-                body, pl = _resolve_frame(m, c.at)
+                body, pl = _connection_frame(n, c.at)
                 to_b = mul(pl, c.placement)
                 xb = mul(X[..., body, :], to_b)  # x_b^0, b = a_j
                 zb = Z[j]
@@ -502,7 +522,7 @@ class InterconnectionGraph:
                     return st
         q = np.asarray(q, dtype=float)
         if q.ndim == 1 and np.ndim(v) == 1 and np.ndim(a) == 1 and np.ndim(t) == 0:
-            if compiled and all(n.model is not None for n in self._nodes.values()):
+            if compiled and self._fused() is not None:
                 return self._rnea_fused(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float))
             return self._rnea_one(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float), t)
         return self.evaluate(q, v, a, t).tau
@@ -521,7 +541,7 @@ class InterconnectionGraph:
             if n.model is not None:
                 for j in self.children(k):
                     c = self._nodes[j]
-                    body, pl = _resolve_frame(n.ext, c.at)
+                    body, pl = _connection_frame(n, c.at)
                     kids.append((j, body, np.ascontiguousarray(mul(pl, c.placement)),
                                  np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(n.ext.com[body])]))
             m = n.ext
@@ -536,47 +556,50 @@ class InterconnectionGraph:
         return plan
 
     def _fused(self):
-        """Packed tables of :func:`graph_rnea_kernel`, rebuilt when the graph changes."""
+        """Packed tables of :func:`graph_rnea_kernel`, rebuilt when the graph changes (None
+        for graphs with black boxes)."""
         if self._fused_rev == self._rev:
             return self._fused_data
+        self._fused_rev, self._fused_data = self._rev, None
         if not all(n.model is not None for n in self._nodes.values()):
             return None  # (black boxes are Python objects: the Python sweeps)
         plan = self._plan()
         names = [k for k, *_ in plan]
-        N = np.zeros((len(plan), 12), dtype=np.int64)
+        N = np.zeros((len(plan), _gk.NCOLS), dtype=np.int64)
         MI, MF, TOA, OFF = [], [], np.zeros((len(plan), 8)), np.zeros((len(plan), 8))
-        r = qe = ve = w = 0
+        r = w = 0
         for k, (name, n, (sq, sv), kids, b) in enumerate(plan):
-            m = n.ext
+            m = n.model  # (the kernel starts from the world row: no connector body)
             nb1 = m.nbodies + 1
+            if np.any(np.asarray(m.com[0]) != 0.0):
+                return None
             p = -1 if n.parent is None else names.index(n.parent)
             body = 0
             if p >= 0:
-                body, pl = _resolve_frame(self._nodes[n.parent].ext, n.at)
+                pe = self._nodes[n.parent].ext
+                body, pl = _connection_frame(self._nodes[n.parent], n.at)
                 TOA[k] = mul(pl, n.placement)
-                OFF[k] = np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(self._nodes[n.parent].ext.com[body])]
+                OFF[k] = np.r_[1.0, 0, 0, 0, 0, 0.5 * np.asarray(pe.com[body])]
+                body -= 1  # (connector model body b = model body b − 1; the connector → 0)
             else:
                 TOA[k] = n.placement
                 OFF[k] = _IDENT8
-            N[k] = [p, body, r, nb1, qe, m.nq, ve, m.nv, sq.start, sv.start, w, len(kids)]
+            N[k] = [p, body, r, nb1, sq.start, m.nq, sv.start, m.nv, w, len(kids)]
             MI.append(np.asarray(m.mi))
             MF.append(np.asarray(m.mf))
             r += nb1
-            qe += m.nq
-            ve += m.nv
             w += nb1 + NSCRATCH
         ns = len(plan)
-        off = pack_sizes(ns, r, qe, ve, w)
+        off = pack_sizes(ns, r, w)
         W = np.zeros(off[-1])
-        NP = np.concatenate([np.array([ns, r, qe, ve, w], dtype=np.int64), N.ravel()]).view(np.float64)
+        NP = np.concatenate([np.array([ns, r, w], dtype=np.int64), N.ravel()]).view(np.float64)
         part = lambda k, shape: W[off[k]:off[k + 1]].reshape(shape)  # views of W
         d = dict(MI=np.ascontiguousarray(np.concatenate(MI)), MF=np.ascontiguousarray(np.concatenate(MF)),
-                 N=N, TOA=part(1, (ns, 8)), OFF=part(2, (ns, 8)), QE=part(3, qe), VE=part(4, ve),
-                 AE=part(5, ve), WS=part(6, (w, W_COLS)), X=part(7, (r, 8)), F=part(8, (r, 6)),
-                 TAUE=part(9, ve), ZB=part(10, (ns, 6)), G=part(0, 3), W=W, NP=NP, names=names, nv=self.nv,
-                 models=[n.ext for _, n, *_ in plan])
+                 N=N, TOA=part(1, (ns, 8)), OFF=part(2, (ns, 8)), WS=part(3, (w, W_COLS)),
+                 F=part(4, (r, 6)), G=part(0, 3), W=W, NP=NP, names=names, nv=self.nv,
+                 models=[n.model for _, n, *_ in plan])
         d["TOA"][:], d["OFF"][:], d["G"][:] = TOA, OFF, self.gravity
-        self._fused_rev, self._fused_data = self._rev, d
+        self._fused_data = d
         return d
 
     def _rnea_fused(self, q, v, a):
@@ -593,11 +616,11 @@ class InterconnectionGraph:
         if GATE is None or st is None:
             tau = np.empty(self.nv)
             st = _gk.graph_rnea_kernel(d["MI"], d["MF"], d["G"], d["N"], d["TOA"], d["OFF"], q, v,
-                                       a, d["QE"], d["VE"], d["AE"], d["WS"], d["X"], d["F"],
-                                       d["TAUE"], d["ZB"], tau)
+                                       a, d["WS"], d["F"], tau)
             if not st:
                 return tau
-        raise_status(d["models"][st % 1000 - 1], st // 1000)
+        k = st % 1000 - 1
+        _raise_in(d["names"][k], d["models"][k], st // 1000)
 
     def _rnea_one(self, q, v, a, t):
         if q.shape != (self.nq,) or v.shape != (self.nv,) or a.shape != (self.nv,):
@@ -622,7 +645,7 @@ class InterconnectionGraph:
             b["ae"][6:] = a[sv]
             st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], _NOF, b["ws"], b["tau"])
             if st:
-                raise_status(m, st)
+                _raise_in(k, m, st)
             self.evaluations[k] += 1
             if kids:
                 _fk(m.mi, m.mf, b["qe"], b["X"])
@@ -654,7 +677,7 @@ class InterconnectionGraph:
                 f[body] -= w  # the successor pushes back on its predecessor
             st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"])
             if st:
-                raise_status(m, st)
+                _raise_in(k, m, st)
             Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
             tau[sv] = b["tau"][6:]
         return tau

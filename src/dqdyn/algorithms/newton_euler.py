@@ -257,6 +257,22 @@ def ne_forward(mi, mf, g, q, v, a, ws, sc):
     ``v`` / ``a`` of length 0 mean zero velocity / acceleration; ``sc``: scratch (≥ 31).
     Zeroes the wrench column.
     """
+    for k in range(W_COLS):
+        ws[0, k] = 0.0
+    ws[0, W_G] = g[0]
+    ws[0, W_G + 1] = g[1]
+    ws[0, W_G + 2] = g[2]
+    ne_forward_bodies(mi, mf, q, v, a, ws, sc)
+
+
+@jit
+def ne_forward_bodies(mi, mf, q, v, a, ws, sc):
+    """The body loop of :func:`ne_forward` from a given world row ``ws[0]``: its twist
+    ``W_XI``, twist derivative ``W_XID`` and gravity ``W_G``, in the frame of the model's world
+    (a moving base: the interconnection graph's connection frame, thesis eq. 5.10; ``v`` of
+    length 0 means zero twists, the base's included).  Zeroes the wrench
+    column, row 0 included (:func:`ne_backward` accumulates there the wrench the base
+    transmits)."""
     nb1 = mi.shape[0]
     has_v = v.shape[0] > 0
     has_a = a.shape[0] > 0
@@ -265,11 +281,6 @@ def ne_forward(mi, mf, g, q, v, a, ws, sc):
     sj = sc[16:22]  # ξ_J
     sd = sc[22:28]
     ax = sc[28:31]
-    for k in range(W_COLS):
-        ws[0, k] = 0.0
-    ws[0, W_G] = g[0]
-    ws[0, W_G + 1] = g[1]
-    ws[0, W_G + 2] = g[2]
     for i in range(1, nb1):
         lam = mi[i, MI_PARENT]
         # x_{c_i}^{c_λ} = x_{c_λ}^{λ*} x_J^λ x_J(q) x_{c_i}^i     (P:L223), as (R, p)
