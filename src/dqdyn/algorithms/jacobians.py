@@ -1,9 +1,9 @@
 """Frame Jacobians, compiled (numba) over the Model's flat tables: the twist Jacobian of a frame,
 the spatial axes of every joint, their time derivatives and the pose Jacobian.
 
-The column of joint ``j`` is its motion axis moved to the world frame, ``Ad(x_j^0) S_j`` (seed 000
-eqs. (16)–(19)), summed over the joints that support the frame only (:func:`path_poses`), so a
-frame's Jacobian costs its depth, not the tree's size.  Its derivative is Lemma 2.1 of seed 000
+The column of joint ``j`` is its motion axis moved to the frame, ``Ad(x_j^f) S_j`` (seed 000
+eqs. (16)–(19)), over the joints that support the frame only (one pass from the frame down to the
+root, :func:`jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is Lemma 2.1 of seed 000
 (eq. 10): ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
 
 Every Jacobian has an explicit ``frame`` argument:
@@ -67,9 +67,10 @@ from .kinematics import (
     _frame_code,
     _frame_point,
     _resolve_frame,
+    dq_mul_tuple,
     fk_kernel,
     frame_pose,
-    path_poses,
+    local_pose,
     twists_kernel,
 )
 
@@ -97,30 +98,49 @@ def _express(col, frame, xf, pf, out):
 
 @njit
 def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
-    """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed.  Only
-    the joints that support the frame are visited (:func:`path_poses`)."""
+    """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed; ``X``
+    (≥ 2 rows of 8): scratch.  One pass from the frame down to the root over the joints that
+    support it, nothing else visited, no world poses: with ``T = x_f^j`` (the frame's pose in
+    body ``j``, ``placement`` at the start) joint ``j``'s column in the frame's axes is
+    ``Ad(T*) S_j`` (seed 000 eqs. 16–19), then ``T ← x_j^λ T`` (seed 003 eq. 3.19).  At the root
+    ``T = x_f^0``, which turns the body columns into world-aligned ``[R ω, R v]`` or spatial
+    ``Ad(x_f^0)`` ones.  The body and world-aligned Jacobians never form a world position, so
+    they keep full precision however far the robot is from the world origin."""
     st = check_q(mi, q)
     if st != OK:
         return st
-    path_poses(mi, mf, q, body, X, frame != 1)  # (the spatial frame needs the world origin)
-    xf = np.empty(8)
-    pf = np.empty(3)
-    _frame_point(X, body, placement, xf, pf)
-    s = np.empty(6)
-    c = np.empty(6)
-    e = np.empty(6)
+    if body == 0:
+        return OK
+    sc = X[0]  # a column, or x_J(q) of a joint that local_pose does not expand
+    T = X[1]
+    t = (placement[0], placement[1], placement[2], placement[3],
+         placement[4], placement[5], placement[6], placement[7])
     j = body
     while j > 0:
+        for k in range(8):
+            T[k] = t[k]
         jt = mi[j, MI_JTYPE]
         scale = mf[j, MF_SCALE]
         for k in range(joint_nv(jt)):
-            joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, s)
-            ad6(X[j], s, c)  # spatial column Ad(x_j^0) S_k
-            _express(c, frame, xf, pf, e)
+            joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, sc)
+            ad6_inv(T, sc, sc)  # Ad(x_j^f) S_k: the column in the frame's axes
             col = mi[j, MI_IV] + k
             for r in range(6):
-                J[r, col] += scale * e[r]
+                J[r, col] += scale * sc[r]
+        t = dq_mul_tuple(local_pose(mi, mf, j, q, sc), t)
         j = mi[j, MI_PARENT]
+    if frame == 0:
+        return OK
+    for k in range(8):
+        T[k] = t[k]
+    if frame == 2:  # world-aligned: rotate only
+        T[4] = T[5] = T[6] = T[7] = 0.0
+    for col in range(J.shape[1]):
+        for r in range(6):
+            sc[r] = J[r, col]
+        ad6(T, sc, sc)
+        for r in range(6):
+            J[r, col] = sc[r]
     return OK
 
 

@@ -20,6 +20,8 @@ one compiled call (``prange`` over the batch).
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -28,6 +30,8 @@ from ..algebra._core import ad6, ad6_inv, dq_mul, jit, pose_translation
 from ..algebra.dualquat import mul
 from ..errors import ShapeError, UnknownNameError
 from ..multibody.joints import (
+    PRISMATIC,
+    REVOLUTE,
     joint_transform,
     joint_velocity,
 )
@@ -87,24 +91,78 @@ FRAMES = {"body": 0, "spatial": 1, "world_aligned": 2}
 
 
 # =============================================================================== kernels
+@jit
+def local_pose(mi, mf, i, q, xj):
+    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19), the pose of body ``i`` in its parent's
+    frame, as 8 scalars.  Revolute and prismatic joints skip forming ``x_J(q)``: the same
+    operations as :func:`~dqdyn.multibody.joints.joint_transform` then ``dq_mul`` with its
+    zero entries left out (bit for bit the same result); other joints use ``xj`` (8) as
+    scratch."""
+    jt = mi[i, MI_JTYPE]
+    p0, p1, p2, p3 = mf[i, MF_PLACEMENT], mf[i, MF_PLACEMENT + 1], mf[i, MF_PLACEMENT + 2], mf[i, MF_PLACEMENT + 3]
+    d0, d1, d2, d3 = mf[i, MF_PLACEMENT + 4], mf[i, MF_PLACEMENT + 5], mf[i, MF_PLACEMENT + 6], mf[i, MF_PLACEMENT + 7]
+    if jt == REVOLUTE:  # x_J = cos(θ/2) + sin(θ/2) axis
+        h = 0.5 * (mf[i, MF_SCALE] * q[mi[i, MI_IQ]] + mf[i, MF_OFFSET])
+        s = math.sin(h)
+        b0 = math.cos(h)
+        b1, b2, b3 = s * mf[i, MF_AXIS], s * mf[i, MF_AXIS + 1], s * mf[i, MF_AXIS + 2]
+        return (p0 * b0 - p1 * b1 - p2 * b2 - p3 * b3, p0 * b1 + p1 * b0 + p2 * b3 - p3 * b2,
+                p0 * b2 - p1 * b3 + p2 * b0 + p3 * b1, p0 * b3 + p1 * b2 - p2 * b1 + p3 * b0,
+                d0 * b0 - d1 * b1 - d2 * b2 - d3 * b3, d0 * b1 + d1 * b0 + d2 * b3 - d3 * b2,
+                d0 * b2 - d1 * b3 + d2 * b0 + d3 * b1, d0 * b3 + d1 * b2 - d2 * b1 + d3 * b0)
+    if jt == PRISMATIC:  # x_J = 1 + ε ½ d axis
+        h = 0.5 * (mf[i, MF_SCALE] * q[mi[i, MI_IQ]] + mf[i, MF_OFFSET])
+        b5, b6, b7 = h * mf[i, MF_AXIS], h * mf[i, MF_AXIS + 1], h * mf[i, MF_AXIS + 2]
+        return (p0, p1, p2, p3,
+                (-(p1 * b5) - p2 * b6 - p3 * b7) + d0, (p0 * b5 + p2 * b7 - p3 * b6) + d1,
+                (p0 * b6 - p1 * b7 + p3 * b5) + d2, (p0 * b7 + p1 * b6 - p2 * b5) + d3)
+    joint_transform(jt, mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ],
+                    mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+    b0, b1, b2, b3, b4, b5, b6, b7 = xj[0], xj[1], xj[2], xj[3], xj[4], xj[5], xj[6], xj[7]
+    return (p0 * b0 - p1 * b1 - p2 * b2 - p3 * b3, p0 * b1 + p1 * b0 + p2 * b3 - p3 * b2,
+            p0 * b2 - p1 * b3 + p2 * b0 + p3 * b1, p0 * b3 + p1 * b2 - p2 * b1 + p3 * b0,
+            (p0 * b4 - p1 * b5 - p2 * b6 - p3 * b7) + (d0 * b0 - d1 * b1 - d2 * b2 - d3 * b3),
+            (p0 * b5 + p1 * b4 + p2 * b7 - p3 * b6) + (d0 * b1 + d1 * b0 + d2 * b3 - d3 * b2),
+            (p0 * b6 - p1 * b7 + p2 * b4 + p3 * b5) + (d0 * b2 - d1 * b3 + d2 * b0 + d3 * b1),
+            (p0 * b7 + p1 * b6 - p2 * b5 + p3 * b4) + (d0 * b3 + d1 * b2 - d2 * b1 + d3 * b0))
+
+
+@jit
+def dq_mul_tuple(a, b):
+    """The dual quaternion product ``a b`` of two 8-tuples, as an 8-tuple (the operations of
+    :func:`~dqdyn.algebra._core.dq_mul`, kept in registers)."""
+    a0, a1, a2, a3, a4, a5, a6, a7 = a
+    b0, b1, b2, b3, b4, b5, b6, b7 = b
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
+            (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3),
+            (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2),
+            (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1),
+            (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0))
+
+
+@jit
+def mul_local(xp, a, out):
+    """``out = xp · a``: ``a`` as 8 scalars (:func:`local_pose`); ``out`` may be ``a``'s scratch."""
+    r0, r1, r2, r3, r4, r5, r6, r7 = dq_mul_tuple(
+        (xp[0], xp[1], xp[2], xp[3], xp[4], xp[5], xp[6], xp[7]), a)
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7] = r0, r1, r2, r3, r4, r5, r6, r7
+
+
 @njit
 def fk_kernel(mi, mf, q, X):
     """``X[i] = x_i^0`` for every body (``X[0]`` = identity).  Returns a status code."""
     st = check_q(mi, q)
     if st != OK:
         return st
-    xj = np.empty(8)
-    xl = np.empty(8)
     for k in range(8):
         X[0, k] = 0.0
     X[0, 0] = 1.0
     for i in range(1, mi.shape[0]):
-        # x_J(q_i): the joint's own motion
-        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q,
-                        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-        # x_i^λ = x_J^λ x_J(q)   ;   x_i^0 = x_λ^0 x_i^λ     (seed 003 eq. 3.19)
-        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)
-        dq_mul(X[mi[i, MI_PARENT]], xl, X[i])
+        # x_i^0 = x_λ^0 x_i^λ,  x_i^λ = x_J^λ x_J(q)     (seed 003 eq. 3.19)
+        mul_local(X[mi[i, MI_PARENT]], local_pose(mi, mf, i, q, X[i]), X[i])
     return OK
 
 
@@ -141,34 +199,6 @@ def _frame_point(X, body, placement, xf, pf):
     """Frame pose ``x_f^0 = x_b^0 · placement`` and its origin ``p_f``."""
     dq_mul(X[body], placement, xf)
     pose_translation(xf, pf)
-
-
-@njit
-def path_poses(mi, mf, q, body, X, at_root):
-    """``X[j] = x_j^0`` for the bodies ``j`` on the path world → ``body`` only (the rest of ``X``
-    is left as it was), so a frame's kinematics costs its depth, not the tree's size.  With
-    ``at_root`` the fixed frame is put at the root body's origin (world axes): what does not
-    depend on the world origin (body and world-aligned Jacobians) then keeps full precision
-    however far the robot is from it."""
-    X[0, :] = 0.0
-    X[0, 0] = 1.0
-    path = np.empty(mi.shape[0], np.int64)
-    depth = 0
-    j = body
-    while j > 0:
-        path[depth] = j
-        depth += 1
-        j = mi[j, MI_PARENT]
-    xj = np.empty(8)
-    xl = np.empty(8)
-    for d in range(depth - 1, -1, -1):  # root first
-        i = path[d]
-        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q,
-                        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)  # x_i^λ (seed 003 eq. 3.19)
-        dq_mul(X[mi[i, MI_PARENT]], xl, X[i])  # x_i^0 = x_λ^0 x_i^λ
-        if at_root and d == depth - 1:
-            X[i, 4] = X[i, 5] = X[i, 6] = X[i, 7] = 0.0
 
 
 @njit
