@@ -14,7 +14,10 @@ Two kinds of vertex:
   added).  Its map ``W_i`` (eq. 5.7) is one compiled dqNE call on the model preceded by a massless
   *connector* body on a free joint whose pose, body twist and twist derivative are those of the
   connection frame ``a_i`` (the inherited motion ``Ξ_{p_i,i} = Ad_n(X) ξ_{a_i}`` of eq. 5.10:
-  by linearity of ``Ad`` the recursion from the connector sends it to every CoM);
+  by linearity of ``Ad`` the recursion from the connector sends it to every CoM).  The compiled
+  single-state :meth:`InterconnectionGraph.rnea` does the same without the connector: it starts
+  the model's own recursion from a moving base (:mod:`._graph_kernel`).  The subsystem's
+  ``world`` frame is its base, the connection frame it hangs from;
 * a **black box** — any object that implements :class:`BlackBox`: the wrench it transmits at its
   connection as a function of the connection's motion (T:L1963).  It has no coordinates in the
   composite ``q``; it is a leaf.  Shipped: :class:`ModelBlackBox` (a dqdyn model with its own
