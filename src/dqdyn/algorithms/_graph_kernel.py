@@ -72,21 +72,18 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, WS, F, tau):
     tb = np.empty(6)
     for k in range(ns):  # root → leaves
         p, body, w0 = N[k, 0], N[k, 1], N[k, 8]
-        tb[0] = tb[1] = tb[2] = 0.0
-        if p < 0:  # the root: at rest, gravity in its placement's axes
-            tb[3], tb[4], tb[5] = g[0], g[1], g[2]
-            ad6_inv(TOA[k], tb, WS[w0, W_XI:W_XI + 6])
-            for c in range(3):
-                WS[w0, W_G + c] = WS[w0, W_XI + 3 + c]
+        pb = N[p, 8] + body if p >= 0 else -1  # the predecessor's workspace row of the body
+        tb[0] = tb[1] = tb[2] = 0.0  # gravity g^{c_b} (the root: g) in the connection's axes
+        for c in range(3):
+            tb[3 + c] = WS[pb, W_G + c] if p >= 0 else g[c]
+        ad6_inv(TOA[k], tb, WS[w0, W_ZETA:W_ZETA + 6])  # (scratch: zeroed by the sweep)
+        for c in range(3):
+            WS[w0, W_G + c] = WS[w0, W_ZETA + 3 + c]
+        if p < 0:  # the root: at rest
             for c in range(6):
                 WS[w0, W_XI + c] = 0.0
                 WS[w0, W_XID + c] = 0.0
         else:  # Ξ_{p,k}: the predecessor's CoM twist, at the connection frame (eq. 5.10)
-            pb = N[p, 8] + body
-            tb[3], tb[4], tb[5] = WS[pb, W_G], WS[pb, W_G + 1], WS[pb, W_G + 2]
-            ad6_inv(TOA[k], tb, WS[w0, W_ZETA:W_ZETA + 6])  # (scratch: zeroed by the sweep)
-            for c in range(3):
-                WS[w0, W_G + c] = WS[w0, W_ZETA + 3 + c]
             ad6(OFF[k], WS[pb, W_XI:W_XI + 6], tb)
             ad6_inv(TOA[k], tb, WS[w0, W_XI:W_XI + 6])
             ad6(OFF[k], WS[pb, W_XID:W_XID + 6], tb)
