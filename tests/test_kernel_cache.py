@@ -25,6 +25,50 @@ def test_stamp_covers_the_files_a_kernel_inlines_and_nothing_else():
         assert rel not in c, rel
 
 
+def _imports_by_ast(rel):
+    """The oracle: the same question answered by a full ``ast`` parse of the file."""
+    import ast
+    path = os.path.join(_jit.PKG_DIR, rel)
+    tree = ast.parse(open(path, "rb").read(), filename=path)
+    pkg = os.path.dirname(rel).split(os.sep) if os.path.dirname(rel) else []
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0:
+            if not (node.module or "").startswith("dqdyn"):
+                continue
+            parts = node.module.split(".")[1:]
+        else:
+            if node.level - 1 > len(pkg):
+                continue
+            parts = pkg[: len(pkg) - node.level + 1] + (node.module.split(".") if node.module else [])
+        base = os.path.join(_jit.PKG_DIR, *parts)
+        if os.path.isfile(base + ".py"):
+            out.add(os.path.join(*parts) + ".py")
+        elif os.path.isdir(base):
+            for alias in node.names:
+                sub = os.path.join(base, alias.name + ".py")
+                out.add(os.path.relpath(sub if os.path.isfile(sub) else os.path.join(base, "__init__.py"),
+                                        _jit.PKG_DIR))
+    return out
+
+
+def test_the_import_scan_finds_what_a_full_parse_finds_in_every_file_of_the_package():
+    """Stamps scan ``from … import …`` with a regular expression (a parse cost 70 ms of a
+    first call); on every file of dqdyn it must name every dqdyn file ``ast`` finds — a file
+    it missed would leave kernels stale after an edit.  It may find more only where a
+    docstring shows how to import the file itself (that adds nothing to a stamp)."""
+    files = []
+    for d, _, names in os.walk(_jit.PKG_DIR):
+        files += [os.path.relpath(os.path.join(d, n), _jit.PKG_DIR) for n in names if n.endswith(".py")]
+    assert len(files) > 50
+    for rel in files:
+        scan, parse = set(_jit._imports_of(rel)), _imports_by_ast(rel)
+        assert parse <= scan, (rel, parse - scan)
+        assert scan - parse <= {rel}, (rel, scan - parse)
+
+
 def test_a_writer_of_an_older_source_never_leaves_the_newer_index_pointing_at_its_code(tmp_path):
     """numba saves an entry's index, then its data file: two processes with different sources
     (a checkout edited while one ran) interleaving as index(old), index(new), data(new),
@@ -147,6 +191,59 @@ def test_fresh_process_loads_without_compiling_and_matches_a_fresh_compile_bit_f
     assert jit["misses"] > 0 or jit["cfuncs_compiled"] > 0
     for x, y in zip(cached["out"], jit["out"]):
         assert np.array(x).tobytes() == np.array(y).tobytes()  # bit-identical
+
+
+LIGHT_PROBE = r"""
+import json, sys, numpy as np, dqdyn, warnings
+from numba.core import base
+refreshes = []
+_refresh = base.BaseContext.refresh
+base.BaseContext.refresh = lambda self: (refreshes.append(1), _refresh(self))[1]
+warnings.simplefilter("ignore")
+from dqdyn.constraints import mobile_manipulator
+from dqdyn.constraints.dynamics import constrained_forward_dynamics
+m = dqdyn.random_tree(9, seed=11)
+Q = dqdyn.random_configuration(m, size=1000, seed=3)
+rng = np.random.default_rng(4)
+V, A = rng.normal(size=(1000, m.nv)), rng.normal(size=(1000, m.nv))
+out = [dqdyn.rnea(m, Q[0], V[0], A[0]), dqdyn.aba(m, Q, V, A), dqdyn.forward_kinematics(m, Q[1]),
+       dqdyn.twist_jacobian(m, Q[2], m.frame_names[-1], "body"), *dqdyn.aba_derivatives(m, Q[3], V[3], A[3])]
+mm, cons, q0 = mobile_manipulator()
+out.append(constrained_forward_dynamics(mm, q0, np.ones(mm.nv), np.zeros(mm.nv), cons).qdd)
+from dqdyn.algorithms import gate
+misses = sum(sum(d.stats.cache_misses.values()) for mod in list(sys.modules.values())
+             if getattr(mod, "__name__", "").startswith("dqdyn") for d in vars(mod).values()
+             if hasattr(getattr(d, "stats", None), "cache_misses"))
+misses += sum(1 for c in gate._GATED.values() if c._cache_hits == 0)
+print(json.dumps({"out": [np.asarray(x).tobytes().hex() for x in out], "misses": misses,
+                  "refreshes": len(refreshes), "registries": "numba.np.arraymath" in sys.modules,
+                  "scipy.linalg": "scipy.linalg" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_process_loads_kernels_without_numbas_registries_and_gets_the_same_bits():
+    """Loading a cached kernel skips numba's context refresh (``_jit._light_load_ok``: 0.4 s of
+    a 0.5 s first call, the compiler's registries and ``scipy.linalg``).  In new processes:
+    the same calls — single states, a parallel batch, the derivatives, a Jacobian, constrained
+    dynamics — give the same bits as with numba's own load (``DQDYN_NUMBA_LIGHT_LOAD=0``), and
+    with every kernel from the cache nothing refreshed or imported the registries."""
+    from dqdyn.precompile import precompile
+
+    precompile(["dynamics", "forward", "kinematics", "derivatives", "constraints"], quiet=True)
+
+    def run(env):
+        r = subprocess.run([sys.executable, "-c", LIGHT_PROBE], env={**os.environ, **env},
+                           capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    light, full = run({}), run({"DQDYN_NUMBA_LIGHT_LOAD": "0"})
+    assert light["out"] == full["out"]  # bit for bit
+    assert full["refreshes"] > 0 and full["registries"]
+    if light["misses"]:
+        pytest.skip(f"{light['misses']} kernels were compiled, not loaded (cache not filled here)")
+    assert light["refreshes"] == 0 and not light["registries"] and not light["scipy.linalg"]
 
 
 def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():

@@ -23,10 +23,10 @@ cache off (every process compiles).
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -49,37 +49,53 @@ def user_cache_dir() -> str:
 
 
 # ----------------------------------------------------------------------- source stamps
-def _imports_of(rel: str) -> set[str]:
-    """dqdyn files (paths relative to the package) imported by the file ``rel``."""
+#: ``from <module> import <names>`` statements (names possibly in parentheses over several lines),
+#: at any indentation; a docstring line of that form also matches (it only adds a file)
+_FROM_IMPORT = re.compile(
+    rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)", re.MULTILINE
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _imports_of(rel: str) -> frozenset:
+    """dqdyn files (paths relative to the package) imported by the file ``rel``.
+
+    A scan of the ``from … import …`` statements with a regular expression rather than an
+    ``ast`` parse: the stamps are computed on the first call of a kernel, and parsing the ~10
+    files a kernel imports took 70 ms of it.  ``tests/test_kernel_cache.py`` checks the scan
+    against the parse on every file of the package."""
     path = os.path.join(PKG_DIR, rel)
     with open(path, "rb") as f:
-        tree = ast.parse(f.read(), filename=path)
+        text = f.read()
     pkg_parts = os.path.dirname(rel).split(os.sep) if os.path.dirname(rel) else []
     out = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        if node.level == 0:
-            if not (node.module or "").startswith("dqdyn"):
+    for m in _FROM_IMPORT.finditer(text):
+        dots, module = len(m.group(1)), m.group(2).decode()
+        if dots == 0:
+            if not (module == "dqdyn" or module.startswith("dqdyn.")):
                 continue
-            parts = (node.module or "").split(".")[1:]
+            parts = module.split(".")[1:]
         else:
-            up = node.level - 1
+            up = dots - 1
             if up > len(pkg_parts):
                 continue
-            parts = pkg_parts[: len(pkg_parts) - up] + ((node.module or "").split(".") if node.module else [])
+            parts = pkg_parts[: len(pkg_parts) - up] + (module.split(".") if module else [])
         base = os.path.join(PKG_DIR, *parts)
         if os.path.isfile(base + ".py"):
             out.add(os.path.join(*parts) + ".py")
             continue
         if os.path.isdir(base):  # a package: the submodules named, else its __init__
-            for alias in node.names:
-                sub = os.path.join(base, alias.name + ".py")
+            names = re.sub(rb"#[^\n]*", b"", m.group(3)).strip(b"()\\ \t\n").split(b",")
+            for name in names:
+                name = name.split()[0].decode() if name.split() else ""
+                if not name:
+                    continue
+                sub = os.path.join(base, name + ".py")
                 if os.path.isfile(sub):
                     out.add(os.path.relpath(sub, PKG_DIR))
                 else:
                     out.add(os.path.relpath(os.path.join(base, "__init__.py"), PKG_DIR))
-    return out
+    return frozenset(out)
 
 
 @functools.lru_cache(maxsize=None)
@@ -211,6 +227,63 @@ class _RootCache(caching.Cache):
             cache_path=self._cache_path, filename_base=self._impl.filename_base,
             source_stamp=self._impl.locator.get_source_stamp())
         self.enable()
+
+    def load_overload(self, sig, target_context):
+        if not _light_load_ok():
+            return super().load_overload(sig, target_context)
+        _ready_to_link(target_context)
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:  # anything the light path lacked: numba's own way
+            return super().load_overload(sig, target_context)
+
+
+# ------------------------------------------------------------- loading without numba's start-up
+_LIGHT = None  # whether numba's Cache.load_overload is the one _light_load_ok was written for
+
+
+def _light_load_ok() -> bool:
+    """numba's ``Cache.load_overload`` calls ``target_context.refresh()`` before every load: the
+    first one imports every lowering registry of numba (``numba.np.arraymath`` … and, through
+    ``numba.np.linalg``'s BLAS check, ``scipy.linalg`` with ``numpy.f2py``), 0.4 s of a 0.5 s
+    first call, of which loading the kernel's object code is 0.03 s.  Those registries serve
+    the *compiler* (which refreshes on its own before it compiles anything); object code only
+    needs the symbols it links against.  So a load here makes those symbols known
+    (:func:`_ready_to_link`) and skips the refresh — only where numba's ``load_overload`` is
+    still "refresh, then ``_load_overload``" (another numba: its own way), and not with
+    ``DQDYN_NUMBA_LIGHT_LOAD=0``.  ``tests/test_kernel_cache.py`` checks, in fresh processes,
+    that the results are the same bits and that the registries were not imported."""
+    global _LIGHT
+    if _LIGHT is None:
+        _LIGHT = False
+        if os.environ.get("DQDYN_NUMBA_LIGHT_LOAD", "1") != "0":
+            import inspect
+
+            try:
+                src = inspect.getsource(caching.Cache.load_overload)
+            except (OSError, TypeError):  # pragma: no cover - no source: leave numba alone
+                src = ""
+            body = [ln.strip() for ln in src.splitlines()
+                    if ln.strip() and not ln.strip().startswith(("#", '"""', "def "))]
+            body = [ln for ln in body if ln.startswith(("target_context", "with", "return"))]
+            _LIGHT = body == ["target_context.refresh()",
+                              "with self._guard_against_spurious_io_errors():",
+                              "return self._load_overload(sig, target_context)"]
+    return _LIGHT
+
+
+def _ready_to_link(target_context) -> None:
+    """What of numba's refresh a cached library needs to be linked: every symbol numba adds to
+    LLVM's table outside the context's own set-up (math functions, C helpers and exceptions are
+    added when the context is made) — the runtime's (NRT: allocation, reference counts) and the
+    hash secrets that ``numba.cpython.hashing`` adds when imported.  Parallel kernels start
+    their thread pool themselves (their ``reload_init``).  Idempotent and cheap after the first
+    call."""
+    from numba.core.runtime import rtsys
+
+    rtsys.initialize(target_context)
+    import numba.cpython.hashing  # noqa: F401  (adds the _numba_hashsecret_* symbols)
 
 
 _NESTING = threading.local()  # compilations of dqdyn kernels in progress on this thread
