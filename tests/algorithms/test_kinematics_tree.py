@@ -176,3 +176,40 @@ def test_neutral_is_identity_poses_for_chain():
     X = K.forward_kinematics(m, K.neutral(m))
     z = np.array([matrix_from_pose(x)[2, 3] for x in X])
     np.testing.assert_allclose(z, [0, 0, 0.3, 0.6, 0.9, 1.2], atol=1e-14)
+
+
+def test_jacobian_derivative_reads_its_path_only_but_checks_the_whole_state(tree):
+    """J̇ of a frame computes the poses and twists of its supporting bodies only
+    (jacobians._path_twists): the velocities of joints off that path leave J and J̇ unchanged
+    to the bit, and a NaN or inf anywhere in q or v is still refused, as when every body's
+    twist was computed."""
+    m = tree[0]
+    rng = np.random.default_rng(5)
+    q = K.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    from dqdyn.multibody.model import MI_IQ, MI_IV, MI_PARENT
+
+    parent = m.mi[:, MI_PARENT]
+    body = m.nbodies
+    path = {body}
+    while parent[body] > 0:
+        body = int(parent[body])
+        path.add(body)
+    off = [i for i in range(1, m.nbodies + 1) if i not in path]
+    assert off  # a tree: some bodies are on another branch
+    J, Jd = JK.jacobian_time_derivative(m, q, v, m.nbodies, "spatial")
+    q2, v2 = q.copy(), v.copy()
+    for i in off:
+        nxt = m.mi[i + 1, MI_IV] if i < m.nbodies else m.nv
+        v2[m.mi[i, MI_IV] : nxt] += 1.0
+    J2, Jd2 = JK.jacobian_time_derivative(m, q2, v2, m.nbodies, "spatial")
+    assert np.array_equal(J, J2) and np.array_equal(Jd, Jd2)
+    i = off[0]
+    q3 = q.copy()
+    q3[m.mi[i, MI_IQ]] = np.nan
+    with pytest.raises(errors.NonFiniteError):
+        JK.jacobian_time_derivative(m, q3, v, m.nbodies, "spatial")
+    v3 = v.copy()
+    v3[m.mi[i, MI_IV]] = np.inf
+    with pytest.raises(errors.NonFiniteError):
+        JK.jacobian_time_derivative(m, q, v3, m.nbodies, "spatial")

@@ -4,7 +4,8 @@ the spatial axes of every joint, their time derivatives and the pose Jacobian.
 The column of joint ``j`` is its motion axis moved to the frame, ``Ad(x_j^f) S_j`` (seed 000
 eqs. (16)–(19)), over the joints that support the frame only (one pass from the frame down to the
 root, :func:`jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is Lemma 2.1 of seed 000
-(eq. 10): ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
+(eq. 10): ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``, from the poses and twists of
+the frame's supporting bodies only (:func:`_path_twists`).
 
 Every Jacobian has an explicit ``frame`` argument:
 
@@ -19,13 +20,15 @@ poses and twists: :mod:`.kinematics`.
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, cross6, jit
 from ..algebra.dualquat import from_vec6, mul
-from ..multibody.joints import joint_column, joint_column_dot, joint_nv
+from ..multibody.joints import joint_column, joint_column_dot, joint_nv, joint_velocity
 from ..multibody.model import (
     MF_AXIS,
     MF_PITCH,
@@ -39,6 +42,7 @@ from ..multibody.model import (
 from .batching import for_batch
 from .boundary import (
     BAD_SHAPE,
+    BAD_V_FINITE,
     ND,
     OK,
     as_vector,
@@ -71,7 +75,7 @@ from .kinematics import (
     fk_kernel,
     frame_pose,
     local_pose,
-    twists_kernel,
+    mul_local,
 )
 
 njit = kernel()
@@ -165,33 +169,81 @@ def joint_jacobians_kernel(mi, mf, q, X, J):
 
 
 @njit
+def _path_twists(mi, mf, q, v, body, X, T, scratch):
+    """Poses ``X[i] = x_i^0`` and body twists ``T[i] = ξ_{0,i}^i`` (seed 000 eq. 19) of ``body``
+    and its ancestors only — the rows :func:`jacobian_dot_kernel` reads — so a frame's J̇ costs
+    the frame's depth, not the tree (the rows of other bodies are left as they were).  The
+    operations of :func:`~dqdyn.algorithms.kinematics.twists_kernel` on those bodies, bit for
+    bit; the same checks of all of ``q`` and ``v``.  ``scratch``: 14 floats."""
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    for k in range(v.shape[0]):
+        if not math.isfinite(v[k]):
+            return BAD_V_FINITE
+    for k in range(8):
+        X[0, k] = 0.0
+    X[0, 0] = 1.0
+    for k in range(6):
+        T[0, k] = 0.0
+    depth = 0
+    j = body
+    while j > 0:
+        depth += 1
+        j = mi[j, MI_PARENT]
+    path = np.empty(depth, np.int64)
+    j = body
+    for d in range(depth - 1, -1, -1):
+        path[d] = j
+        j = mi[j, MI_PARENT]
+    xl = scratch[0:8]
+    sv = scratch[8:14]
+    for d in range(depth):
+        i = path[d]
+        p = mi[i, MI_PARENT]
+        r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, i, q, xl)
+        xl[0], xl[1], xl[2], xl[3], xl[4], xl[5], xl[6], xl[7] = r0, r1, r2, r3, r4, r5, r6, r7
+        mul_local(X[p], (r0, r1, r2, r3, r4, r5, r6, r7), X[i])
+        # ξ_{0,i}^i = Ad(x_i^λ*) ξ_{0,λ}^λ + S_i v_i
+        ad6_inv(xl, T[p], T[i])
+        jt = mi[i, MI_JTYPE]
+        joint_velocity(jt, mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ], v,
+                       mi[i, MI_IV], mf[i, MF_SCALE], sv)
+        for k in range(6):
+            T[i, k] += sv[k]
+    return OK
+
+
+@njit
 def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
     """Jacobian ``J`` and its time derivative ``Jd`` of a frame (both zeroed on entry).
 
     Spatial column derivative by Lemma 2.1 of seed 000 (eq. 10):
     ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
+    Poses and twists of the frame's body and its ancestors only (:func:`_path_twists`).
     """
-    st = twists_kernel(mi, mf, q, v, X, T)
+    w = np.empty(82)  # one scratch block instead of twelve small arrays
+    st = _path_twists(mi, mf, q, v, body, X, T, w[68:82])
     if st != OK:
         return st
-    xf = np.empty(8)
-    pf = np.empty(3)
+    xf = w[0:8]
+    pf = w[8:11]
     _frame_point(X, body, placement, xf, pf)
     # spatial twist of the frame's body, and the frame origin velocity
-    wf = np.empty(6)
+    wf = w[11:17]
     ad6(X[body], T[body], wf)
-    vpf = np.empty(3)  # ṗ_f = v_O + ω × p_f
+    vpf = w[17:20]  # ṗ_f = v_O + ω × p_f
     vpf[0] = wf[3] + (wf[1] * pf[2] - wf[2] * pf[1])
     vpf[1] = wf[4] + (wf[2] * pf[0] - wf[0] * pf[2])
     vpf[2] = wf[5] + (wf[0] * pf[1] - wf[1] * pf[0])
-    s = np.empty(6)
-    sd = np.empty(6)
-    c = np.empty(6)
-    cd = np.empty(6)
-    tj = np.empty(6)
-    tmp = np.empty(6)
-    e = np.empty(6)
-    ed = np.empty(6)
+    s = w[20:26]
+    sd = w[26:32]
+    c = w[32:38]
+    cd = w[38:44]
+    tj = w[44:50]
+    tmp = w[50:56]
+    e = w[56:62]
+    ed = w[62:68]
     j = body
     while j > 0:
         jt = mi[j, MI_JTYPE]

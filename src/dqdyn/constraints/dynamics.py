@@ -214,16 +214,23 @@ def _scaled_constraint_svd(L, A):
     n = L.shape[0]
     m = A.shape[0]
     W = np.empty((n, m))
-    col = np.empty(n)
+    V = np.empty((m, m))
+    _scaled_constraint_svd_into(L, A, W, V, np.empty(n))
+    return W, V
+
+
+@njit
+def _scaled_constraint_svd_into(L, A, W, V, col):
+    """:func:`_scaled_constraint_svd` into ``W`` (n, m) and ``V`` (m, m), ``col`` (n) scratch."""
+    n = L.shape[0]
+    m = A.shape[0]
     for k in range(m):
         for j in range(n):
             col[j] = A[k, j]
         _lsolve(L, col)
         for j in range(n):
             W[j, k] = col[j]
-    V = np.empty((m, m))
     _jacobi_columns(W, V)
-    return W, V
 
 
 @njit
@@ -235,18 +242,26 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     if not _chol(M, L):
         info[0] = 1.0
         return
-    a = Qf.copy()
+    w = np.empty(3 * n + 2 * m + n * m + m * m)  # one scratch block for the arrays below
+    a = w[0:n]
+    z = w[n : 2 * n]
+    col = w[2 * n : 3 * n]
+    r = w[3 * n : 3 * n + m]
+    proj = w[3 * n + m : 3 * n + 2 * m]
+    W = w[3 * n + 2 * m : 3 * n + 2 * m + n * m].reshape((n, m))
+    V = w[3 * n + 2 * m + n * m :].reshape((m, m))
+    for i in range(n):
+        a[i] = Qf[i]
     _lsolve(L, a)
     _ltsolve(L, a)  # a = M⁻¹ Q
-    r = b.copy()
+    for i in range(m):
+        r[i] = b[i]
     for i in range(m):
         s = 0.0
         for j in range(n):
             s += A[i, j] * a[j]
         r[i] -= s
-    W, V = _scaled_constraint_svd(L, A)  # Wᵀ = D = A L⁻ᵀ
-    z = np.empty(n)
-    proj = np.empty(m)
+    _scaled_constraint_svd_into(L, A, W, V, col)  # Wᵀ = D = A L⁻ᵀ
     rank = _pinv_apply(W, V, r, rcond, z, proj, lam)
     res = 0.0
     for i in range(m):
@@ -417,12 +432,19 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
     :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas)."""
     nv = v.shape[0]
     nb1 = mi.shape[0]
-    X = np.empty((nb1, 8))
-    T = np.empty((nb1, 6))
-    Ja, Jda, Jb, Jdb = np.empty((6, nv)), np.empty((6, nv)), np.empty((6, nv)), np.empty((6, nv))
-    xa, xb, pa, pb = np.empty(8), np.empty(8), np.empty(3), np.empty(3)
-    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
-    pe = np.empty(6)
+    w = np.empty(14 * nb1 + 24 * nv + 55)  # one scratch block for the arrays below
+    X = w[0 : 8 * nb1].reshape((nb1, 8))
+    T = w[8 * nb1 : 14 * nb1].reshape((nb1, 6))
+    o = 14 * nb1
+    Ja = w[o : o + 6 * nv].reshape((6, nv))
+    Jda = w[o + 6 * nv : o + 12 * nv].reshape((6, nv))
+    Jb = w[o + 12 * nv : o + 18 * nv].reshape((6, nv))
+    Jdb = w[o + 18 * nv : o + 24 * nv].reshape((6, nv))
+    o += 24 * nv
+    xa, xb, pa, pb = w[o : o + 8], w[o + 8 : o + 16], w[o + 16 : o + 19], w[o + 19 : o + 22]
+    Ra, Rb = w[o + 22 : o + 31].reshape((3, 3)), w[o + 31 : o + 40].reshape((3, 3))
+    pe = w[o + 40 : o + 46]
+    R = w[o + 46 : o + 55].reshape((3, 3))
     r0 = 0
     w = SPEC_I + SPEC_F
     for c in range(spec.shape[0] // w):
@@ -466,7 +488,6 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
                     s += (Jdb[row, j] - Jda[row, j]) * v[j]
                 b[r0 + k] = -s
             if kind == LOOP_6D:  # rotvec(R_b R_aᵀ) (loops.py _rotvec)
-                R = np.empty((3, 3))
                 for i in range(3):
                     for j in range(3):
                         R[i, j] = Rb[i, 0] * Ra[j, 0] + Rb[i, 1] * Ra[j, 1] + Rb[i, 2] * Ra[j, 2]
@@ -517,8 +538,11 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     lam = out[2 * nv : 2 * nv + m]
     A = out[2 * nv + m : 2 * nv + m + m * nv].reshape((m, nv))
     b = out[2 * nv + m + m * nv :]
-    M = np.empty((nv, nv))
-    h = np.empty(nv)
+    w = np.empty(2 * nv * nv + nv + 4)  # one scratch block: M, L, h, info
+    M = w[0 : nv * nv].reshape((nv, nv))
+    L = w[nv * nv : 2 * nv * nv].reshape((nv, nv))
+    h = w[2 * nv * nv : 2 * nv * nv + nv]
+    info = w[2 * nv * nv + nv :]
     if crba_entry(mi, mf, q, M) != 0:
         return 1
     if rnea_entry(mi, mf, q, v, h[:0], h) != 0:
@@ -527,8 +551,8 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
         return 1
     for k in range(nv):
         h[k] = tau[k] - h[k]
-    L = np.empty((nv, nv))
-    info = np.zeros(4)
+    for k in range(4):
+        info[k] = 0.0
     _uk_kernel(M, h, A, b, par[2], L, qdd, Qc, lam, info)
     if info[0] == 1.0 or info[1] > par[3] * info[3]:
         return 1
@@ -546,6 +570,7 @@ def _c_cfd(mip, mfp, nb1, bufs, lens):
 
 
 _CFD_C = 0  # its address, set on first use
+_NEW_TUPLE = tuple.__new__  # (a NamedTuple made from its fields without its Python __new__)
 _NO_SPEC = (np.zeros(0), 0)
 _PAR = {}  # [α, β, rcond, tol] arrays by value
 
@@ -556,6 +581,10 @@ def _compiled_spec(model: Model, cons):
     form.  Kept on each constraint per model (constraints are not changed once used)."""
     if not cons:
         return _NO_SPEC
+    if len(cons) == 1:  # (the common case, without the loop below)
+        got = cons[0].__dict__.get("_cspec")
+        if got is not None and got[0] is model:
+            return got[1]
     rows = []
     for c in cons:
         got = c.__dict__.get("_cspec")
@@ -597,8 +626,8 @@ def _compiled_call(model: Model, q, v, tau, cons, baumgarte, rcond, tol):
     if type(r) is not np.ndarray:
         return None
     o = 2 * nv + m
-    return ConstrainedDynamicsResult(r[:nv], r[nv : 2 * nv], r[2 * nv : o],
-                                     r[o : o + m * nv].reshape(m, nv), r[o + m * nv :])
+    return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:nv], r[nv : 2 * nv], r[2 * nv : o],
+                                                  r[o : o + m * nv].reshape(m, nv), r[o + m * nv :]))
 
 
 def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
