@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import signal
 
 from ..errors import DqdynError, ShapeError
 
@@ -26,6 +25,8 @@ def butter_lowpass(x, cutoff: float, fs: float, order: int = 6, axis: int = 0) -
         raise DqdynError(f"cutoff must be in (0, fs/2 = {fs / 2:g}) Hz, got {cutoff!r}")
     if int(order) < 1:
         raise DqdynError(f"order must be >= 1, got {order!r}")
+    from scipy import signal  # (here: importing scipy.signal takes ~1 s, and `dqdyn --help` reaches this module)
+
     sos = signal.butter(int(order), cutoff, btype="low", fs=fs, output="sos")
     padlen = min(x.shape[axis] - 1, 3 * (2 * len(sos) + 1))
     return signal.sosfiltfilt(sos, x, axis=axis, padlen=padlen)
