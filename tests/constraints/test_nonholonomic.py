@@ -242,3 +242,29 @@ def test_udwadia_kalaba_kernel_equals_kkt_on_random_systems():
         assert np.abs(A @ qdd - b).max() < 1e-10
         assert np.abs(Qc - A.T @ lam).max() < 1e-10
         assert np.abs(lam - lam_ref).max() < 1e-8 * (1 + np.abs(lam_ref).max())  # both minimum-norm
+
+
+def test_small_and_large_batches_agree_with_single_states_and_bad_constraints_are_named(mm):
+    """A small batch of C-contiguous rows runs state by state in the call gate (the bits of the
+    single calls); a large one runs the general batched path (the same numbers to round-off);
+    every field has the batch's leading axis either way.  A list holding something that is not
+    a constraint still gets the named error, not an AttributeError from the fast path."""
+    model, cons, q0 = mm
+    S = list(_states(model, cons, q0, 600, 7))
+    Q, V, T = (np.ascontiguousarray(np.stack(x)) for x in zip(*S))
+    small = constrained_forward_dynamics(model, Q[:4], V[:4], T[:4], cons)
+    large = constrained_forward_dynamics(model, Q, V, T, cons)
+    m = small.multipliers.shape[1]
+    for r, n in ((small, 4), (large, 600)):
+        assert r.qdd.shape == r.constraint_forces.shape == (n, model.nv)
+        assert r.multipliers.shape == r.b.shape == (n, m) and r.A.shape == (n, m, model.nv)
+    for k in range(4):
+        rk = constrained_forward_dynamics(model, Q[k], V[k], T[k], cons)
+        for a, b in zip(small, rk):
+            assert np.array_equal(a[k], b)
+        for a, b in zip(large, rk):
+            assert np.abs(a[k] - b).max() <= 1e-11 * (1 + np.abs(b).max())
+    with pytest.raises(dqdyn.errors.ModelError, match="Constraint"):
+        constrained_forward_dynamics(model, q0, V[0], T[0], [cons[0], 3.0])
+    with pytest.raises(dqdyn.errors.ModelError, match="Constraint"):
+        constrained_forward_dynamics(model, q0, V[0], T[0], [3.0])

@@ -50,6 +50,7 @@ from .._jit import kernel
 from .base import (
     COUPLING,
     DIFF_DRIVE,
+    Constraint,
     LOOP_6D,
     SPEC_F,
     SPEC_I,
@@ -61,7 +62,6 @@ from .base import (
 )
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import MI_IQ, MI_IV, Model
-from ..algorithms.boundary import is_fast
 from ..algorithms.gate import GATE, gate_address, gate_tables, gate_vector
 from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve
 from ..algorithms.configuration import integrate
@@ -570,6 +570,7 @@ def _c_cfd(mip, mfp, nb1, bufs, lens):
 
 
 _CFD_C = 0  # its address, set on first use
+_NO_DICT = {}
 _NEW_TUPLE = tuple.__new__  # (a NamedTuple made from its fields without its Python __new__)
 _NO_SPEC = (np.zeros(0), 0)
 _PAR = {}  # [α, β, rcond, tol] arrays by value
@@ -582,11 +583,13 @@ def _compiled_spec(model: Model, cons):
     if not cons:
         return _NO_SPEC
     if len(cons) == 1:  # (the common case, without the loop below)
-        got = cons[0].__dict__.get("_cspec")
+        got = getattr(cons[0], "__dict__", _NO_DICT).get("_cspec")
         if got is not None and got[0] is model:
             return got[1]
     rows = []
     for c in cons:
+        if not isinstance(c, Constraint):
+            return None  # (the general path names it)
         got = c.__dict__.get("_cspec")
         if got is None or got[0] is not model:
             sp = c._compiled(model)
@@ -602,9 +605,22 @@ def _compiled_spec(model: Model, cons):
     return np.concatenate([r[0] for r in rows]), sum(r[1] for r in rows)
 
 
-def _compiled_call(model: Model, q, v, tau, cons, baumgarte, rcond, tol):
-    """The one-call path of :func:`constrained_forward_dynamics` (single state, bundled
-    constraint kinds, through the C call gate); None where the general path must run."""
+def _compiled_call(model: Model, q, v, tau, constraints, baumgarte, rcond, tol):
+    """The one-call path of :func:`constrained_forward_dynamics` (bundled constraint kinds,
+    through the C call gate: a single state, or a small batch of C-contiguous float64 rows run
+    state by state there); None where the general path must run (it also names bad input)."""
+    if type(constraints) is list or type(constraints) is tuple:
+        cons = constraints
+    elif constraints is None:
+        cons = ()
+    elif isinstance(constraints, Constraint):
+        cons = (constraints,)
+    else:
+        return None
+    try:
+        nv = model.nv
+    except AttributeError:
+        return None
     sp = _compiled_spec(model, cons)
     if sp is None:
         return None
@@ -619,15 +635,17 @@ def _compiled_call(model: Model, q, v, tau, cons, baumgarte, rcond, tol):
         par = np.array([alpha, beta, rcond, tol])
         if key is not None and len(_PAR) < 64:
             _PAR[key] = par
-    nv = model.nv
     spec, m = sp
     r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf,
              2 * nv + m * (nv + 2), -1, q, v, tau, spec, par)
     if type(r) is not np.ndarray:
         return None
     o = 2 * nv + m
-    return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:nv], r[nv : 2 * nv], r[2 * nv : o],
-                                                  r[o : o + m * nv].reshape(m, nv), r[o + m * nv :]))
+    if r.ndim == 1:
+        return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:nv], r[nv : 2 * nv], r[2 * nv : o],
+                                                      r[o : o + m * nv].reshape(m, nv), r[o + m * nv :]))
+    return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:, :nv], r[:, nv : 2 * nv], r[:, 2 * nv : o],
+                                                  r[:, o : o + m * nv].reshape(r.shape[0], m, nv), r[:, o + m * nv :]))
 
 
 def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
@@ -649,11 +667,11 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     or ``"gauss"`` (the dqGP terms ``M_GP``, ``C_GP v + g_GP``: eq. 63 literally).
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
-    cons = as_constraint_list(constraints)
-    if dynamics == "crba" and GATE is not None and is_fast(q, v, tau):
-        r = _compiled_call(model, q, v, tau, cons, baumgarte, rcond, tol)
+    if dynamics == "crba" and GATE is not None:
+        r = _compiled_call(model, q, v, tau, constraints, baumgarte, rcond, tol)
         if r is not None:
             return r
+    cons = as_constraint_list(constraints)
     rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
     from ..algorithms.boundary import as_vector_batch, broadcast_batch
