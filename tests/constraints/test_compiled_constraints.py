@@ -118,3 +118,46 @@ def test_errors_on_the_compiled_path_are_the_general_paths():
     cons = [JointCoupling("j2", "j5", offset=0.0), JointCoupling("j2", "j5", offset=0.5)]
     with pytest.raises(dqdyn.errors.InfeasibleError):
         cfd(m7, q7, z7, z7, cons, baumgarte=(0.0, 2.0))
+
+
+def _full_rank_step(W, r):
+    n, m = W.shape
+    G, LG, Gi = np.empty((m, m)), np.empty((m, m)), np.empty((m, m))
+    z, proj, lam = np.full(n, 7.0), np.full(m, 7.0), np.full(m, 7.0)
+    used = D._full_rank_solve(W, r, G, LG, Gi, z, proj, lam)
+    return used, z, proj, lam
+
+
+def test_udwadia_kalaba_takes_cholesky_only_where_the_pseudo_inverse_is_the_inverse():
+    """The UK step by a Cholesky of ``G = D Dᵀ`` (seed 000 eq. 63 with D of full row rank)
+    against numpy's SVD pseudo-inverse (the oracle): equal to round-off where D is well
+    conditioned; refused — the Jacobi SVD path then runs, and z, λ are untouched — where D has
+    a redundant row or singular values more than ~300× apart (cond₁ G ≥ 1e5)."""
+    rng = np.random.default_rng(3)
+    for n, m in ((7, 6), (8, 1), (9, 3)):
+        U, _, Vt = np.linalg.svd(rng.normal(size=(n, m)), full_matrices=False)
+        W = U @ np.diag(np.geomspace(30.0, 1.0, m)) @ Vt  # singular values 30 … 1
+        r = rng.normal(size=m)
+        used, z, proj, lam = _full_rank_step(W, r)
+        D_ = W.T
+        assert used
+        np.testing.assert_allclose(z, np.linalg.pinv(D_) @ r, rtol=0, atol=1e-12 * np.abs(z).max())
+        np.testing.assert_allclose(lam, np.linalg.pinv(D_ @ D_.T) @ r, rtol=1e-10)
+        np.testing.assert_allclose(proj, r, rtol=0, atol=1e-12)
+    W = rng.normal(size=(7, 3))
+    W[:, 2] = W[:, 0] - 2 * W[:, 1]  # a redundant row of D
+    assert not _full_rank_step(W, rng.normal(size=3))[0]
+    U, _, Vt = np.linalg.svd(rng.normal(size=(7, 3)), full_matrices=False)
+    W = U @ np.diag([1.0, 0.1, 1e-3]) @ Vt  # σ ratio 1000: cond₂ G = 1e6
+    used, z, proj, lam = _full_rank_step(W, rng.normal(size=3))
+    assert not used and np.all(z == 7.0) and np.all(lam == 7.0)
+    # and the whole call still matches the KKT solution on such a constraint set
+    m7, q7 = spatial_7r(seed=5)
+    x = dqdyn.frame_pose(m7, q7, "tip")
+    c6 = [LoopClosure((0, x), "tip", "6d")]
+    v = null_velocity(m7, c6, q7, rng)
+    tau = rng.normal(size=m7.nv)
+    res = cfd(m7, q7, v, tau, c6)
+    M, h = dqdyn.mass_matrix(m7, q7), dqdyn.nonlinear_effects(m7, q7, v)
+    qdd_kkt = kkt_solve(M, tau - h, res.A, res.b)[0]
+    np.testing.assert_allclose(res.qdd, qdd_kkt, rtol=0, atol=1e-9 * (1 + np.abs(qdd_kkt).max()))
