@@ -26,6 +26,22 @@ def _tree():
     return dqdyn.random_tree(9, seed=11)  # every joint type
 
 
+def _mimic_chain():
+    """Three revolute links, the third a mimic of the first (Panda's fingers are one): the
+    derivatives' compiled chain rule."""
+    import numpy as np
+
+    import dqdyn  # noqa: F401  (loads every kernel module)
+
+    b = dqdyn.ModelBuilder("mimic3")
+    I3 = 0.01 * np.eye(3)
+    b.add_body("a", joint="revolute", mass=1.0, inertia=I3, joint_name="ja", axis=[0, 0, 1], com=[0.1, 0, 0])
+    b.add_body("b", "a", "revolute", mass=1.0, inertia=I3, axis=[0, 1, 0], com=[0.1, 0, 0])
+    b.add_body("c", "b", "revolute", mass=1.0, inertia=I3, axis=[0, 1, 0], com=[0.1, 0, 0],
+               mimic=("ja", 0.5, 0.1))
+    return b.build()
+
+
 def _states(m, n=3, seed=0):
     import numpy as np
 
@@ -106,6 +122,11 @@ def group_derivatives():
 
     import dqdyn  # noqa: F401  (loads every kernel module)
 
+    m = _mimic_chain()
+    Q, V, A = _states(m)
+    for f in (dqdyn.rnea_derivatives, dqdyn.aba_derivatives):
+        f(m, Q[0].copy(), V[0].copy(), A[0].copy())
+        f(m, Q, V, A)
     for m in (_tree(), dqdyn.serial_chain(3)):
         Q, V, A = _states(m)
         _each_form(m, lambda q, v, a: dqdyn.rnea_derivatives(m, q, v, a), Q, V, A)

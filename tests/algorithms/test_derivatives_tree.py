@@ -433,3 +433,29 @@ def test_derivatives_error_statuses():
     m0 = b.build()
     with pytest.raises(errors.SingularError, match="mass matrix"):
         aba_derivatives(m0, np.zeros(2), np.zeros(2), np.zeros(2))
+
+
+def test_mimic_derivatives_compiled_chain_rule_equals_the_numpy_one():
+    """The compiled chain rule (derivatives._mimic_*_entry through the call gate) against the
+    numpy one it replaced (Gᵀ D G with numpy products around the independent model's kernel,
+    itself checked by finite differences above): equal to round-off, single states and a small
+    batch; the gate path did run (its address was set)."""
+    from dqdyn.algorithms import derivatives as DV
+
+    m = _mimic_model()
+    rng = np.random.default_rng(11)
+    Q = dqdyn.random_configuration(m, size=3, seed=rng)
+    V, X = rng.normal(size=(2, 3, m.nv))
+    for f, ref in ((rnea_derivatives, DV._mimic_rnea_derivatives),
+                   (aba_derivatives, DV._mimic_aba_derivatives)):
+        B = f(m, Q, V, X)
+        for n in range(3):
+            got, want = f(m, Q[n], V[n], X[n]), ref(m, Q[n], V[n], X[n], None)
+            for g, w, b in zip(got, want, B):
+                np.testing.assert_allclose(g, w, rtol=0, atol=1e-10 * (1 + np.abs(w).max()))
+                np.testing.assert_array_equal(b[n], g)
+    assert DV._MIMIC_RNEA_D_C and DV._MIMIC_ABA_D_C
+    bad = Q[0].copy()
+    bad[0] = np.nan
+    with pytest.raises(dqdyn.errors.NonFiniteError):
+        aba_derivatives(m, bad, V[0], X[0])

@@ -107,7 +107,10 @@ from .boundary import (
 )
 from .articulated import MIMIC, SINGULAR, _has_mimic
 from .gate import GATE, gate_address, gate_tables, gate_vector
+from .lagrange import crba_entry
+from .linalg import chol_factor, lower_solve, lower_t_solve
 from .minverse import minv_kernel
+from .newton_euler import rnea_entry
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
@@ -707,6 +710,171 @@ _RNEA_D_C = 0  # their addresses, set on first use
 _ABA_D_C = 0
 
 
+# ------------------------------------------------ models with mimic joints, compiled chain rule
+# The gate tables are those of Model.independent_mimic()'s model (every mimic joint its own DoF,
+# appended after the model's own: q_x = [q, scale·q[src] + offset], v_x = G v); ``mm`` holds per
+# mimic joint ``[src (q index), master's v index, scale, offset]``, which is all G is.
+
+
+@fjit
+def _mimic_expand(mm, q, v, a, qx, vx, ax):
+    """``q_x = [q, scale · q[src] + offset]``, ``v_x = G v``, ``a_x = G a``."""
+    nq, nv = q.shape[0], v.shape[0]
+    for i in range(nq):
+        qx[i] = q[i]
+    for i in range(nv):
+        vx[i] = v[i]
+        ax[i] = a[i]
+    for j in range(mm.shape[0] // 4):
+        iq, iv, s = int(mm[4 * j]), int(mm[4 * j + 1]), mm[4 * j + 2]
+        qx[nq + j] = s * q[iq] + mm[4 * j + 3]
+        vx[nv + j] = s * v[iv]
+        ax[nv + j] = s * a[iv]
+
+
+@fjit
+def _mimic_reduce(mm, Dx, out):
+    """``out = Gᵀ D_x G`` (nv × nv from nv_x × nv_x): row and column ``nv + j`` of ``D_x`` land,
+    times the scale, in the master's."""
+    nv = out.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            out[r, c] = Dx[r, c]
+    for j in range(mm.shape[0] // 4):
+        iv, s = int(mm[4 * j + 1]), mm[4 * j + 2]
+        for c in range(nv):
+            out[iv, c] += s * Dx[nv + j, c]
+            out[c, iv] += s * Dx[c, nv + j]
+        for k in range(mm.shape[0] // 4):
+            out[iv, int(mm[4 * k + 1])] += s * mm[4 * k + 2] * Dx[nv + j, nv + k]
+
+
+@fjit
+def _mimic_rnea_derivatives_entry(mi, mf, q, v, a, mm, out):
+    """``rnea_derivatives`` of a model with mimic joints: ``Gᵀ (∂τ_x/∂x_x) G`` on the
+    independent model (module comment above); status (not OK: the caller's numpy path names it)."""
+    nvx, nqx = mi[0, MI_IV], mi[0, MI_IQ]
+    k = mm.shape[0] // 4
+    nv = nvx - k
+    if q.shape[0] != nqx - k or v.shape[0] != nv or a.shape[0] != nv:
+        return BAD_SHAPE
+    ws = np.empty(nqx + 2 * nvx + 3 * nvx * nvx)
+    qx, vx, ax = ws[0:nqx], ws[nqx : nqx + nvx], ws[nqx + nvx : nqx + 2 * nvx]
+    Dx = ws[nqx + 2 * nvx :].reshape((3, nvx, nvx))
+    _mimic_expand(mm, q, v, a, qx, vx, ax)
+    st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
+    if st != OK:
+        return st
+    for t in range(3):
+        _mimic_reduce(mm, Dx[t], out[t])
+    return OK
+
+
+@fjit
+def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
+    """``aba_derivatives`` of a model with mimic joints: ``M = Gᵀ M_x G``, ``h = Gᵀ h_x``,
+    ``q̈ = M⁻¹ (τ − h)`` (the reduced system ``aba`` solves), then at ``a_x = G q̈``
+    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` and ``∂q̈/∂τ = M⁻¹`` — :func:`_mimic_aba_derivatives`'
+    chain rule, compiled; status (not OK: the caller's numpy path names it)."""
+    nvx, nqx = mi[0, MI_IV], mi[0, MI_IQ]
+    k = mm.shape[0] // 4
+    nv = nvx - k
+    if q.shape[0] != nqx - k or v.shape[0] != nv or tau.shape[0] != nv:
+        return BAD_SHAPE
+    for i in range(nv):
+        if not math.isfinite(tau[i]):
+            return BAD_TAU_FINITE
+    ws = np.empty(nqx + 3 * nvx + 3 * nvx * nvx + 3 * nv * nv + 2 * nv)
+    qx, vx, ax = ws[0:nqx], ws[nqx : nqx + nvx], ws[nqx + nvx : nqx + 2 * nvx]
+    hx = ws[nqx + 2 * nvx : nqx + 3 * nvx]
+    o = nqx + 3 * nvx
+    Dx = ws[o : o + 3 * nvx * nvx].reshape((3, nvx, nvx))
+    o += 3 * nvx * nvx
+    R = ws[o : o + 3 * nv * nv].reshape((3, nv, nv))  # G^T D_x G, then M and its factor
+    o += 3 * nv * nv
+    qdd, col = ws[o : o + nv], ws[o + nv : o + 2 * nv]
+    for i in range(nv):
+        qdd[i] = 0.0
+    _mimic_expand(mm, q, v, qdd, qx, vx, ax)  # (a_x = 0 for now)
+    st = crba_entry(mi, mf, qx, Dx[2])
+    if st != OK:
+        return st
+    st = rnea_entry(mi, mf, qx, vx, hx[:0], hx)
+    if st != OK:
+        return st
+    M, L = R[0], R[1]
+    _mimic_reduce(mm, Dx[2], M)
+    for i in range(nv):  # τ − Gᵀ h_x
+        qdd[i] = tau[i] - hx[i]
+    for j in range(k):
+        qdd[int(mm[4 * j + 1])] -= mm[4 * j + 2] * hx[nv + j]
+    if not chol_factor(M, nv, L):
+        return SINGULAR_M
+    lower_solve(L, nv, qdd)
+    lower_t_solve(L, nv, qdd)
+    _mimic_expand(mm, q, v, qdd, qx, vx, ax)
+    st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
+    if st != OK:
+        return st
+    Mi = out[2]
+    for c in range(nv):  # M⁻¹ column by column from the factor
+        for r in range(nv):
+            col[r] = 1.0 if r == c else 0.0
+        lower_solve(L, nv, col)
+        lower_t_solve(L, nv, col)
+        for r in range(nv):
+            Mi[r, c] = col[r]
+    for t in range(2):
+        _mimic_reduce(mm, Dx[t], R[2])
+        _neg_product(Mi, R[2], out[t])
+    return OK
+
+
+def _c_mimic_rnea_derivatives(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    mm = gate_vector(bufs, lens, 3)
+    nv = mi[0, MI_IV] - mm.shape[0] // 4
+    if lens[4] != 3 * nv * nv:
+        return BAD_SHAPE
+    return _mimic_rnea_derivatives_entry(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                         gate_vector(bufs, lens, 2), mm, nb.carray(bufs[4], (3, nv, nv)))
+
+
+def _c_mimic_aba_derivatives(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    mm = gate_vector(bufs, lens, 3)
+    nv = mi[0, MI_IV] - mm.shape[0] // 4
+    if lens[4] != 3 * nv * nv:
+        return BAD_SHAPE
+    return _mimic_aba_derivatives_entry(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                        gate_vector(bufs, lens, 2), mm, nb.carray(bufs[4], (3, nv, nv)))
+
+
+_MIMIC_RNEA_D_C = 0
+_MIMIC_ABA_D_C = 0
+
+
+def _mimic_gated(model: Model, addr, body, name, q, v, a):
+    """The compiled chain rule through the call gate (a single state or a small batch), or None
+    (bad input, a singular M, a large batch: the numpy chain rule then runs and names it)."""
+    mx, G, src, scale, offset = model.independent_mimic()
+    mm = model._index.get("mimic_gate_map")
+    if mm is None:
+        nv = model.nv
+        mm = np.column_stack([src, np.argmax(G[nv:] != 0, axis=1), scale, offset]).astype(np.float64).ravel()
+        model._index["mimic_gate_map"] = mm
+    nv = model.nv
+    r = GATE(addr or gate_address(globals(), name, body), mx.mi, mx.mf, 3 * nv, nv, q, v, a, mm)
+    if type(r) is not np.ndarray:
+        return None
+    if r.ndim == 2:
+        return r[:nv], r[nv : 2 * nv], r[2 * nv :]
+    r = r.reshape(r.shape[0], 3, nv, nv)
+    return r[:, 0], r[:, 1], r[:, 2]
+
+
+
+
 def _gated(model: Model, addr, body, name, q, v, a, what):
     """The gate call of both public functions: the three matrices, or None for the general path."""
     try:
@@ -816,6 +984,10 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
         if r is not None:
             return r
     if model._index["mimic"]:
+        if fext is None and GATE is not None:
+            r = _mimic_gated(model, _MIMIC_RNEA_D_C, _c_mimic_rnea_derivatives, "_MIMIC_RNEA_D_C", q, v, a)
+            if r is not None:
+                return r
         return _mimic_rnea_derivatives(model, q, v, a, fext)
     return _run(model, rnea_derivatives_kernel, rnea_derivatives_batch, q, v, a, fext,
                 "a", "the acceleration, model.nv entries", "rnea_derivatives")
@@ -834,6 +1006,10 @@ def aba_derivatives(model: Model, q, v, tau, fext=None):
         if r is not None:
             return r
     if model._index["mimic"]:
+        if fext is None and GATE is not None:
+            r = _mimic_gated(model, _MIMIC_ABA_D_C, _c_mimic_aba_derivatives, "_MIMIC_ABA_D_C", q, v, tau)
+            if r is not None:
+                return r
         return _mimic_aba_derivatives(model, q, v, tau, fext)
     return _run(model, aba_derivatives_kernel, aba_derivatives_batch, q, v, tau, fext,
                 "tau", "generalized forces, model.nv entries", "aba_derivatives")
