@@ -289,3 +289,42 @@ def test_faster_inlining_is_installed_and_copies_one_scope_per_ir():
     assert _jit._INLINE_PATCHED and isinstance(icc.copy, _jit._BlockCopier)
     want = helper.py_func(x, 2.0) + helper.py_func(x, 3.0) * helper.py_func(x[::2], 0.5)
     assert abs(got - want) <= 1e-12 * abs(want)
+
+
+DISABLE_JIT_PROBE = r"""
+import json, sys, warnings, numpy as np, numba, dqdyn
+warnings.simplefilter("ignore")
+from dqdyn.constraints import mobile_manipulator
+from dqdyn.constraints.dynamics import constrained_forward_dynamics
+m = dqdyn.random_tree(9, seed=11)
+Q = dqdyn.random_configuration(m, size=3, seed=3)
+rng = np.random.default_rng(4)
+v, a = rng.normal(size=(2, m.nv))
+mm, cons, q0 = mobile_manipulator()
+out = {"rnea": dqdyn.rnea(m, Q[0], v, a), "rnea batch": dqdyn.rnea(m, Q, v, a), "aba": dqdyn.aba(m, Q[0], v, a),
+       "M": dqdyn.mass_matrix(m, Q[0]), "fk": dqdyn.forward_kinematics(m, Q[0]),
+       "J": dqdyn.twist_jacobian(m, Q[0], m.frame_names[-1], "body"),
+       "dABA": np.stack(dqdyn.aba_derivatives(m, Q[0], v, a)),
+       "cfd": constrained_forward_dynamics(mm, q0, np.ones(mm.nv), np.zeros(mm.nv), cons).qdd}
+print(json.dumps({"jit_off": numba.config.DISABLE_JIT, **{k: x.tolist() for k, x in out.items()}}))
+"""
+
+
+def test_numba_disable_jit_runs_every_path_as_python_with_the_compiled_results():
+    """``NUMBA_DISABLE_JIT=1`` (numba's debugging mode: every kernel a plain Python function)
+    imports dqdyn and runs single states, batches, derivatives and constrained dynamics, with
+    the call gate off — the same numbers as the compiled kernels (bit for bit but the
+    derivatives, whose kernels allow FMA contraction).  It raised AttributeError at import."""
+    def run(env):
+        r = subprocess.run([sys.executable, "-c", DISABLE_JIT_PROBE], env={**os.environ, **env},
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    py, jit = run({"NUMBA_DISABLE_JIT": "1"}), run({})
+    assert py.pop("jit_off") and not jit.pop("jit_off")
+    for k in py:
+        if k == "dABA":
+            np.testing.assert_allclose(py[k], jit[k], rtol=0, atol=1e-11 * np.abs(jit[k]).max())
+        else:
+            assert np.array_equal(py[k], jit[k]), k

@@ -75,7 +75,8 @@ from .hybrid import _run_hybrid, hybrid_kernel
 # hybrid_kernel IR-inlined into aba_kernel (compiled once, shared by aba's entry, gate and batch
 # kernels), where the compiler drops its prescribed-DoF and external-force branches; as an
 # ordinary call it cost aba 25 % per call (Panda: 0.77-0.83x Pinocchio instead of 0.60-0.64x).
-_hybrid_inline = ijit(hybrid_kernel.py_func)
+# (under NUMBA_DISABLE_JIT, hybrid_kernel is a plain function and has no py_func)
+_hybrid_inline = ijit(getattr(hybrid_kernel, "py_func", hybrid_kernel))
 
 
 @njit

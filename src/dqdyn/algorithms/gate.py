@@ -19,6 +19,8 @@ try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C com
     from .._gate import call as GATE
 except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
     GATE = None
+if nb.config.DISABLE_JIT:  # every kernel a plain Python function: nothing to compile a gate entry from
+    GATE = None
 
 # numba types of the single-state fast paths' arguments (model tables, C-contiguous vectors)
 T_MI = nb.types.Array(nb.int64, 2, "C")
@@ -41,6 +43,8 @@ def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
     ``args`` do not match ``sig`` (the caller then takes its validating path).
     """
     fn = namespace.get(name)
+    if fn is None and nb.config.DISABLE_JIT:  # (a plain function: called as it is)
+        namespace[name] = fn = dispatcher
     if fn is None:
         if tuple(sig) not in dispatcher.overloads:
             dispatcher.disable_compile(False)

@@ -394,7 +394,8 @@ def crba_core(mi, mf, q, ws, M):
 
 # ne_core as an ordinary call here: IR-inlined twice into each kernel below it cost 160 s of
 # compiling, for the papers' n + 1 recursions route (thesis eq. 3.2), not the fast one (CRBA)
-_ne_call = kernel(error_model="numpy", variant="-call")(ne_core.py_func)
+# (under NUMBA_DISABLE_JIT, ne_core is a plain function and has no py_func)
+_ne_call = kernel(error_model="numpy", variant="-call")(getattr(ne_core, "py_func", ne_core))
 
 
 @jit  # (IR-inlined into its entry, gate and batch kernels)
