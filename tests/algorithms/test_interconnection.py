@@ -259,3 +259,39 @@ def test_connection_at_a_subsystems_world_frame_is_its_base_and_errors_name_the_
     qn[g.slices("d")[0].start] = np.nan
     with pytest.raises(NonFiniteError, match="subsystem 'd'"):
         g.rnea(qn, v, a)
+
+
+def test_a_root_placed_in_the_inertial_frame_is_placed_in_build_and_every_sweep():
+    """``add(root, model, placement=X)`` mounts the root's world frame at X (a tilted, raised
+    base: gravity turns in its frame).  It was ignored without a word; now the compiled and
+    Python sweeps, ``evaluate`` and the monolithic ``rnea(build())`` (the oracle) agree, and
+    differ from the unplaced graph.  A successor at the root's ``world`` frame hangs from X.
+    A placement that is not a unit dual quaternion (or holds NaN) is a named error."""
+    from dqdyn.algebra.dualquat import mul
+    from dqdyn.errors import NotUnitError
+
+    ang = 0.7
+    r = np.array([np.cos(ang / 2), np.sin(ang / 2), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    t = np.array([0.0, 0.3, -0.2, 0.5, 0.0, 0.0, 0.0, 0.0])
+    X = r.copy()
+    X[4:] = 0.5 * mul(t, r)[:4]  # x = r + ε ½ t r
+    graphs = []
+    for pl in (X, None):
+        g = InterconnectionGraph("g")
+        g.add("a", _chain(3, 1), placement=pl)
+        g.add("b", _chain(2, 2), "a", at=_chain(3, 1).frame_names[-1])
+        g.add("c", _chain(2, 3), "a", at=_chain(3, 1).body_names[2])
+        g.add("w", _chain(1, 21), "a", at="world")
+        graphs.append(g)
+    g, plain = graphs
+    q, v, a = _state(g.nq, 4)
+    ref = dqdyn.rnea(g.build(), q, v, a)
+    np.testing.assert_allclose(g.rnea(q, v, a), ref, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(g.rnea(q, v, a, compiled=False), ref, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(g.evaluate(q, v, a).tau, ref, rtol=0, atol=1e-11)
+    assert np.abs(plain.rnea(q, v, a) - ref).max() > 1e-3  # (the placement matters)
+    np.testing.assert_allclose(plain.rnea(q, v, a), dqdyn.rnea(plain.build(), q, v, a), rtol=0, atol=1e-11)
+    with pytest.raises(NotUnitError, match="'z'"):
+        g.add("z", _chain(1, 5), placement=np.r_[2.0, np.zeros(7)])
+    with pytest.raises(NotUnitError, match="'z'"):
+        g.add("z", _chain(1, 5), "a", placement=np.full(8, np.nan))

@@ -89,6 +89,17 @@ _NOF = np.empty((0, 6))
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
 
+def _unit_placement(placement, name: str) -> np.ndarray:
+    """``placement`` of subsystem ``name`` as a unit dual quaternion (8,), or a named error."""
+    P = np.asarray(placement, dtype=float)
+    if P.shape != (8,):
+        raise ShapeError(f"placement of subsystem {name!r} must be a unit dual quaternion (8,), "
+                         f"got {P.shape}")
+    if not np.all(np.isfinite(P)) or abs(P[:4] @ P[:4] - 1.0) > 1e-9 or abs(P[:4] @ P[4:]) > 1e-9:
+        raise NotUnitError(f"placement of subsystem {name!r} must be a unit dual quaternion")
+    return P.copy()
+
+
 def _connection_frame(p, at):
     """(body, placement) of the connection frame ``at`` of the model subsystem ``p`` in its
     connector model ``p.ext``: a frame of ``p.model``'s body ``b`` is on ``p.ext``'s body
@@ -239,13 +250,18 @@ class InterconnectionGraph:
     def add(self, name: str, subsystem, parent: str | None = None, at: str = "world",
             placement=None) -> None:
         """Add vertex ``name`` (a :class:`~dqdyn.Model` or a :class:`BlackBox`); with ``parent``,
-        also the connection ``parent → name`` (:meth:`connect`)."""
+        also the connection ``parent → name`` (:meth:`connect`).  Without ``parent``,
+        ``placement`` places this subsystem's world frame in the inertial frame (a root
+        mounted on a tilted or raised base; default identity)."""
         self._rev += 1  # (invalidates the compiled plan)
         if not isinstance(name, str) or not name or "/" in name:
             raise ModelError(f"subsystem name must be a non-empty string without '/', got {name!r}")
         if name in self._nodes:
             raise ModelError(f"a subsystem named {name!r} already exists")
-        self._nodes[name] = self._make(name, subsystem)
+        node = self._make(name, subsystem)
+        if parent is None and placement is not None:  # a root placed in the inertial frame
+            node.placement = _unit_placement(placement, name)
+        self._nodes[name] = node
         self.evaluations[name] = 0
         if parent is not None:
             try:
@@ -272,12 +288,7 @@ class InterconnectionGraph:
             raise UnknownNameError(f"connection {parent!r} → {child!r}: subsystem {parent!r} is a "
                                    f"black box and has no frame {at!r} (black boxes are leaves)")
         self._check_frame(p, at, child)
-        P = _IDENT8.copy() if placement is None else np.asarray(placement, dtype=float)
-        if P.shape != (8,):
-            raise ShapeError(f"placement of subsystem {child!r} must be a unit dual quaternion (8,), "
-                             f"got {P.shape}")
-        if abs(P[:4] @ P[:4] - 1.0) > 1e-9 or abs(P[:4] @ P[4:]) > 1e-9:
-            raise NotUnitError(f"placement of subsystem {child!r} must be a unit dual quaternion")
+        P = _IDENT8.copy() if placement is None else _unit_placement(placement, child)
         c.parent, c.at, c.placement = parent, at, P
         c.version += 1
 
@@ -384,13 +395,16 @@ class InterconnectionGraph:
                                  f"predecessors first")
             seen.add(k)
         b = ModelBuilder(self.name, self.gravity, inertia_check="off")
+        placed = {k for k in order if self._nodes[k].parent is None
+                  and not np.array_equal(self._nodes[k].placement, _IDENT8)}  # roots placed in F_0
         for k in order:
             n = self._nodes[k]
             parent = "world" if n.parent is None else f"{n.parent}/{n.at}"
-            if n.parent is not None and n.at == "world" and self._nodes[n.parent].parent is None:
-                parent = "world"  # (the root's world frame is the composite's)
+            if (n.parent is not None and n.at == "world" and self._nodes[n.parent].parent is None
+                    and n.parent not in placed):
+                parent = "world"  # (the unplaced root's world frame is the composite's)
             if n.model is not None:
-                b.add_model(n.model, parent, n.placement if n.parent is not None else None,
+                b.add_model(n.model, parent, n.placement if (n.parent is not None or k in placed) else None,
                             prefix=k + "/")
                 continue
             mp = getattr(n.box, "mass_properties", None)
