@@ -108,7 +108,7 @@ from .boundary import (
 from .articulated import MIMIC, SINGULAR, _has_mimic
 from .gate import GATE, gate_address, gate_tables, gate_vector
 from .lagrange import crba_entry
-from .linalg import chol_factor, lower_solve, lower_t_solve
+from .linalg import chol_factor, chol_solve
 from .minverse import minv_kernel
 from .newton_euler import rnea_entry
 
@@ -810,8 +810,7 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
         qdd[int(mm[4 * j + 1])] -= mm[4 * j + 2] * hx[nv + j]
     if not chol_factor(M, nv, L):
         return SINGULAR_M
-    lower_solve(L, nv, qdd)
-    lower_t_solve(L, nv, qdd)
+    chol_solve(L, nv, qdd, qdd)
     _mimic_expand(mm, q, v, qdd, qx, vx, ax)
     st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
     if st != OK:
@@ -820,8 +819,7 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     for c in range(nv):  # M⁻¹ column by column from the factor
         for r in range(nv):
             col[r] = 1.0 if r == c else 0.0
-        lower_solve(L, nv, col)
-        lower_t_solve(L, nv, col)
+        chol_solve(L, nv, col, col)
         for r in range(nv):
             Mi[r, c] = col[r]
     for t in range(2):

@@ -63,7 +63,7 @@ from .base import (
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import MI_IQ, MI_IV, Model
 from ..algorithms.gate import GATE, gate_address, gate_tables, gate_vector
-from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve
+from ..algorithms.linalg import chol_factor, chol_solve, lower_solve, lower_t_solve
 from ..algorithms.configuration import integrate
 from ..algorithms.jacobians import jacobian_dot_kernel
 from ..algorithms.lagrange import crba_entry
@@ -257,8 +257,7 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
         row = Gi[j]
         for i in range(m):
             row[i] = 1.0 if i == j else 0.0
-        lower_solve(LG, m, row)
-        lower_t_solve(LG, m, row)
+        chol_solve(LG, m, row, row)
         c1 = 0.0
         c2 = 0.0
         for i in range(m):
