@@ -213,3 +213,30 @@ def test_jacobian_derivative_reads_its_path_only_but_checks_the_whole_state(tree
     v3[m.mi[i, MI_IV]] = np.inf
     with pytest.raises(errors.NonFiniteError):
         JK.jacobian_time_derivative(m, q, v3, m.nbodies, "spatial")
+
+
+def test_axis_aligned_revolute_joints_give_the_general_products_values():
+    """forward_kinematics expands a revolute joint about ±x, ±y or ±z with the products by its
+    axis' two zero components left out (kinematics.local_pose); frame_pose forms x_J(q) and
+    multiplies in full (multibody.joints.joint_transform, algebra dq_mul).  Every product left
+    out is a zero, so the poses are equal (==), on every axis and on a skewed one; Pinocchio
+    (same tree) is the independent check of the values."""
+    rng = np.random.default_rng(12)
+    mb = dqdyn.ModelBuilder("axes")
+    axes = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (-1, 0, 0), (0, -1, 0), (0, 0, -1), (0.6, 0, 0.8)]
+    parent = "world"
+    for k, ax in enumerate(axes * 2):
+        name = f"b{k}"
+        mb.add_body(name, parent, "revolute", axis=ax, xyz=rng.normal(size=3),
+                    rpy=rng.uniform(-3, 3, size=3), mass=1.0, inertia=np.eye(3))
+        parent = name
+    m = mb.build()
+    q = rng.uniform(-4, 4, size=m.nq)
+    X = dqdyn.forward_kinematics(m, q)
+    for i in range(m.nbodies + 1):
+        np.testing.assert_array_equal(X[i], dqdyn.frame_pose(m, q, i))
+    pm, ids = pin_from_model(m)
+    pd = pm.createData()
+    pin.forwardKinematics(pm, pd, q_to_pin(m, q))
+    for i in range(1, m.nbodies + 1):
+        np.testing.assert_allclose(matrix_from_pose(X[i]), pd.oMi[ids[i]].homogeneous, atol=1e-12)

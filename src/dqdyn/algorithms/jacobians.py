@@ -203,7 +203,7 @@ def _path_twists(mi, mf, q, v, body, X, T, scratch):
         p = mi[i, MI_PARENT]
         r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, i, q, xl)
         xl[0], xl[1], xl[2], xl[3], xl[4], xl[5], xl[6], xl[7] = r0, r1, r2, r3, r4, r5, r6, r7
-        mul_local(X[p], (r0, r1, r2, r3, r4, r5, r6, r7), X[i])
+        mul_local(X, p, (r0, r1, r2, r3, r4, r5, r6, r7), i)
         # ξ_{0,i}^i = Ad(x_i^λ*) ξ_{0,λ}^λ + S_i v_i
         ad6_inv(xl, T[p], T[i])
         jt = mi[i, MI_JTYPE]

@@ -92,12 +92,30 @@ FRAMES = {"body": 0, "spatial": 1, "world_aligned": 2}
 
 # =============================================================================== kernels
 @jit
+def _times_rot_x(p0, p1, p2, p3, b0, b1):
+    """The quaternion product ``p (b0 + b1 i)``: the general product's terms without the zero ones."""
+    return p0 * b0 - p1 * b1, p0 * b1 + p1 * b0, p2 * b0 + p3 * b1, -(p2 * b1) + p3 * b0
+
+
+@jit
+def _times_rot_y(p0, p1, p2, p3, b0, b2):
+    """The quaternion product ``p (b0 + b2 j)`` (see :func:`_times_rot_x`)."""
+    return p0 * b0 - p2 * b2, p1 * b0 - p3 * b2, p0 * b2 + p2 * b0, p1 * b2 + p3 * b0
+
+
+@jit
+def _times_rot_z(p0, p1, p2, p3, b0, b3):
+    """The quaternion product ``p (b0 + b3 k)`` (see :func:`_times_rot_x`)."""
+    return p0 * b0 - p3 * b3, p1 * b0 + p2 * b3, -(p1 * b3) + p2 * b0, p0 * b3 + p3 * b0
+
+
+@jit
 def local_pose(mi, mf, i, q, xj):
     """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19), the pose of body ``i`` in its parent's
     frame, as 8 scalars.  Revolute and prismatic joints skip forming ``x_J(q)``: the same
     operations as :func:`~dqdyn.multibody.joints.joint_transform` then ``dq_mul`` with its
-    zero entries left out (bit for bit the same result); other joints use ``xj`` (8) as
-    scratch."""
+    zero entries left out (the same result: every product left out is a zero; only the sign
+    of a zero result may differ); other joints use ``xj`` (8) as scratch."""
     jt = mi[i, MI_JTYPE]
     p0, p1, p2, p3 = mf[i, MF_PLACEMENT], mf[i, MF_PLACEMENT + 1], mf[i, MF_PLACEMENT + 2], mf[i, MF_PLACEMENT + 3]
     d0, d1, d2, d3 = mf[i, MF_PLACEMENT + 4], mf[i, MF_PLACEMENT + 5], mf[i, MF_PLACEMENT + 6], mf[i, MF_PLACEMENT + 7]
@@ -105,7 +123,19 @@ def local_pose(mi, mf, i, q, xj):
         h = 0.5 * (mf[i, MF_SCALE] * q[mi[i, MI_IQ]] + mf[i, MF_OFFSET])
         s = math.sin(h)
         b0 = math.cos(h)
-        b1, b2, b3 = s * mf[i, MF_AXIS], s * mf[i, MF_AXIS + 1], s * mf[i, MF_AXIS + 2]
+        a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
+        # an axis along ±x, ±y or ±z (most URDF joints): the products with its two zero
+        # components left out, the others summed in the general formula's order below
+        if a0 == 0.0 and a1 == 0.0:
+            b3 = s * a2
+            return _times_rot_z(p0, p1, p2, p3, b0, b3) + _times_rot_z(d0, d1, d2, d3, b0, b3)
+        if a1 == 0.0 and a2 == 0.0:
+            b1 = s * a0
+            return _times_rot_x(p0, p1, p2, p3, b0, b1) + _times_rot_x(d0, d1, d2, d3, b0, b1)
+        if a0 == 0.0 and a2 == 0.0:
+            b2 = s * a1
+            return _times_rot_y(p0, p1, p2, p3, b0, b2) + _times_rot_y(d0, d1, d2, d3, b0, b2)
+        b1, b2, b3 = s * a0, s * a1, s * a2
         return (p0 * b0 - p1 * b1 - p2 * b2 - p3 * b3, p0 * b1 + p1 * b0 + p2 * b3 - p3 * b2,
                 p0 * b2 - p1 * b3 + p2 * b0 + p3 * b1, p0 * b3 + p1 * b2 - p2 * b1 + p3 * b0,
                 d0 * b0 - d1 * b1 - d2 * b2 - d3 * b3, d0 * b1 + d1 * b0 + d2 * b3 - d3 * b2,
@@ -144,11 +174,13 @@ def dq_mul_tuple(a, b):
 
 
 @jit
-def mul_local(xp, a, out):
-    """``out = xp · a``: ``a`` as 8 scalars (:func:`local_pose`); ``out`` may be ``a``'s scratch."""
+def mul_local(X, p, a, i):
+    """``X[i] = X[p] · a``: rows of the pose table, ``a`` as 8 scalars (:func:`local_pose`).
+    Rows by index, not as views: a view of ``X`` per body costs a reference count update
+    (two calls into numba's runtime) that the kernels' branches keep LLVM from removing."""
     r0, r1, r2, r3, r4, r5, r6, r7 = dq_mul_tuple(
-        (xp[0], xp[1], xp[2], xp[3], xp[4], xp[5], xp[6], xp[7]), a)
-    out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7] = r0, r1, r2, r3, r4, r5, r6, r7
+        (X[p, 0], X[p, 1], X[p, 2], X[p, 3], X[p, 4], X[p, 5], X[p, 6], X[p, 7]), a)
+    X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5], X[i, 6], X[i, 7] = r0, r1, r2, r3, r4, r5, r6, r7
 
 
 @njit
@@ -160,9 +192,10 @@ def fk_kernel(mi, mf, q, X):
     for k in range(8):
         X[0, k] = 0.0
     X[0, 0] = 1.0
+    xj = np.empty(8)  # x_J(q) of a joint that local_pose does not expand
     for i in range(1, mi.shape[0]):
         # x_i^0 = x_λ^0 x_i^λ,  x_i^λ = x_J^λ x_J(q)     (seed 003 eq. 3.19)
-        mul_local(X[mi[i, MI_PARENT]], local_pose(mi, mf, i, q, X[i]), X[i])
+        mul_local(X, mi[i, MI_PARENT], local_pose(mi, mf, i, q, xj), i)
     return OK
 
 
