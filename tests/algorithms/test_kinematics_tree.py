@@ -8,7 +8,11 @@ import dqdyn
 from dqdyn import errors
 from dqdyn.algorithms import jacobians as JK
 from dqdyn.algorithms import kinematics as K
+from dqdyn.algebra._core import dq_mul
 from dqdyn.algebra.rotations import matrix_from_pose
+from dqdyn.multibody.joints import joint_transform
+from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE, MI_IQ,
+                                   MI_JTYPE, MI_PARENT)
 
 from pinconv import pin, pin_from_model, pin_jac_to_ours, q_to_pin, tdot_v, v_transform
 
@@ -217,8 +221,8 @@ def test_jacobian_derivative_reads_its_path_only_but_checks_the_whole_state(tree
 
 def test_axis_aligned_revolute_joints_give_the_general_products_values():
     """forward_kinematics expands a revolute joint about ±x, ±y or ±z with the products by its
-    axis' two zero components left out (kinematics.local_pose); frame_pose forms x_J(q) and
-    multiplies in full (multibody.joints.joint_transform, algebra dq_mul).  Every product left
+    axis' two zero components left out (kinematics.local_pose): against x_J(q) formed and
+    multiplied in full (multibody.joints.joint_transform, algebra dq_mul) every product left
     out is a zero, so the poses are equal (==), on every axis and on a skewed one; Pinocchio
     (same tree) is the independent check of the values."""
     rng = np.random.default_rng(12)
@@ -233,10 +237,16 @@ def test_axis_aligned_revolute_joints_give_the_general_products_values():
     m = mb.build()
     q = rng.uniform(-4, 4, size=m.nq)
     X = dqdyn.forward_kinematics(m, q)
-    for i in range(m.nbodies + 1):
-        np.testing.assert_array_equal(X[i], dqdyn.frame_pose(m, q, i))
+    mi, mf = m.mi, m.mf
+    for i in range(1, m.nbodies + 1):  # x_i^0 = x_λ^0 (x_J^λ x_J(q)), every product in full
+        xj, xl, want = np.empty(8), np.empty(8), np.empty(8)
+        joint_transform(mi[i, MI_JTYPE], mf[i, MF_AXIS : MF_AXIS + 3].copy(), mf[i, MF_PITCH], q,
+                        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8].copy(), xj, xl)
+        dq_mul(X[mi[i, MI_PARENT]].copy(), xl, want)
+        np.testing.assert_array_equal(X[i], want)
     pm, ids = pin_from_model(m)
     pd = pm.createData()
-    pin.forwardKinematics(pm, pd, q_to_pin(m, q))
+    pin.forwardKinematics(pm, pd, q_to_pin(m, pm, q))
     for i in range(1, m.nbodies + 1):
         np.testing.assert_allclose(matrix_from_pose(X[i]), pd.oMi[ids[i]].homogeneous, atol=1e-12)
