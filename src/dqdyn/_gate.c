@@ -33,6 +33,7 @@
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #include <numpy/arrayobject.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* the column counts of the model tables (dqdyn/multibody/model.py MI_COLS, MF_COLS; a test
@@ -53,30 +54,21 @@ static int table_ok(PyObject *o, int type, npy_intp cols) {
            PyArray_ISCARRAY_RO(a);
 }
 
-static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static int tables_ok(PyObject *mi, PyObject *mf) {
+    return table_ok(mi, NPY_INT64, GATE_MI_COLS) && table_ok(mf, NPY_DOUBLE, GATE_MF_COLS) &&
+           PyArray_DIM((PyArrayObject *)mi, 0) == PyArray_DIM((PyArrayObject *)mf, 0) &&
+           PyArray_DIM((PyArrayObject *)mi, 0) >= 1;
+}
+
+/* the kernel fn on checked tables mi, mf and the nin inputs args[0..nin-1] (see the top) */
+static PyObject *run_gate(kernel_t fn, PyObject *mi, PyObject *mf, Py_ssize_t rows,
+                          Py_ssize_t cols, PyObject *const *args, Py_ssize_t nin) {
     double *bufs[GATE_MAX_INPUTS + 1];
     int64_t lens[GATE_MAX_INPUTS + 1];
-    if (nargs < 5 || nargs > 5 + GATE_MAX_INPUTS) Py_RETURN_NONE;
-    kernel_t fn = (kernel_t)PyLong_AsVoidPtr(args[0]);
-    if (fn == NULL) {
-        if (PyErr_Occurred()) return NULL;
-        Py_RETURN_NONE;
-    }
-    PyObject *mi = args[1], *mf = args[2];
-    if (!table_ok(mi, NPY_INT64, GATE_MI_COLS) || !table_ok(mf, NPY_DOUBLE, GATE_MF_COLS) ||
-        PyArray_DIM((PyArrayObject *)mi, 0) != PyArray_DIM((PyArrayObject *)mf, 0))
-        Py_RETURN_NONE;
-    Py_ssize_t rows = PyLong_AsSsize_t(args[3]);
-    Py_ssize_t cols = PyLong_AsSsize_t(args[4]);
-    if (rows < 0 || cols < -1) {
-        if (PyErr_Occurred()) return NULL;
-        Py_RETURN_NONE;
-    }
-    Py_ssize_t nin = nargs - 5;
     double *base[GATE_MAX_INPUTS];
     Py_ssize_t batch = -1; /* the number of states of the 2-D inputs; -1: one state */
     for (Py_ssize_t k = 0; k < nin; k++) {
-        PyObject *o = args[5 + k];
+        PyObject *o = args[k];
         if (PyLong_CheckExact(o)) { /* an integer argument (a body index, a frame code) */
             long long val = PyLong_AsLongLong(o);
             if (val == -1 && PyErr_Occurred()) {
@@ -136,6 +128,198 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
+static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 5 || nargs > 5 + GATE_MAX_INPUTS) Py_RETURN_NONE;
+    kernel_t fn = (kernel_t)PyLong_AsVoidPtr(args[0]);
+    if (fn == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *mi = args[1], *mf = args[2];
+    if (!tables_ok(mi, mf)) Py_RETURN_NONE;
+    Py_ssize_t rows = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t cols = PyLong_AsSsize_t(args[4]);
+    if (rows < 0 || cols < -1) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5);
+}
+
+/* ------------------------------------------------------------------------ bound entries
+ * entry(resolve, nin, rows, cols[, scratch]): ``call`` with the kernel, its number of inputs
+ * and the result's shape bound, called as entry(model, x0, ..., x{nin-1}) (any other count:
+ * None): the tables are the model's ``mi`` and ``mf`` attributes, read here, and with
+ * ``scratch`` true the model's workspace ``_scratch`` is passed as one more, last, input.  An
+ * entry keeps the tables of the model of its last call (and a weak reference to it): a dqdyn
+ * Model is never changed once built, and reading three attributes in C costs more than the
+ * Python call they replace.
+ * rows / cols: a size, or DIM_NB1 (the number of bodies + 1, mi's rows) or DIM_NV (the number
+ * of velocities, mi[0, MI_IV]); cols may be -1 (a vector result).  ``resolve`` is called once,
+ * on the first call, for the kernel's address (gate.gate_address: compiled or loaded then).
+ * It returns what ``call`` returns: the result, a status code, or None. */
+#define DIM_NB1 (-2)
+#define DIM_NV (-3)
+#define GATE_MI_IV 4
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    kernel_t fn;
+    PyObject *resolve;
+    Py_ssize_t nin, rows, cols;
+    int scratch;
+    PyObject *model_ref;       /* a weak reference to the model of the last call, or NULL */
+    PyObject *mi, *mf, *sc;    /* its tables and workspace (sc NULL without scratch) */
+} EntryObject;
+
+static PyObject *str_mi, *str_mf, *str_scratch;
+
+static Py_ssize_t entry_dim(Py_ssize_t spec, PyObject *mi) {
+    if (spec == DIM_NB1) return PyArray_DIM((PyArrayObject *)mi, 0);
+    if (spec == DIM_NV) return (Py_ssize_t)((int64_t *)PyArray_DATA((PyArrayObject *)mi))[GATE_MI_IV];
+    return spec;
+}
+
+/* whether the weak reference ref is to model */
+static int refers_to(PyObject *ref, PyObject *model) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *o;
+    if (PyWeakref_GetRef(ref, &o) != 1) return 0;
+    int same = o == model;
+    Py_DECREF(o);
+    return same;
+#else
+    return PyWeakref_GET_OBJECT(ref) == model;
+#endif
+}
+
+/* read model's tables (and workspace) into e's cache; 0 when it is not a model with valid
+   tables (or cannot be referred to weakly) */
+static int entry_load(EntryObject *e, PyObject *model) {
+    PyObject *mi = NULL, *mf = NULL, *sc = NULL, *ref = NULL;
+    mi = PyObject_GetAttr(model, str_mi);
+    if (mi == NULL) goto fail;
+    mf = PyObject_GetAttr(model, str_mf);
+    if (mf == NULL || !tables_ok(mi, mf)) goto fail;
+    if (e->scratch) {
+        sc = PyObject_GetAttr(model, str_scratch);
+        if (sc == NULL) goto fail;
+    }
+    ref = PyWeakref_NewRef(model, NULL);
+    if (ref == NULL) goto fail;
+    Py_XSETREF(e->model_ref, ref);
+    Py_XSETREF(e->mi, mi);
+    Py_XSETREF(e->mf, mf);
+    Py_XSETREF(e->sc, sc);
+    return 1;
+fail:
+    PyErr_Clear();
+    Py_XDECREF(mi);
+    Py_XDECREF(mf);
+    Py_XDECREF(sc);
+    return 0;
+}
+
+static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    EntryObject *e = (EntryObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs != 1 + e->nin) Py_RETURN_NONE;
+    if (e->fn == NULL) {
+        PyObject *a = PyObject_CallNoArgs(e->resolve);
+        if (a == NULL) return NULL;
+        void *p = PyLong_AsVoidPtr(a);
+        Py_DECREF(a);
+        if (p == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            Py_RETURN_NONE;
+        }
+        e->fn = (kernel_t)p;
+    }
+    /* the model of the previous call (a dqdyn Model is never changed once built), or read it */
+    if (!(e->model_ref != NULL && refers_to(e->model_ref, args[0])) && !entry_load(e, args[0]))
+        Py_RETURN_NONE;
+    PyObject *mi = e->mi, *mf = e->mf;
+    PyObject *inputs[GATE_MAX_INPUTS];
+    PyObject *const *in = args + 1;
+    Py_ssize_t nin = nargs - 1;
+    if (e->scratch) { /* the model's workspace, passed last */
+        for (Py_ssize_t k = 0; k < nin; k++) inputs[k] = args[1 + k];
+        inputs[nin++] = e->sc;
+        in = inputs;
+    }
+    Py_ssize_t rows = entry_dim(e->rows, mi), cols = entry_dim(e->cols, mi);
+    if (rows < 0 || cols < -1) Py_RETURN_NONE;
+    /* (the kernel runs no Python: the cached tables stay alive through the call) */
+    return run_gate(e->fn, mi, mf, rows, cols, in, nin);
+}
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *resolve;
+    Py_ssize_t nin, rows, cols;
+    int scratch = 0;
+    if (!PyArg_ParseTuple(args, "Onnn|p:entry", &resolve, &nin, &rows, &cols, &scratch))
+        return NULL;
+    if (!PyCallable_Check(resolve) || nin < 0 || nin + (scratch != 0) > GATE_MAX_INPUTS ||
+        rows < DIM_NV || cols < DIM_NV) {
+        PyErr_SetString(PyExc_ValueError,
+                        "entry(resolve, nin, rows, cols[, scratch]): a callable and four sizes");
+        return NULL;
+    }
+    EntryObject *e = (EntryObject *)type->tp_alloc(type, 0);
+    if (e == NULL) return NULL;
+    e->vectorcall = entry_vectorcall;
+    e->fn = NULL;
+    Py_INCREF(resolve);
+    e->resolve = resolve;
+    e->rows = rows;
+    e->model_ref = e->mi = e->mf = e->sc = NULL;
+    e->nin = nin;
+    e->cols = cols;
+    e->scratch = scratch;
+    return (PyObject *)e;
+}
+
+static int entry_traverse(EntryObject *e, visitproc visit, void *arg) {
+    Py_VISIT(e->resolve);
+    Py_VISIT(e->model_ref);
+    Py_VISIT(e->mi);
+    Py_VISIT(e->mf);
+    Py_VISIT(e->sc);
+    return 0;
+}
+
+static int entry_clear(EntryObject *e) {
+    Py_CLEAR(e->resolve);
+    Py_CLEAR(e->model_ref);
+    Py_CLEAR(e->mi);
+    Py_CLEAR(e->mf);
+    Py_CLEAR(e->sc);
+    return 0;
+}
+
+static void entry_dealloc(EntryObject *e) {
+    PyObject_GC_UnTrack(e);
+    entry_clear(e);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dqdyn._gate.entry",
+    .tp_basicsize = sizeof(EntryObject),
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_vectorcall_offset = offsetof(EntryObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "entry(resolve, nin, rows, cols[, scratch]): the call gate with a kernel, its number "
+              "of inputs and its result's shape bound; called as entry(model, *inputs) (see the "
+              "module source)",
+    .tp_traverse = (traverseproc)entry_traverse,
+    .tp_clear = (inquiry)entry_clear,
+    .tp_new = entry_new,
+};
+
 static PyMethodDef gate_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gate_call, METH_FASTCALL,
      "call(kernel, mi, mf, rows, cols, *inputs): run a compiled single-state kernel "
@@ -148,8 +332,21 @@ static struct PyModuleDef gate_module = {PyModuleDef_HEAD_INIT, "_gate",
 
 PyMODINIT_FUNC PyInit__gate(void) {
     import_array();
+    if (PyType_Ready(&EntryType) < 0) return NULL;
+    str_mi = PyUnicode_InternFromString("mi");
+    str_mf = PyUnicode_InternFromString("mf");
+    str_scratch = PyUnicode_InternFromString("_scratch");
+    if (str_mi == NULL || str_mf == NULL || str_scratch == NULL) return NULL;
     PyObject *m = PyModule_Create(&gate_module);
     if (m == NULL) return NULL;
+    Py_INCREF(&EntryType);
+    if (PyModule_AddObject(m, "entry", (PyObject *)&EntryType) < 0) {
+        Py_DECREF(&EntryType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "DIM_NB1", DIM_NB1);
+    PyModule_AddIntConstant(m, "DIM_NV", DIM_NV);
     PyModule_AddIntConstant(m, "MI_COLS", GATE_MI_COLS);
     PyModule_AddIntConstant(m, "MF_COLS", GATE_MF_COLS);
     PyModule_AddIntConstant(m, "MAX_INPUTS", GATE_MAX_INPUTS);

@@ -2,11 +2,14 @@
 it; everything else takes the numba dispatcher / general path.  Both must give the same numbers
 and the same errors."""
 
+import gc
+
 import numpy as np
 import pytest
 
 import dqdyn
 from dqdyn.algorithms import aba, coriolis, gate, jacobians, kinematics, lagrange, minverse, newton_euler
+from dqdyn.algorithms.boundary import BAD_SHAPE
 from dqdyn.errors import NonFiniteError, NotUnitError, ShapeError
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
@@ -38,10 +41,68 @@ def test_gate_is_built_and_agrees_with_the_model_tables():
 
 @pytest.fixture
 def no_gate(monkeypatch):
+    """Every public function's gate entry replaced by what it is in a build without the gate."""
     def off():
+        n = 0
         for mod in MODULES:
-            monkeypatch.setattr(mod, "GATE", None)
+            for name in dir(mod):
+                if name.endswith("_ENTRY"):
+                    monkeypatch.setattr(mod, name, gate.no_gate)
+                    n += 1
+        assert n == len(CALLS) - 1  # (the two twist_jacobian calls share one entry)
     return off
+
+
+def test_an_entry_is_the_gate_call_with_the_model_read_in_c():
+    """gate_entry (src/dqdyn/_gate.c ``entry``): the same bits as ``GATE`` with the tables,
+    sizes and workspace passed from Python; anything but a model and the bound number of
+    inputs is declined (None: the caller's general path), never read past its inputs."""
+    from dqdyn import _gate
+
+    m = dqdyn.random_tree(7, seed=4)
+    rng = np.random.default_rng(3)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    dqdyn.rnea(m, q, v, a)
+    dqdyn.forward_kinematics(m, q)
+    want = gate.GATE(newton_euler._RNEA_C, m.mi, m.mf, m.nv, -1, q, v, a, m._scratch)
+    np.testing.assert_array_equal(newton_euler._RNEA_ENTRY(m, q, v, a), want)
+    np.testing.assert_array_equal(
+        kinematics._FK_ENTRY(m, q), gate.GATE(kinematics._FK_C, m.mi, m.mf, m.mi.shape[0], 8, q))
+    E = newton_euler._RNEA_ENTRY
+    assert E(object(), q, v, a) is None  # not a model
+    assert E(m, q, v) is None and E(m, q, v, a, a) is None  # not three inputs
+    assert E(m, q, v, a=a) is None  # keywords
+    assert E(m, list(q), v, a) is None  # not a float64 vector
+    assert E(m, q[:-1], v, a) == BAD_SHAPE  # the kernel checked the lengths
+    with pytest.raises(ValueError):
+        _gate.entry(lambda: 0, _gate.MAX_INPUTS, 1, 1, True)  # one input too many
+    with pytest.raises(ValueError):
+        _gate.entry(None, 1, 1, 1)
+    # the tables of the last model are kept: another model, or a new one where the last one
+    # was, is read afresh
+    m2 = dqdyn.random_tree(4, seed=9)
+    q2 = dqdyn.random_configuration(m2, seed=rng)
+    v2, a2 = rng.normal(size=(2, m2.nv))
+    want2 = dqdyn.rnea(m2, list(q2), list(v2), list(a2))
+    for _ in range(2):
+        np.testing.assert_array_equal(E(m, q, v, a), want)
+        np.testing.assert_array_equal(E(m2, q2, v2, a2), want2)
+    del m2
+    gc.collect()
+    for seed in range(5):
+        m3 = dqdyn.random_tree(4, seed=seed)
+        q3 = dqdyn.random_configuration(m3, seed=rng)
+        v3, a3 = rng.normal(size=(2, m3.nv))
+        np.testing.assert_array_equal(E(m3, q3, v3, a3), dqdyn.rnea(m3, list(q3), list(v3), list(a3)))
+        del m3
+        gc.collect()
+    calls = []
+    lazy = _gate.entry(lambda: calls.append(1) or kinematics._FK_C, 1, gate.NB1, 8)
+    assert calls == []  # the kernel is looked up on the first call only
+    np.testing.assert_array_equal(lazy(m, q), kinematics._FK_ENTRY(m, q))
+    lazy(m, q)
+    assert calls == [1]
 
 
 @pytest.fixture(scope="module")

@@ -61,12 +61,12 @@ from .boundary import (
     out_batch,
 )
 from .gate import (
-    GATE,
+    NV,
     T_MF,
     T_MI,
     T_V,
     armed_call,
-    gate_address,
+    gate_entry,
     gate_tables,
     gate_vector,
 )
@@ -123,6 +123,7 @@ def _c_aba(mip, mfp, nb1, bufs, lens):
 
 
 _ABA_C = 0  # its address, set on first use
+_ABA_ENTRY = gate_entry(globals(), "_ABA_C", _c_aba, 3, NV, -1, scratch=True)
 
 
 @pjit
@@ -179,18 +180,17 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         The articulated inertia seen by a joint is singular (a joint that moves no mass); the
         message names the joint.
     """
-    try:
-        model.mi
-    except AttributeError:
-        raise not_a_model(model) from None
-    if fext is None and out is None and GATE is not None:
-        r = GATE(_ABA_C or gate_address(globals(), "_ABA_C", _c_aba), model.mi,
-                 model.mf, model.nv, -1, q, v, tau, model._scratch)
+    if fext is None and out is None:
+        r = _ABA_ENTRY(model, q, v, tau)
         if type(r) is ND:
             return r
         if r == MIMIC:
             return _aba_reduced(model, q, v, tau, fext, out)
         _gate_status(model, r, "aba")
+    try:
+        model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     if fext is None and type(q) is ND and q.ndim == 1:
         qdd = np.empty(model.nv) if out is None else out
         try:

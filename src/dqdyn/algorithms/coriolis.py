@@ -42,14 +42,14 @@ from .boundary import (
     raise_status,
 )
 from .gate import (
-    GATE,
+    NV,
     T_M,
     T_MF,
     T_MI,
     T_V,
     armed_call,
     flat_workspace,
-    gate_address,
+    gate_entry,
     gate_matrix,
     gate_tables,
     gate_vector,
@@ -281,6 +281,7 @@ def _c_coriolis(mip, mfp, nb1, bufs, lens):
 
 
 _CORIOLIS_C = 0  # its address, set on first use
+_CORIOLIS_ENTRY = gate_entry(globals(), "_CORIOLIS_C", _c_coriolis, 2, NV, NV, scratch=True)
 
 
 @pjit
@@ -295,9 +296,8 @@ def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
     ``Ṁ − 2C`` skew-symmetric (the Christoffel-consistent factorization, as in Pinocchio's
     ``computeCoriolisMatrix``, in dqdyn's velocity layouts)."""
     nv = model.nv
-    if out is None and GATE is not None:
-        r = GATE(_CORIOLIS_C or gate_address(globals(), "_CORIOLIS_C", _c_coriolis), model.mi,
-                 model.mf, nv, nv, q, v, model._scratch)
+    if out is None:
+        r = _CORIOLIS_ENTRY(model, q, v)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:

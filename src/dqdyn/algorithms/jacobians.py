@@ -52,7 +52,7 @@ from .boundary import (
 )
 from .configuration import _check, _q_in, _v_in
 from .gate import (
-    GATE,
+    NV,
     T_M,
     T_MF,
     T_MI,
@@ -60,7 +60,7 @@ from .gate import (
     T_VRO,
     armed_call,
     flat_workspace,
-    gate_address,
+    gate_entry,
     gate_matrix,
     gate_tables,
     gate_vector,
@@ -340,6 +340,8 @@ def _c_jacobian(mip, mfp, nb1, bufs, lens):
                             gate_matrix(bufs, lens, 5, 6), gate_vector(bufs, lens, 4))
 
 
+_JOINT_JACOBIANS_ENTRY = gate_entry(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians, 1, 6, NV)
+_JACOBIAN_ENTRY = gate_entry(globals(), "_JACOBIAN_C", _c_jacobian, 4, 6, NV, scratch=True)
 
 
 # batched drivers ---------------------------------------------------------------------------
@@ -398,14 +400,15 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
     code = FRAMES.get(frame) if type(frame) is str else None
     if code is None:
         code = _frame_code(frame)
-    body, pl = _resolve_frame(model, name)
-    if GATE is not None:
-        r = GATE(_JACOBIAN_C or gate_address(globals(), "_JACOBIAN_C", _c_jacobian), model.mi,
-                 model.mf, 6, model.nv, q, pl, body, code, model._scratch)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    try:  # a frame name seen before (_resolve_frame's cache, read without the call)
+        body, pl = model._index["frame_cache"][name]
+    except (AttributeError, KeyError, TypeError):
+        body, pl = _resolve_frame(model, name)
+    r = _JACOBIAN_ENTRY(model, q, pl, body, code)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         J = np.empty((6, model.nv))
         try:
@@ -437,13 +440,11 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
 
 def joint_jacobians(model: Model, q) -> np.ndarray:
     """Spatial motion axes of every DoF, ``Ad(x_j^0) S_j`` (..., 6, nv) — Pinocchio's ``data.J``."""
-    if GATE is not None:
-        r = GATE(_JOINT_JACOBIANS_C or gate_address(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians),
-                 model.mi, model.mf, 6, model.nv, q)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    r = _JOINT_JACOBIANS_ENTRY(model, q)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         J = np.empty((6, model.nv))
         try:

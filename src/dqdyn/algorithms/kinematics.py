@@ -71,14 +71,14 @@ from .configuration import (  # noqa: F401  (re-exported: every kinematic functi
     tangent_bracket,
 )
 from .gate import (
-    GATE,
+    NB1,
     T_M,
     T_MF,
     T_MI,
     T_V,
     T_VRO,
     armed_call,
-    gate_address,
+    gate_entry,
     gate_matrix,
     gate_tables,
     gate_vector,
@@ -309,6 +309,8 @@ def _c_frame_pose(mip, mfp, nb1, bufs, lens):
 
 
 _FK_C = _FRAME_POSE_C = 0  # their addresses, set on first use
+_FK_ENTRY = gate_entry(globals(), "_FK_C", _c_fk, 1, NB1, 8)
+_FRAME_POSE_ENTRY = gate_entry(globals(), "_FRAME_POSE_C", _c_frame_pose, 3, 8, -1, scratch=True)
 FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
 _IDENTITY8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 _IDENTITY8.flags.writeable = False
@@ -370,13 +372,11 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
 
     Index 0 is the world (identity).  ``q`` has shape (..., nq).
     """
-    if GATE is not None:
-        r = GATE(_FK_C or gate_address(globals(), "_FK_C", _c_fk), model.mi, model.mf,
-                 model.mi.shape[0], 8, q)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    r = _FK_ENTRY(model, q)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         X = np.empty((model.mi.shape[0], 8))
         try:
@@ -428,14 +428,15 @@ def frame_pose(model: Model, q, name) -> np.ndarray:
     ShapeError, NonFiniteError, NotUnitError
         Bad ``q`` (wrong shape, NaN / inf, a non-unit quaternion).
     """
-    body, pl = _resolve_frame(model, name)
-    if GATE is not None:
-        r = GATE(_FRAME_POSE_C or gate_address(globals(), "_FRAME_POSE_C", _c_frame_pose),
-                 model.mi, model.mf, 8, -1, q, pl, body, model._scratch)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    try:  # a frame name seen before (_resolve_frame's cache, read without the call)
+        body, pl = model._index["frame_cache"][name]
+    except (AttributeError, KeyError, TypeError):
+        body, pl = _resolve_frame(model, name)
+    r = _FRAME_POSE_ENTRY(model, q, pl, body)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         out = np.empty(8)
         try:

@@ -67,14 +67,14 @@ from .boundary import (
     raise_status,
 )
 from .gate import (
-    GATE,
+    NV,
     T_M,
     T_MF,
     T_MI,
     T_V,
     armed_call,
     flat_workspace,
-    gate_address,
+    gate_entry,
     gate_matrix,
     gate_tables,
     gate_vector,
@@ -514,6 +514,9 @@ def _c_nle(mip, mfp, nb1, bufs, lens):
 
 
 _GRAVITY_C = _CRBA_C = _NLE_C = 0  # their addresses, set on first use
+_GRAVITY_ENTRY = gate_entry(globals(), "_GRAVITY_C", _c_gravity, 1, NV, -1, scratch=True)
+_CRBA_ENTRY = gate_entry(globals(), "_CRBA_C", _c_crba, 1, NV, NV, scratch=True)
+_NLE_ENTRY = gate_entry(globals(), "_NLE_C", _c_nle, 2, NV, -1, scratch=True)
 
 
 # ------------------------------------------------------------------------ batch drivers
@@ -590,9 +593,8 @@ def _raiser(model: Model, batch: tuple):
 
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
-    if out is None and GATE is not None:
-        r = GATE(_GRAVITY_C or gate_address(globals(), "_GRAVITY_C", _c_gravity), model.mi,
-                 model.mf, model.nv, -1, q, model._scratch)
+    if out is None:
+        r = _GRAVITY_ENTRY(model, q)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
@@ -617,9 +619,8 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
 
 def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
-    if out is None and GATE is not None:
-        r = GATE(_NLE_C or gate_address(globals(), "_NLE_C", _c_nle), model.mi, model.mf,
-                 model.nv, -1, q, v, model._scratch)
+    if out is None:
+        r = _NLE_ENTRY(model, q, v)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
@@ -667,18 +668,17 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     NotUnitError
         A spherical or free joint's (dual) quaternion is off the unit sphere.
     """
+    if out is None and method == "crba":
+        r = _CRBA_ENTRY(model, q)
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
     try:
         nv = model.nv
     except AttributeError:
         raise not_a_model(model) from None
     if method == "crba":
-        if out is None and GATE is not None:
-            r = GATE(_CRBA_C or gate_address(globals(), "_CRBA_C", _c_crba), model.mi, model.mf,
-                     nv, nv, q, model._scratch)
-            if type(r) is ND:
-                return r
-            if r is not None and r != BAD_SHAPE:
-                raise_status(model, r)
         if type(q) is ND and q.ndim == 1:
             M = _empty((nv, nv)) if out is None else out
             try:

@@ -71,13 +71,13 @@ from .boundary import (
     first_bad,
 )
 from .gate import (
-    GATE,
+    NV,
     T_M,
     T_MF,
     T_MI,
     T_V,
     armed_call,
-    gate_address,
+    gate_entry,
     gate_matrix,
     gate_tables,
     gate_vector,
@@ -476,6 +476,7 @@ def _c_minv(mip, mfp, nb1, bufs, lens):
 
 
 _MINV_C = 0  # its address, set on first use
+_MINV_ENTRY = gate_entry(globals(), "_MINV_C", _c_minv, 1, NV, NV)
 
 
 @pjit
@@ -496,19 +497,17 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     ``ShapeError``, ``NonFiniteError``, ``NotUnitError``, and ``SingularError`` naming a joint
     that moves no mass.
     """
+    r = _MINV_ENTRY(model, q)
+    if type(r) is ND:
+        return r
+    if r == MIMIC:
+        return _minv_reduced(model, q)
+    _gate_status(model, r, "mass_matrix_inverse")
     try:
         model.mi
     except AttributeError:
         raise not_a_model(model) from None
     nv = model.nv
-    if GATE is not None:
-        r = GATE(_MINV_C or gate_address(globals(), "_MINV_C", _c_minv), model.mi,
-                 model.mf, nv, nv, q)
-        if type(r) is ND:
-            return r
-        if r == MIMIC:
-            return _minv_reduced(model, q)
-        _gate_status(model, r, "mass_matrix_inverse")
     if type(q) is ND and q.ndim == 1:
         out = np.empty((nv, nv))
         try:

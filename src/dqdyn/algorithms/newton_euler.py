@@ -95,13 +95,13 @@ from .boundary import (
     raise_status,
 )
 from .gate import (
-    GATE,
+    NV,
     T_MF,
     T_MI,
     T_V,
     armed_call,
     flat_workspace,
-    gate_address,
+    gate_entry,
     gate_tables,
     gate_vector,
 )
@@ -529,6 +529,7 @@ def _c_rnea(mip, mfp, nb1, bufs, lens):
 
 
 _RNEA_C = 0  # address of the compiled _c_rnea, set on first use
+_RNEA_ENTRY = gate_entry(globals(), "_RNEA_C", _c_rnea, 3, NV, -1, scratch=True)
 
 
 @njit
@@ -641,17 +642,16 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         A spherical or free joint's (dual) quaternion is off the unit sphere
         (:func:`~dqdyn.normalize_configuration` fixes it).
     """
-    try:
-        mi = model.mi
-    except AttributeError:
-        raise not_a_model(model) from None
-    if fext is None and out is None and GATE is not None:
-        r = GATE(_RNEA_C or gate_address(globals(), "_RNEA_C", _c_rnea), mi, model.mf,
-                 model.nv, -1, q, v, a, model._scratch)
+    if fext is None and out is None:
+        r = _RNEA_ENTRY(model, q, v, a)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
             raise_status(model, r)
+    try:
+        model.mi
+    except AttributeError:
+        raise not_a_model(model) from None
     if fext is None and type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:
