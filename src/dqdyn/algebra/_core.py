@@ -228,8 +228,9 @@ def ad6(x, xi, out):
 
 
 @jit
-def ad6_inv(x, xi, out):
-    """``out = Ad(x*) ξ = x* ξ x`` (the inverse adjoint).  ``out`` may alias ``xi``.
+def ad6_inv_values(x, xi):
+    """``Ad(x*) ξ = x* ξ x`` as a 6-tuple (the inverse adjoint); ``x`` (8 entries) and ``ξ`` (6)
+    arrays or tuples, so a caller can keep both in registers.
 
     With ``x = r + ε ½ p r``: ``a' = r* a r``, ``b' = r* (b − p × a) r``.
     """
@@ -247,15 +248,21 @@ def ad6_inv(x, xi, out):
     tx = 2.0 * (u2 * az0 - u3 * ay0)
     ty = 2.0 * (u3 * ax0 - u1 * az0)
     tz = 2.0 * (u1 * ay0 - u2 * ax0)
-    out[0] = ax0 + r0 * tx + (u2 * tz - u3 * ty)
-    out[1] = ay0 + r0 * ty + (u3 * tx - u1 * tz)
-    out[2] = az0 + r0 * tz + (u1 * ty - u2 * tx)
+    o0 = ax0 + r0 * tx + (u2 * tz - u3 * ty)
+    o1 = ay0 + r0 * ty + (u3 * tx - u1 * tz)
+    o2 = az0 + r0 * tz + (u1 * ty - u2 * tx)
     tx = 2.0 * (u2 * bz0 - u3 * by0)
     ty = 2.0 * (u3 * bx0 - u1 * bz0)
     tz = 2.0 * (u1 * by0 - u2 * bx0)
-    out[3] = bx0 + r0 * tx + (u2 * tz - u3 * ty)
-    out[4] = by0 + r0 * ty + (u3 * tx - u1 * tz)
-    out[5] = bz0 + r0 * tz + (u1 * ty - u2 * tx)
+    return (o0, o1, o2, bx0 + r0 * tx + (u2 * tz - u3 * ty), by0 + r0 * ty + (u3 * tx - u1 * tz),
+            bz0 + r0 * tz + (u1 * ty - u2 * tx))
+
+
+@jit
+def ad6_inv(x, xi, out):
+    """``out = Ad(x*) ξ = x* ξ x`` (the inverse adjoint, :func:`ad6_inv_values`).  ``out`` may
+    alias ``xi``."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = ad6_inv_values(x, xi)
 
 
 @jit

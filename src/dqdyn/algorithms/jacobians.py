@@ -26,7 +26,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
-from ..algebra._core import ad6, ad6_inv, cross6, jit
+from ..algebra._core import ad6, ad6_inv, ad6_inv_values, cross6, jit
 from ..algebra.dualquat import from_vec6, mul
 from ..multibody.joints import REVOLUTE, joint_column, joint_column_dot, joint_nv, joint_velocity
 from ..multibody.model import (
@@ -100,32 +100,6 @@ def _express(col, frame, xf, pf, out):
 
 
 
-@jit
-def _revolute_column(t, a0, a1, a2):
-    """``Ad(t*) [a; 0]`` for a unit ``t`` given as an 8-tuple: a revolute joint's column in the
-    frame ``t`` is the pose of (seed 000 eqs. 16–19).  The operations of
-    :func:`~dqdyn.algebra._core.ad6_inv` on ``ξ = (a, 0)``, in registers (the same result)."""
-    r0, r1, r2, r3, d0, d1, d2, d3 = t
-    px = 2.0 * (-d0 * r1 + d1 * r0 - d2 * r3 + d3 * r2)
-    py = 2.0 * (-d0 * r2 + d1 * r3 + d2 * r0 - d3 * r1)
-    pz = 2.0 * (-d0 * r3 - d1 * r2 + d2 * r1 + d3 * r0)
-    bx0 = 0.0 - (py * a2 - pz * a1)
-    by0 = 0.0 - (pz * a0 - px * a2)
-    bz0 = 0.0 - (px * a1 - py * a0)
-    u1, u2, u3 = -r1, -r2, -r3
-    tx = 2.0 * (u2 * a2 - u3 * a1)
-    ty = 2.0 * (u3 * a0 - u1 * a2)
-    tz = 2.0 * (u1 * a1 - u2 * a0)
-    w0 = a0 + r0 * tx + (u2 * tz - u3 * ty)
-    w1 = a1 + r0 * ty + (u3 * tx - u1 * tz)
-    w2 = a2 + r0 * tz + (u1 * ty - u2 * tx)
-    tx = 2.0 * (u2 * bz0 - u3 * by0)
-    ty = 2.0 * (u3 * bx0 - u1 * bz0)
-    tz = 2.0 * (u1 * by0 - u2 * bx0)
-    return (w0, w1, w2, bx0 + r0 * tx + (u2 * tz - u3 * ty), by0 + r0 * ty + (u3 * tx - u1 * tz),
-            bz0 + r0 * tz + (u1 * ty - u2 * tx))
-
-
 @njit
 def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed; ``X``
@@ -150,7 +124,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
         jt = mi[j, MI_JTYPE]
         scale = mf[j, MF_SCALE]
         if jt == REVOLUTE:  # S = [axis; 0], in registers
-            c = _revolute_column(t, mf[j, MF_AXIS], mf[j, MF_AXIS + 1], mf[j, MF_AXIS + 2])
+            c = ad6_inv_values(t, (mf[j, MF_AXIS], mf[j, MF_AXIS + 1], mf[j, MF_AXIS + 2], 0.0, 0.0, 0.0))
             col = mi[j, MI_IV]
             for r in range(6):
                 J[r, col] += scale * c[r]
