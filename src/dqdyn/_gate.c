@@ -181,8 +181,10 @@ static Py_ssize_t entry_dim(Py_ssize_t spec, PyObject *mi) {
     return spec;
 }
 
-/* whether the weak reference ref is to model */
+/* whether the weak reference ref is to model (a dead reference refers to nothing: before 3.13
+   it reads as None, which must not match a call with model None) */
 static int refers_to(PyObject *ref, PyObject *model) {
+    if (model == Py_None) return 0;
 #if PY_VERSION_HEX >= 0x030D0000
     PyObject *o;
     if (PyWeakref_GetRef(ref, &o) != 1) return 0;
