@@ -110,7 +110,6 @@ from .gate import GATE, gate_address, gate_tables, gate_vector
 from .lagrange import crba_entry
 from .linalg import chol_factor, chol_solve
 from .minverse import minv_kernel
-from .newton_euler import rnea_entry
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
@@ -576,6 +575,47 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
 
 
 @fjit
+def _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp):
+    """The forward sweep made at ``q̈ = 0`` moved to ``q̈`` in O(n): ``𝒜_i += δ𝒜_i = δ𝒜_λ +
+    𝒮_i q̈_i``, ``f_i += ℐ_i δ𝒜_i`` (``Fc`` restarts from these forces), ``Δa += δ𝒜_λ × 𝒮``.
+    ``Aw`` is overwritten with ``δ𝒜`` (the derivative sweep no longer reads ``𝒜``)."""
+    nb1 = mi.shape[0]
+    dA = Aw
+    t = tmp[50:56]
+    s = tmp[56:62]
+    for r in range(6):
+        dA[0, r] = 0.0
+    for i in range(1, nb1):
+        jt = mi[i, MI_JTYPE]
+        p = mi[i, MI_PARENT]
+        iv = mi[i, MI_IV]
+        for r in range(6):
+            t[r] = dA[p, r]
+        for k in range(joint_nv(jt)):
+            c = iv + k
+            cross6(dA[p], S[c], s)
+            for r in range(6):
+                dAq[c, r] += s[r]
+                t[r] += S[c, r] * qdd[c]
+        if jt == PLANAR:
+            # Δa_φ += Ad(x) ∂(S q̈)/∂φ
+            phi = q[mi[i, MI_IQ] + 2]
+            cph, sph = math.cos(phi), math.sin(phi)
+            for r in range(6):
+                s[r] = 0.0
+            s[3] = -sph * qdd[iv] + cph * qdd[iv + 1]
+            s[4] = -cph * qdd[iv] - sph * qdd[iv + 1]
+            ad6(X[i], s, s)
+            for r in range(6):
+                dAq[iv + 2, r] += s[r]
+        for r in range(6):
+            dA[i, r] = t[r]
+        _inertia_apply(Pb[i], t, s)
+        for r in range(6):
+            Fc[i, r] = Fb[i, r] + s[r]
+
+
+@fjit
 def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
     """``out[0] = ∂q̈/∂q``, ``out[1] = ∂q̈/∂v``, ``out[2] = M⁻¹`` at ``q̈ = FD(q, v, τ)``; status."""
     nv = v.shape[0]
@@ -614,40 +654,8 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
         for k in range(nv):
             acc += Mi[r, k] * col[k]
         qdd[r] = acc
-    # 3. accelerations at q̈: 𝒜_i += δ𝒜_i = δ𝒜_λ + 𝒮_i q̈_i, f_i += ℐ_i δ𝒜_i, Δa += δ𝒜_λ × 𝒮
-    dA = Aw  # reuse: Aw now holds δ𝒜 (𝒜 itself is no longer needed)
-    t = tmp[50:56]
-    s = tmp[56:62]
-    for r in range(6):
-        dA[0, r] = 0.0
-    for i in range(1, nb1):
-        jt = mi[i, MI_JTYPE]
-        p = mi[i, MI_PARENT]
-        iv = mi[i, MI_IV]
-        for r in range(6):
-            t[r] = dA[p, r]
-        for k in range(joint_nv(jt)):
-            c = iv + k
-            cross6(dA[p], S[c], s)
-            for r in range(6):
-                dAq[c, r] += s[r]
-                t[r] += S[c, r] * qdd[c]
-        if jt == PLANAR:
-            # Δa_φ += Ad(x) ∂(S q̈)/∂φ
-            phi = q[mi[i, MI_IQ] + 2]
-            cph, sph = math.cos(phi), math.sin(phi)
-            for r in range(6):
-                s[r] = 0.0
-            s[3] = -sph * qdd[iv] + cph * qdd[iv + 1]
-            s[4] = -cph * qdd[iv] - sph * qdd[iv + 1]
-            ad6(X[i], s, s)
-            for r in range(6):
-                dAq[iv + 2, r] += s[r]
-        for r in range(6):
-            dA[i, r] = t[r]
-        _inertia_apply(Pb[i], t, s)
-        for r in range(6):
-            Fc[i, r] = Fb[i, r] + s[r]
+    # 3. accelerations at q̈
+    _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp)
     # 4. the derivative sweep at q̈
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
                       dq, dv, M, True, tmp)
@@ -775,7 +783,11 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     """``aba_derivatives`` of a model with mimic joints: ``M = Gᵀ M_x G``, ``h = Gᵀ h_x``,
     ``q̈ = M⁻¹ (τ − h)`` (the reduced system ``aba`` solves), then at ``a_x = G q̈``
     ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` and ``∂q̈/∂τ = M⁻¹`` — :func:`_mimic_aba_derivatives`'
-    chain rule, compiled; status (not OK: the caller's numpy path names it)."""
+    chain rule, compiled; status (not OK: the caller's numpy path names it).
+
+    As in :func:`aba_derivatives_kernel`, one forward sweep serves both: made at ``a_x = 0`` it
+    gives ``h_x`` (:func:`_bias_sweep`), and :func:`_accelerations_at` moves it to ``a_x = G q̈``
+    for the derivative sweep (no separate RNEA and no second forward sweep)."""
     nvx, nqx = mi[0, MI_IV], mi[0, MI_IQ]
     k = mm.shape[0] // 4
     nv = nvx - k
@@ -784,10 +796,14 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     for i in range(nv):
         if not math.isfinite(tau[i]):
             return BAD_TAU_FINITE
-    ws = np.empty(nqx + 3 * nvx + 3 * nvx * nvx + 3 * nv * nv + 2 * nv)
-    qx, vx, ax = ws[0:nqx], ws[nqx : nqx + nvx], ws[nqx + nvx : nqx + 2 * nvx]
-    hx = ws[nqx + 2 * nvx : nqx + 3 * nvx]
-    o = nqx + 3 * nvx
+    nb1 = mi.shape[0]
+    o = _ws_size(nb1, nvx)
+    ws = np.empty(o + nqx + 3 * nvx + 3 * nvx * nvx + 3 * nv * nv + 2 * nv)
+    X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nvx)
+    S, dVq, dAq, dAv, Fa, Fv, Fq, BT = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]
+    qx, vx, ax = ws[o : o + nqx], ws[o + nqx : o + nqx + nvx], ws[o + nqx + nvx : o + nqx + 2 * nvx]
+    hx = ws[o + nqx + 2 * nvx : o + nqx + 3 * nvx]
+    o += nqx + 3 * nvx
     Dx = ws[o : o + 3 * nvx * nvx].reshape((3, nvx, nvx))
     o += 3 * nvx * nvx
     R = ws[o : o + 3 * nv * nv].reshape((3, nv, nv))  # G^T D_x G, then M and its factor
@@ -796,12 +812,15 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     for i in range(nv):
         qdd[i] = 0.0
     _mimic_expand(mm, q, v, qdd, qx, vx, ax)  # (a_x = 0 for now)
+    st = check_state(mi, qx, vx, ax, BAD_A_FINITE, Dx[0, :1], False)
+    if st != OK:
+        return st
     st = crba_entry(mi, mf, qx, Dx[2])
     if st != OK:
         return st
-    st = rnea_entry(mi, mf, qx, vx, hx[:0], hx)
-    if st != OK:
-        return st
+    _forward_sweep(mi, mf, qx, vx, ax, Dx[0, :1], False, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+                   S, dVq, dAq, dAv, tmp)
+    _bias_sweep(mi, Fc, S, hx)  # h_x = τ_x(q, v, 0)
     M, L = R[0], R[1]
     _mimic_reduce(mm, Dx[2], M)
     for i in range(nv):  # τ − Gᵀ h_x
@@ -811,10 +830,13 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     if not chol_factor(M, nv, L):
         return SINGULAR_M
     chol_solve(L, nv, qdd, qdd)
-    _mimic_expand(mm, q, v, qdd, qx, vx, ax)
-    st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
-    if st != OK:
-        return st
+    _mimic_expand(mm, q, v, qdd, qx, vx, ax)  # a_x = G q̈
+    _accelerations_at(mi, qx, X, Aw, Pb, Fb, Fc, S, dAq, ax, tmp)
+    _zero(Dx[0])
+    _zero(Dx[1])
+    _zero(Dx[2])
+    _derivative_sweep(mi, qx, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
+                      Dx[0], Dx[1], Dx[2], True, tmp)
     Mi = out[2]
     for c in range(nv):  # M⁻¹ column by column from the factor
         for r in range(nv):
