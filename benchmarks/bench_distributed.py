@@ -13,7 +13,10 @@ and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
   and compression cost without Dask);
 * ``dask wN``: ``dqdyn.distributed.apply`` on ``da.from_zarr`` inputs, ``.to_zarr`` of the
   result, on a LocalCluster of N single-threaded worker processes, each with
-  ``cores // N`` numba threads (or on ``--scheduler``).
+  ``cores // N`` numba threads (or on ``--scheduler``);
+* ``dask wN npy``: the same, with the inputs read as the in-process call reads them, memory-mapped
+  ``.npy`` files (one per chunk: ``da.to_npy_stack`` / ``da.from_npy_stack(mmap_mode="r")``; each
+  worker maps its own chunks), the result still written to Zarr (``--dask-inputs`` picks).
 
 Reported: seconds, states/s, the scaling from the first to the last worker count, and the overhead
 of each run against the in-process batched call on the same cores.  A spot check compares stored
@@ -112,6 +115,9 @@ def main(argv=None):
     ap.add_argument("--scheduler", default=None, help="a running Dask scheduler instead")
     ap.add_argument("--uncompressed", action="store_true",
                     help="Zarr arrays without a compressor (random states do not compress)")
+    ap.add_argument("--dask-inputs", default="zarr,npy",
+                    help="where the Dask runs read q, v, a: zarr (da.from_zarr), npy (memory-mapped "
+                         ".npy files, one per chunk, da.from_npy_stack), or both")
     ap.add_argument("--idle", type=float, default=10.0,
                     help="seconds of idle cluster measured for its background CPU rate")
     args = ap.parse_args(argv)
@@ -164,7 +170,20 @@ def main(argv=None):
                      "bit_identical": bool(np.array_equal(zo[fn][:C], out[:C]))})
         print(rows[-2], rows[-1], sep="\n", flush=True)
     workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
-    Q, V, A = (da.from_zarr(g[k]) for k in ("q", "v", "a"))
+    sources = {}
+    for src in [x for x in args.dask_inputs.split(",") if x]:
+        if src == "zarr":
+            sources[""] = tuple(da.from_zarr(g[k]) for k in ("q", "v", "a"))
+        elif src == "npy":
+            t0 = time.perf_counter()
+            for k in ("q", "v", "a"):
+                da.to_npy_stack(os.path.join(d, k + ".stack"), da.from_array(mm[k], chunks=(C, -1)),
+                                axis=0)
+            print(f"npy stacks written in {time.perf_counter() - t0:.1f} s", flush=True)
+            sources[" npy"] = tuple(da.from_npy_stack(os.path.join(d, k + ".stack"), mmap_mode="r")
+                                    for k in ("q", "v", "a"))
+        else:
+            ap.error(f"--dask-inputs: expected zarr and/or npy, got {src!r}")
     for w in workers:
         client = dd.connect(args.scheduler) if args.scheduler else dd.local_cluster(w, threads=args.threads)
         try:
@@ -175,11 +194,11 @@ def main(argv=None):
             c0 = _cpu_self() + sum(client.run(_cpu_self).values())
             time.sleep(args.idle)
             idle = (_cpu_self() + sum(client.run(_cpu_self).values()) - c0) / args.idle
-            for fn in fns:
+            for fn, (src, (Q, V, A)) in ((f, x) for f in fns for x in sources.items()):
                 # load the kernels in every worker outside the measurement
                 dd.apply(fn, m, Q[: 10 * nw].rechunk((10, -1)), V[: 10 * nw].rechunk((10, -1)),
                          A[: 10 * nw].rechunk((10, -1))).compute()
-                path = os.path.join(d, f"dask_w{w}.zarr")
+                path = os.path.join(d, f"dask_w{w}{src.strip()}.zarr")
 
                 def run():
                     dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True, **ZARR_KW)
@@ -188,7 +207,7 @@ def main(argv=None):
                 res = zarr.open_group(path, mode="r")[fn]
                 k = N // 2
                 ref = getattr(dqdyn, fn)(m, mm["q"][k:k + 1000], mm["v"][k:k + 1000], mm["a"][k:k + 1000])
-                rows.append({"function": fn, "run": f"dask w{nw}", "workers": nw,
+                rows.append({"function": fn, "run": f"dask w{nw}{src}", "workers": nw,
                              "threads": threads[0] if len(threads) == 1 else str(threads),
                              "seconds": t, "states_per_s": N / t,
                              "cpu_s": c, "states_per_cpu_s": N / c,
@@ -208,10 +227,12 @@ def main(argv=None):
             if cluster is not None:
                 cluster.close()
     for fn in fns:
-        dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask")]
-        if len(dk) >= 2:
-            for r in dk:
-                r["scaling_vs_first"] = r["states_per_s"] / dk[0]["states_per_s"]
+        for src in sources:
+            dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask")
+                  and r["run"].endswith(src or tuple("0123456789"))]
+            if len(dk) >= 2:
+                for r in dk:
+                    r["scaling_vs_first"] = r["states_per_s"] / dk[0]["states_per_s"]
     print_table(f"{N} {label} states through Zarr, chunks of {C} ({cores} cores)", rows)
     js, md = write_results("distributed", rows, {"states": N, "chunk": C, "cores": cores})
     print(f"written {js} and {md}")
