@@ -459,3 +459,54 @@ def test_mimic_derivatives_compiled_chain_rule_equals_the_numpy_one():
     bad[0] = np.nan
     with pytest.raises(dqdyn.errors.NonFiniteError):
         aba_derivatives(m, bad, V[0], X[0])
+
+
+ROUTE_CASES = [(6, ("revolute",)), (7, ("spherical", "revolute")), (14, ("revolute", "prismatic")),
+               (18, ("revolute", "prismatic")), (9, NO_PLANAR)]
+
+
+def test_route_cases_cover_both_inverse_routes():
+    from dqdyn.algorithms import derivatives as DV
+
+    nvs = [dqdyn.random_tree(n, joint_types=t, seed=n).nv for n, t in ROUTE_CASES]
+    assert min(nvs) <= DV.CHOL_MINV_UPTO < max(nvs)
+
+
+@pytest.mark.parametrize("nbodies, types", ROUTE_CASES)
+def test_aba_derivatives_both_inverse_routes_match_pinocchio(nbodies, types):
+    """``M⁻¹`` from the sweep's own ``M`` by ``linalg.spd_inverse`` (nv ≤ CHOL_MINV_UPTO) and from
+    the recursive inverse (above it): both routes equal Pinocchio's ``computeABADerivatives``;
+    the cases cover both sides of the bound."""
+    m = dqdyn.random_tree(nbodies, joint_types=types, seed=nbodies)
+    pm, _ = pin_from_model(m)
+    pd = pm.createData()
+    rng = np.random.default_rng(nbodies)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, tau = rng.normal(size=(2, m.nv))
+    T = v_transform(m, pm, q)
+    pin.computeABADerivatives(pm, pd, q_to_pin(m, pm, q), T @ v, T @ tau)
+    got = aba_derivatives(m, q, v, tau)
+    for ours, theirs in zip(got, (pd.ddq_dq, pd.ddq_dv, pd.Minv)):
+        np.testing.assert_allclose(ours, T.T @ theirs @ T, rtol=0, atol=1e-9 * (1 + np.abs(theirs).max()))
+    np.testing.assert_array_equal(got[2], got[2].T)
+    batch = aba_derivatives(m, np.stack([q, q]), np.stack([v, v]), np.stack([tau, tau]))
+    for g, b in zip(got, batch):
+        np.testing.assert_array_equal(b[1], g)
+
+
+def test_spd_inverse_against_numpy_and_refusals():
+    """``linalg.spd_inverse``: numpy's inverse to round-off, exactly symmetric, and False (no
+    result) for an indefinite, a singular and a NaN matrix."""
+    from dqdyn.algorithms.linalg import spd_inverse
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 6, 9, 16):
+        B = rng.normal(size=(n, n))
+        A = B @ B.T + 0.1 * np.eye(n)
+        L, out = np.zeros((n, n)), np.empty((n, n))
+        assert spd_inverse(A, n, L, out)
+        ref = np.linalg.inv(A)
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+        np.testing.assert_array_equal(out, out.T)
+    for A in (np.diag([1.0, -1.0]), np.zeros((2, 2)), np.array([[1.0, np.nan], [np.nan, 1.0]])):
+        assert not spd_inverse(A, 2, np.zeros((2, 2)), np.empty((2, 2)))

@@ -46,10 +46,12 @@ So every derivative matrix is nv × nv.
 Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluated at ``q̈ = FD(q, v, τ)``
 (the identity behind Table 6: differentiating ``τ = ID(q, v, FD(q, v, τ))``), and
 ``∂q̈/∂τ = M⁻¹``.  One compiled call, the structure of Pinocchio's ``computeABADerivatives``:
-``M⁻¹`` by the recursive inverse of :mod:`.minverse` (O(n·d), without forming ``M``); the sweep
-above with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and ``q̈ = M⁻¹ (τ − bias)``; the
-accelerations are then updated in place, the backward sweep fills ``∂τ/∂(q, v)``, and the two
-products by ``M⁻¹`` go to BLAS.  (The first version factored ``M`` by Cholesky and built ``M⁻¹``
+``M⁻¹`` by the recursive inverse of :mod:`.minverse` (O(n·d), without forming ``M``) — or, up to
+``CHOL_MINV_UPTO`` velocities, from the ``M`` of the sweep's own composite inertias
+(:func:`_mass_sweep`) by :func:`.linalg.spd_inverse` (n³/2 multiply-adds, cheaper there than a
+second pass over the tree); the sweep above with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and
+``q̈ = M⁻¹ (τ − bias)``; the accelerations are then updated in place, the backward sweep fills
+``∂τ/∂(q, v)``, and the two products by ``M⁻¹`` go to BLAS (large n).  (The first version factored ``M`` by Cholesky and built ``M⁻¹``
 column by column from triangular solves: 2n³ scalar operations with strided reads, 12 ms of the
 13 ms of a 200-link chain.)
 """
@@ -63,6 +65,7 @@ import numpy as np
 
 from .._checks import not_a_model
 from .._jit import kernel
+from .._views import view
 from ..algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
 from ..errors import ModelError, NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import (
@@ -107,8 +110,7 @@ from .boundary import (
 )
 from .articulated import MIMIC, SINGULAR, _has_mimic
 from .gate import GATE, gate_address, gate_tables, gate_vector
-from .lagrange import crba_entry
-from .linalg import chol_factor, chol_solve
+from .linalg import spd_inverse
 from .minverse import minv_kernel
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
@@ -390,6 +392,37 @@ def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, F
 
 
 @fjit
+def _mass_sweep(mi, Pc, S, Fa, M):
+    """``M = ∂τ/∂q̈`` from the sweep's world-frame inertias (the CRBA in the frame of the
+    derivative sweep; seed 002 §1B.10's ``∂F/∂q̈ = ℐ^c 𝒮``): ``Pc`` is accumulated over each
+    subtree into the composite ``ℐ^c_i``, ``Fa_c = ℐ^c_i 𝒮_c`` and ``M_kc = ⟨𝒮_k, Fa_c⟩`` for
+    ``k`` on the support of ``i`` (the derivative sweep then runs with ``composite_inertia``
+    False and writes the same ``M`` again).  ``M`` must be zero outside the support pairs."""
+    nb1 = mi.shape[0]
+    for i in range(nb1 - 1, 0, -1):
+        iv = mi[i, MI_IV]
+        nvi = mi[i, MI_NV]
+        P = Pc[i]
+        for m in range(nvi):
+            c = iv + m
+            _inertia_apply(P, S[c], Fa[c])
+            for k in range(nvi):
+                M[iv + k, c] = power6(S[iv + k], Fa[c])
+            p = mi[i, MI_PARENT]
+            while p > 0:
+                ivp = mi[p, MI_IV]
+                for k in range(mi[p, MI_NV]):
+                    val = power6(S[ivp + k], Fa[c])
+                    M[ivp + k, c] = val
+                    M[c, ivp + k] = val
+                p = mi[p, MI_PARENT]
+        p = mi[i, MI_PARENT]
+        if p > 0:
+            for r in range(10):
+                Pc[p, r] += P[r]
+
+
+@fjit
 def _bias_sweep(mi, Fc, S, tau0):
     """Composite forces only: ``τ₀ = ⟨𝒮, F⟩`` (RNEA's backward pass; ``Fc`` is accumulated)."""
     nb1 = mi.shape[0]
@@ -502,44 +535,63 @@ def _zero(A):
 @fjit
 def _carve(ws, nb1, nv):
     o = 0
-    X = ws[o : o + nb1 * 8].reshape((nb1, 8))
+    X = view(ws, o, (nb1, 8))
     o += nb1 * 8
-    Vw = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    Vw = view(ws, o, (nb1, 6))
     o += nb1 * 6
-    Aw = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    Aw = view(ws, o, (nb1, 6))
     o += nb1 * 6
-    Pb = ws[o : o + nb1 * 10].reshape((nb1, 10))
+    Pb = view(ws, o, (nb1, 10))
     o += nb1 * 10
-    Pc = ws[o : o + nb1 * 10].reshape((nb1, 10))
+    Pc = view(ws, o, (nb1, 10))
     o += nb1 * 10
-    Dc = ws[o : o + nb1 * 9].reshape((nb1, 9))
+    Dc = view(ws, o, (nb1, 9))
     o += nb1 * 9
-    Hc = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    Hc = view(ws, o, (nb1, 6))
     o += nb1 * 6
-    Fb = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    Fb = view(ws, o, (nb1, 6))
     o += nb1 * 6
-    Fc = ws[o : o + nb1 * 6].reshape((nb1, 6))
+    Fc = view(ws, o, (nb1, 6))
     o += nb1 * 6
-    cols = ws[o : o + nv * 48].reshape((8, nv, 6))
+    cols = view(ws, o, (8, nv, 6))
     o += nv * 48
     tmp = ws[o : o + 64]
     return X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp
 
 
+#: up to this many velocities ``aba_derivatives`` takes ``M⁻¹`` from a Cholesky factor of the
+#: sweep's own ``M`` (about n³ operations, no second pass over the tree); above it, from the
+#: recursive inverse (O(n·d), :mod:`.minverse`)
+CHOL_MINV_UPTO = 16
+
 #: from this size on, ``M⁻¹ ∂τ/∂x`` goes to BLAS (below it a call costs more than the loops)
 BLAS_FROM = 24
+
+
+#: up to this size ``_neg_product`` keeps each entry's sum in a register (i-j-k): on a 6-DoF arm
+#: half the time of the row-by-row i-k-j loops, which read and write the output row for each k
+DOT_UPTO = 12
 
 
 @fjit
 def _neg_product(A, B, out):
     """``out = −A B`` (n × n): BLAS from ``BLAS_FROM`` on (a naive triple loop made large trees
-    cost n^2.7), contiguous i-k-j loops below it."""
+    cost n^2.7), contiguous i-k-j loops below it, one register sum per entry up to ``DOT_UPTO``
+    (the same operations in the same order as the i-k-j loops: the same bits)."""
     n = A.shape[0]
     if n >= BLAS_FROM:
         np.dot(A, B, out)
         for r in range(n):
             for c in range(n):
                 out[r, c] = -out[r, c]
+        return
+    if n <= DOT_UPTO:
+        for r in range(n):
+            for c in range(n):
+                acc = 0.0
+                for k in range(n):
+                    acc -= A[r, k] * B[k, c]
+                out[r, c] = acc
         return
     for r in range(n):
         for c in range(n):
@@ -626,18 +678,21 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
         return st
     nb1 = mi.shape[0]
     Mi = out[2]
-    # 1. M⁻¹ by the recursive inverse (minverse.py, O(n·d); Pinocchio's computeMinverse)
-    st = minv_kernel(mi, mf, q, Mi)
-    if st != OK:
-        return SINGULAR_M if st >= SINGULAR else st
-    ws = np.empty(_ws_size(nb1, nv) + 3 * nv * nv + 2 * nv)
+    small = nv <= CHOL_MINV_UPTO
+    # 1. M⁻¹ by the recursive inverse (minverse.py, O(n·d); Pinocchio's computeMinverse) — or,
+    # on small models, from the sweep's M by Cholesky (step 2)
+    if not small:
+        st = minv_kernel(mi, mf, q, Mi)
+        if st != OK:
+            return SINGULAR_M if st >= SINGULAR else st
+    ws = np.empty(_ws_size(nb1, nv) + 4 * nv * nv + 2 * nv)
     X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
     S, dVq, dAq, dAv, Fa, Fv, Fq, BT = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]
     o = _ws_size(nb1, nv)
-    mats = ws[o : o + 3 * nv * nv].reshape((3, nv, nv))
-    dq, dv, M = mats[0], mats[1], mats[2]
-    qdd = ws[o + 3 * nv * nv : o + 3 * nv * nv + nv]
-    col = ws[o + 3 * nv * nv + nv : o + 3 * nv * nv + 2 * nv]
+    mats = view(ws, o, (4, nv, nv))
+    dq, dv, M, L = mats[0], mats[1], mats[2], mats[3]
+    qdd = ws[o + 4 * nv * nv : o + 4 * nv * nv + nv]
+    col = ws[o + 4 * nv * nv + nv : o + 4 * nv * nv + 2 * nv]
     for k in range(nv):
         qdd[k] = 0.0
     _zero(dq)
@@ -646,6 +701,10 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
     # 2. sweep at q̈ = 0: the bias τ(q, v, 0); q̈ = M⁻¹ (τ − bias)
     _forward_sweep(mi, mf, q, v, qdd, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
+    if small:
+        _mass_sweep(mi, Pc, S, Fa, M)
+        if not spd_inverse(M, nv, L, Mi):
+            return SINGULAR_M
     _bias_sweep(mi, Fc, S, col)
     for k in range(nv):
         col[k] = tau[k] - col[k]
@@ -656,9 +715,9 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
         qdd[r] = acc
     # 3. accelerations at q̈
     _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp)
-    # 4. the derivative sweep at q̈
+    # 4. the derivative sweep at q̈ (the composite inertias are summed here unless step 2 did)
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      dq, dv, M, True, tmp)
+                      dq, dv, M, not small, tmp)
     # 5. ∂q̈/∂x = −M⁻¹ ∂τ/∂x, ∂q̈/∂τ = M⁻¹
     dqo, dvo = out[0], out[1]
     _neg_product(Mi, dq, dqo)
@@ -768,7 +827,7 @@ def _mimic_rnea_derivatives_entry(mi, mf, q, v, a, mm, out):
         return BAD_SHAPE
     ws = np.empty(nqx + 2 * nvx + 3 * nvx * nvx)
     qx, vx, ax = ws[0:nqx], ws[nqx : nqx + nvx], ws[nqx + nvx : nqx + 2 * nvx]
-    Dx = ws[nqx + 2 * nvx :].reshape((3, nvx, nvx))
+    Dx = view(ws, nqx + 2 * nvx, (3, nvx, nvx))
     _mimic_expand(mm, q, v, a, qx, vx, ax)
     st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
     if st != OK:
@@ -785,9 +844,10 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` and ``∂q̈/∂τ = M⁻¹`` — :func:`_mimic_aba_derivatives`'
     chain rule, compiled; status (not OK: the caller's numpy path names it).
 
-    As in :func:`aba_derivatives_kernel`, one forward sweep serves both: made at ``a_x = 0`` it
-    gives ``h_x`` (:func:`_bias_sweep`), and :func:`_accelerations_at` moves it to ``a_x = G q̈``
-    for the derivative sweep (no separate RNEA and no second forward sweep)."""
+    As in :func:`aba_derivatives_kernel`, one forward sweep serves all: made at ``a_x = 0`` it
+    gives ``M_x`` (:func:`_mass_sweep`) and ``h_x`` (:func:`_bias_sweep`), and
+    :func:`_accelerations_at` moves it to ``a_x = G q̈`` for the derivative sweep (no separate
+    CRBA or RNEA, no second forward sweep)."""
     nvx, nqx = mi[0, MI_IV], mi[0, MI_IQ]
     k = mm.shape[0] // 4
     nv = nvx - k
@@ -804,9 +864,9 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     qx, vx, ax = ws[o : o + nqx], ws[o + nqx : o + nqx + nvx], ws[o + nqx + nvx : o + nqx + 2 * nvx]
     hx = ws[o + nqx + 2 * nvx : o + nqx + 3 * nvx]
     o += nqx + 3 * nvx
-    Dx = ws[o : o + 3 * nvx * nvx].reshape((3, nvx, nvx))
+    Dx = view(ws, o, (3, nvx, nvx))
     o += 3 * nvx * nvx
-    R = ws[o : o + 3 * nv * nv].reshape((3, nv, nv))  # G^T D_x G, then M and its factor
+    R = view(ws, o, (3, nv, nv))  # G^T D_x G, then M and its factor
     o += 3 * nv * nv
     qdd, col = ws[o : o + nv], ws[o + nv : o + 2 * nv]
     for i in range(nv):
@@ -815,11 +875,10 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     st = check_state(mi, qx, vx, ax, BAD_A_FINITE, Dx[0, :1], False)
     if st != OK:
         return st
-    st = crba_entry(mi, mf, qx, Dx[2])
-    if st != OK:
-        return st
     _forward_sweep(mi, mf, qx, vx, ax, Dx[0, :1], False, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
+    _zero(Dx[2])
+    _mass_sweep(mi, Pc, S, Fa, Dx[2])  # M_x
     _bias_sweep(mi, Fc, S, hx)  # h_x = τ_x(q, v, 0)
     M, L = R[0], R[1]
     _mimic_reduce(mm, Dx[2], M)
@@ -827,23 +886,21 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
         qdd[i] = tau[i] - hx[i]
     for j in range(k):
         qdd[int(mm[4 * j + 1])] -= mm[4 * j + 2] * hx[nv + j]
-    if not chol_factor(M, nv, L):
+    Mi = out[2]
+    if not spd_inverse(M, nv, L, Mi):
         return SINGULAR_M
-    chol_solve(L, nv, qdd, qdd)
-    _mimic_expand(mm, q, v, qdd, qx, vx, ax)  # a_x = G q̈
+    for r in range(nv):  # q̈ = M⁻¹ (τ − h)
+        acc = 0.0
+        for i in range(nv):
+            acc += Mi[r, i] * qdd[i]
+        col[r] = acc
+    _mimic_expand(mm, q, v, col, qx, vx, ax)  # a_x = G q̈
     _accelerations_at(mi, qx, X, Aw, Pb, Fb, Fc, S, dAq, ax, tmp)
     _zero(Dx[0])
     _zero(Dx[1])
     _zero(Dx[2])
     _derivative_sweep(mi, qx, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      Dx[0], Dx[1], Dx[2], True, tmp)
-    Mi = out[2]
-    for c in range(nv):  # M⁻¹ column by column from the factor
-        for r in range(nv):
-            col[r] = 1.0 if r == c else 0.0
-        chol_solve(L, nv, col, col)
-        for r in range(nv):
-            Mi[r, c] = col[r]
+                      Dx[0], Dx[1], Dx[2], False, tmp)
     for t in range(2):
         _mimic_reduce(mm, Dx[t], R[2])
         _neg_product(Mi, R[2], out[t])
