@@ -46,6 +46,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
+from .._views import view
 
 from .base import (
     COUPLING,
@@ -313,11 +314,11 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     col = w[2 * n : 3 * n]
     r = w[3 * n : 3 * n + m]
     proj = w[3 * n + m : 3 * n + 2 * m]
-    W = w[3 * n + 2 * m : 3 * n + 2 * m + n * m].reshape((n, m))
+    W = view(w, 3 * n + 2 * m, (n, m))
     o = 3 * n + 2 * m + n * m
-    V = w[o : o + m * m].reshape((m, m))
-    LG = w[o + m * m : o + 2 * m * m].reshape((m, m))
-    Gi = w[o + 2 * m * m : o + 3 * m * m].reshape((m, m))
+    V = view(w, o, (m, m))
+    LG = view(w, o + m * m, (m, m))
+    Gi = view(w, o + 2 * m * m, (m, m))
     for i in range(n):
         a[i] = Qf[i]
     _lsolve(L, a)
@@ -505,18 +506,18 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
     nv = v.shape[0]
     nb1 = mi.shape[0]
     w = np.empty(14 * nb1 + 24 * nv + 55)  # one scratch block for the arrays below
-    X = w[0 : 8 * nb1].reshape((nb1, 8))
-    T = w[8 * nb1 : 14 * nb1].reshape((nb1, 6))
+    X = view(w, 0, (nb1, 8))
+    T = view(w, 8 * nb1, (nb1, 6))
     o = 14 * nb1
-    Ja = w[o : o + 6 * nv].reshape((6, nv))
-    Jda = w[o + 6 * nv : o + 12 * nv].reshape((6, nv))
-    Jb = w[o + 12 * nv : o + 18 * nv].reshape((6, nv))
-    Jdb = w[o + 18 * nv : o + 24 * nv].reshape((6, nv))
+    Ja = view(w, o, (6, nv))
+    Jda = view(w, o + 6 * nv, (6, nv))
+    Jb = view(w, o + 12 * nv, (6, nv))
+    Jdb = view(w, o + 18 * nv, (6, nv))
     o += 24 * nv
     xa, xb, pa, pb = w[o : o + 8], w[o + 8 : o + 16], w[o + 16 : o + 19], w[o + 19 : o + 22]
-    Ra, Rb = w[o + 22 : o + 31].reshape((3, 3)), w[o + 31 : o + 40].reshape((3, 3))
+    Ra, Rb = view(w, o + 22, (3, 3)), view(w, o + 31, (3, 3))
     pe = w[o + 40 : o + 46]
-    R = w[o + 46 : o + 55].reshape((3, 3))
+    R = view(w, o + 46, (3, 3))
     r0 = 0
     w = SPEC_I + SPEC_F
     for c in range(spec.shape[0] // w):
@@ -608,11 +609,11 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     qdd = out[0:nv]
     Qc = out[nv : 2 * nv]
     lam = out[2 * nv : 2 * nv + m]
-    A = out[2 * nv + m : 2 * nv + m + m * nv].reshape((m, nv))
+    A = view(out, 2 * nv + m, (m, nv))
     b = out[2 * nv + m + m * nv :]
     w = np.empty(2 * nv * nv + nv + 4)  # one scratch block: M, L, h, info
-    M = w[0 : nv * nv].reshape((nv, nv))
-    L = w[nv * nv : 2 * nv * nv].reshape((nv, nv))
+    M = view(w, 0, (nv, nv))
+    L = view(w, nv * nv, (nv, nv))
     h = w[2 * nv * nv : 2 * nv * nv + nv]
     info = w[2 * nv * nv + nv :]
     if crba_entry(mi, mf, q, M) != 0:
