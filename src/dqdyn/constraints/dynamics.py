@@ -314,11 +314,13 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     col = w[2 * n : 3 * n]
     r = w[3 * n : 3 * n + m]
     proj = w[3 * n + m : 3 * n + 2 * m]
-    W = view(w, 3 * n + 2 * m, (n, m))
+    # (reshapes, not _views.view: with views here the compiled q̈ of the one-call kernel moved
+    # by an ulp against the plain-Python run, which tests/test_kernel_cache.py requires equal)
+    W = w[3 * n + 2 * m : 3 * n + 2 * m + n * m].reshape((n, m))
     o = 3 * n + 2 * m + n * m
-    V = view(w, o, (m, m))
-    LG = view(w, o + m * m, (m, m))
-    Gi = view(w, o + 2 * m * m, (m, m))
+    V = w[o : o + m * m].reshape((m, m))
+    LG = w[o + m * m : o + 2 * m * m].reshape((m, m))
+    Gi = w[o + 2 * m * m : o + 3 * m * m].reshape((m, m))
     for i in range(n):
         a[i] = Qf[i]
     _lsolve(L, a)
