@@ -24,10 +24,8 @@ def _view_py(buf, offset, shape):
 if numba.config.DISABLE_JIT:
     view = _view_py
 else:
-    from numba.core import cgutils, types
-    from numba.core.imputils import impl_ret_borrowed
+    from numba.core import types
     from numba.extending import intrinsic
-    from numba.np.arrayobj import make_array, populate_array
 
     @intrinsic
     def view(typingctx, buf, offset, shape):
@@ -40,6 +38,12 @@ else:
         retty = types.Array(buf.dtype, nd, "C")
 
         def codegen(context, builder, sig, args):
+            # (imported here: only a compilation runs this, and numba.np.arrayobj costs an
+            # import of dqdyn ~30 ms that a process loading its kernels from the cache skips)
+            from numba.core import cgutils
+            from numba.core.imputils import impl_ret_borrowed
+            from numba.np.arrayobj import make_array, populate_array
+
             ary = make_array(sig.args[0])(context, builder, args[0])
             off = context.cast(builder, args[1], sig.args[1], types.intp)
             dims = [context.cast(builder, d, t, types.intp)
