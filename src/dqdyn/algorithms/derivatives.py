@@ -391,7 +391,7 @@ def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, F
             Fc[i, r] = Fb[i, r]
 
 
-@fjit
+@ijit  # (inlined at the IR level: the batch and single-state kernels then contract the same FMAs)
 def _mass_sweep(mi, Pc, S, Fa, M):
     """``M = ∂τ/∂q̈`` from the sweep's world-frame inertias (the CRBA in the frame of the
     derivative sweep; seed 002 §1B.10's ``∂F/∂q̈ = ℐ^c 𝒮``): ``Pc`` is accumulated over each
@@ -626,7 +626,7 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
     return OK
 
 
-@fjit
+@ijit  # (inlined at the IR level: the batch and single-state kernels then contract the same FMAs)
 def _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp):
     """The forward sweep made at ``q̈ = 0`` moved to ``q̈`` in O(n): ``𝒜_i += δ𝒜_i = δ𝒜_λ +
     𝒮_i q̈_i``, ``f_i += ℐ_i δ𝒜_i`` (``Fc`` restarts from these forces), ``Δa += δ𝒜_λ × 𝒮``.
