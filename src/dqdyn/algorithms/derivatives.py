@@ -866,7 +866,7 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     o += nqx + 3 * nvx
     Dx = view(ws, o, (3, nvx, nvx))
     o += 3 * nvx * nvx
-    R = view(ws, o, (3, nv, nv))  # G^T D_x G, then M and its factor
+    R = view(ws, o, (3, nv, nv))  # M = G^T M_x G, the inverse of its factor, G^T D_x G
     o += 3 * nv * nv
     qdd, col = ws[o : o + nv], ws[o + nv : o + 2 * nv]
     for i in range(nv):
