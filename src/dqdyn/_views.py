@@ -55,8 +55,9 @@ else:
                 strides[k] = s
                 s = builder.mul(s, dims[k])
             out = make_array(retty)(context, builder)
-            populate_array(out, data=builder.gep(ary.data, [off], inbounds=True), shape=dims, strides=strides,
-                           itemsize=itemsize, meminfo=ary.meminfo, parent=ary.parent)
+            populate_array(out, data=builder.gep(ary.data, [off], inbounds=True), shape=dims,
+                           strides=strides, itemsize=itemsize, meminfo=ary.meminfo,
+                           parent=ary.parent)
             return impl_ret_borrowed(context, builder, retty, out._getvalue())
 
         return retty(buf, offset, shape), codegen

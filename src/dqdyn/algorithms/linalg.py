@@ -1,8 +1,10 @@
-"""Small dense linear algebra inside the kernels: a Cholesky factor and its triangular solves.
+"""Small dense linear algebra inside the kernels: a Cholesky factor, its triangular solves, and
+the inverse of a small SPD matrix.
 
 Used wherever a kernel solves a small SPD system in place (the multi-DoF joint blocks of the
 articulated-body algorithms, M q̈ = τ − h in :mod:`.lagrange`, the Udwadia–Kalaba kernel of
-:mod:`dqdyn.constraints.dynamics`), so there is one Cholesky in the library.
+:mod:`dqdyn.constraints.dynamics`) or needs ``M⁻¹`` of a small model (:mod:`.derivatives`), so
+there is one Cholesky in the library.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ def chol_solve(L, n, b, x):
         x[i] = b[i]
     lower_solve(L, n, x)
     lower_t_solve(L, n, x)
-
 
 
 @njit
