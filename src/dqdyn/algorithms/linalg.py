@@ -18,14 +18,15 @@ njit = kernel(error_model="numpy")
 
 @njit
 def chol_factor(A, n, L):
-    """Cholesky factor ``L`` of the leading ``n × n`` block of SPD ``A``; False if not PD."""
+    """Cholesky factor ``L`` of the leading ``n × n`` block of SPD ``A``; False if not PD (or a
+    pivot is NaN)."""
     for i in range(n):
         for j in range(i + 1):
             s = A[i, j]
             for k in range(j):
                 s -= L[i, k] * L[j, k]
             if i == j:
-                if s <= 1e-300:
+                if not s > 1e-300:  # (a NaN pivot too: `s <= 1e-300` let it through)
                     return False
                 L[i, i] = math.sqrt(s)
             else:
@@ -65,24 +66,15 @@ def chol_solve(L, n, b, x):
 @njit
 def spd_inverse(A, n, L, out):
     """``out = A⁻¹`` (leading ``n × n`` block, exactly symmetric) of SPD ``A``; False if ``A`` is
-    not positive definite.  ``A = L Lᵀ`` is factored into ``L`` with the reciprocals of the pivots
-    on its diagonal, ``L`` is inverted in place (column by column, top down: row ``i`` of column
-    ``j`` needs the original ``L_ik`` for ``k ≥ j`` and the inverse's ``(L⁻¹)_kj`` for ``k < i``),
-    then ``A⁻¹ = L⁻ᵀ L⁻¹``.  About n³/2 multiply-adds and n divisions (solving for the n columns
-    with :func:`chol_solve` costs n² divisions): for small n."""
+    not positive definite.  ``A = L Lᵀ`` by :func:`chol_factor`; ``L`` is then inverted in place
+    (its diagonal replaced by the reciprocals, then column by column, top down: row ``i`` of
+    column ``j`` needs the original ``L_ik`` for ``k ≥ j`` and the inverse's ``(L⁻¹)_kj`` for
+    ``k < i``), and ``A⁻¹ = L⁻ᵀ L⁻¹``.  About n³/2 multiply-adds and n divisions past the
+    factor (solving for the n columns with :func:`chol_solve` costs n² divisions): for small n."""
+    if not chol_factor(A, n, L):
+        return False
     for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not s > 1e-300:
-            return False
-        r = 1.0 / math.sqrt(s)
-        L[j, j] = r
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s * r
+        L[j, j] = 1.0 / L[j, j]
     for j in range(n):
         for i in range(j + 1, n):
             s = L[i, j] * L[j, j]
