@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -55,7 +56,9 @@ class Page:
 
     def __init__(self, url: str, *, size=(800, 560), timeout: float = 400.0):
         self.url, self.size, self.end = url, size, time.time() + timeout
-        self._profile = tempfile.TemporaryDirectory()
+        # chromium's helper processes (crashpad, GPU, renderers) may still write into the profile
+        # for a moment after the browser exits; its removal must not fail the test
+        self._profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         self.proc, self.cdp = None, None
 
     def __enter__(self):
@@ -65,7 +68,8 @@ class Page:
         profile = self._profile.name
         self.proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}",
                                       f"--window-size={self.size[0]},{self.size[1]}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
         try:
             port_file = os.path.join(profile, "DevToolsActivePort")
             while not os.path.exists(port_file) or not open(port_file).read().strip():
@@ -111,12 +115,27 @@ class Page:
         if self.cdp is not None:
             self.cdp.close()
         if self.proc is not None:
-            self.proc.terminate()
+            # the browser and every helper it started (its own session: one process group)
+            _signal_group(self.proc, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                pass
+            _signal_group(self.proc, signal.SIGKILL)
+            self.proc.wait()
+        for _ in range(20):  # helpers that outlive the group signal: retry, then leave it to tmp
+            shutil.rmtree(self._profile.name, ignore_errors=True)
+            if not os.path.exists(self._profile.name):
+                break
+            time.sleep(0.25)
         self._profile.cleanup()
+
+
+def _signal_group(proc, sig) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def screenshot(url: str, out: str, **kw) -> None:
