@@ -146,6 +146,114 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5);
 }
 
+/* ------------------------------------------------------------------------ split
+ * split(result, layout, nd[, cls]): the parts of a gate result as views, in C (numpy's slicing
+ * and reshape from Python cost 0.15-0.25 us each; a public call returning three to five parts
+ * paid up to 1 us for them).  layout: a tuple of part shapes, each a tuple of sizes; the parts lie
+ * one after the other in each state's block of S = sum of their sizes.  result: a C-contiguous
+ * float64 array holding one state's block (nd dimensions, S entries: parts of the layout's
+ * shapes) or a batch (nd + 1 dimensions, a first axis of N states, N S entries: parts of shape
+ * (N, *shape); the number of dimensions tells them apart, N = 1 included).  With cls, a subclass of
+ * tuple (a NamedTuple), the parts are returned as an instance of it (made as tuple.__new__
+ * makes it, without cls's Python __new__); else as a tuple.  Views keep result alive (their
+ * base).  Bad arguments raise TypeError / ValueError (dqdyn calls it on the gate's own results
+ * only). */
+#define SPLIT_MAX_PARTS 8
+#define SPLIT_MAX_DIMS 3
+
+static PyObject *gate_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 3 || nargs > 4 || !PyArray_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "split(result, layout, nd[, cls]): an array, a tuple, an int");
+        return NULL;
+    }
+    PyArrayObject *r = (PyArrayObject *)args[0];
+    PyObject *layout = args[1];
+    long nd0 = PyLong_AsLong(args[2]);
+    if (nd0 == -1 && PyErr_Occurred()) return NULL;
+    PyTypeObject *cls = &PyTuple_Type;
+    if (nargs == 4) {
+        if (!PyType_Check(args[3]) || !PyType_IsSubtype((PyTypeObject *)args[3], &PyTuple_Type)) {
+            PyErr_SetString(PyExc_TypeError, "split: cls must be a subclass of tuple");
+            return NULL;
+        }
+        cls = (PyTypeObject *)args[3];
+    }
+    Py_ssize_t np_ = PyTuple_GET_SIZE(layout);
+    if (np_ < 1 || np_ > SPLIT_MAX_PARTS || PyArray_TYPE(r) != NPY_DOUBLE || !PyArray_ISCARRAY(r) ||
+        PyArray_NDIM(r) < 1) {
+        PyErr_SetString(PyExc_ValueError, "split: a C-contiguous, writable float64 result and 1-8 parts");
+        return NULL;
+    }
+    npy_intp dims[SPLIT_MAX_PARTS][SPLIT_MAX_DIMS], sizes[SPLIT_MAX_PARTS];
+    int nds[SPLIT_MAX_PARTS];
+    npy_intp S = 0;
+    for (Py_ssize_t p = 0; p < np_; p++) {
+        PyObject *shape = PyTuple_GET_ITEM(layout, p);
+        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > SPLIT_MAX_DIMS) {
+            PyErr_SetString(PyExc_ValueError, "split: each part's shape is a tuple of at most 3 sizes");
+            return NULL;
+        }
+        nds[p] = (int)PyTuple_GET_SIZE(shape);
+        npy_intp n = 1;
+        for (int d = 0; d < nds[p]; d++) {
+            Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+            if (k < 0) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "split: negative size");
+                return NULL;
+            }
+            dims[p][d] = k;
+            n *= k;
+        }
+        sizes[p] = n;
+        S += n;
+    }
+    npy_intp total = PyArray_SIZE(r), N = -1;
+    if (PyArray_NDIM(r) == nd0 + 1) /* a batch: N states along the first axis */
+        N = PyArray_DIM(r, 0);
+    if (!((PyArray_NDIM(r) == nd0 && total == S) || (N >= 0 && N * S == total))) {
+        PyErr_SetString(PyExc_ValueError, "split: the result holds neither one block nor a batch of them");
+        return NULL;
+    }
+    PyObject *out = cls->tp_alloc(cls, np_);
+    if (out == NULL) return NULL;
+    char *data = (char *)PyArray_DATA(r);
+    npy_intp off = 0;
+    for (Py_ssize_t p = 0; p < np_; p++) {
+        npy_intp vd[SPLIT_MAX_DIMS + 1], vs[SPLIT_MAX_DIMS + 1];
+        int nd = 0;
+        if (N >= 0) {
+            vd[0] = N;
+            vs[0] = S * (npy_intp)sizeof(double);
+            nd = 1;
+        }
+        npy_intp stride = sizeof(double);
+        for (int d = nds[p] - 1; d >= 0; d--) {
+            vd[nd + d] = dims[p][d];
+            vs[nd + d] = stride;
+            stride *= dims[p][d];
+        }
+        nd += nds[p];
+        PyArray_Descr *descr = PyArray_DescrFromType(NPY_DOUBLE);
+        PyObject *v = PyArray_NewFromDescr(&PyArray_Type, descr, nd, vd, vs,
+                                           data + off * (npy_intp)sizeof(double),
+                                           NPY_ARRAY_WRITEABLE, NULL);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_INCREF(r);
+        if (PyArray_SetBaseObject((PyArrayObject *)v, (PyObject *)r) < 0) {
+            Py_DECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, p, v);
+        off += sizes[p];
+    }
+    return out;
+}
+
 /* ------------------------------------------------------------------------ bound entries
  * entry(resolve, nin, rows, cols[, scratch]): ``call`` with the kernel, its number of inputs
  * and the result's shape bound, called as entry(model, x0, ..., x{nin-1}) (any other count:
@@ -326,6 +434,8 @@ static PyMethodDef gate_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gate_call, METH_FASTCALL,
      "call(kernel, mi, mf, rows, cols, *inputs): run a compiled single-state kernel "
      "(see the module source)"},
+    {"split", (PyCFunction)(void (*)(void))gate_split, METH_FASTCALL,
+     "split(result, layout, nd[, cls]): the parts of a gate result as views (see the module source)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef gate_module = {PyModuleDef_HEAD_INIT, "_gate",

@@ -39,6 +39,55 @@ def test_gate_is_built_and_agrees_with_the_model_tables():
     assert (_gate.MI_COLS, _gate.MF_COLS) == (MI_COLS, MF_COLS)
 
 
+def test_split_views_against_numpy_slicing():
+    """``_gate.split``: the parts of one block, or of a batch of blocks, are the views numpy's
+    slicing and reshape give (same values, shapes, strides), share the result's memory, keep it
+    alive, and come as the requested tuple subclass; bad layouts raise."""
+    from typing import NamedTuple
+
+    from dqdyn import _gate
+
+    class Parts(NamedTuple):
+        a: np.ndarray
+        b: np.ndarray
+        c: np.ndarray
+
+    layout = ((2,), (3, 4), (5,))
+    one = np.arange(19.0)
+    p = _gate.split(one, layout, 1, Parts)
+    assert type(p) is Parts and p.c is p[2]
+    for got, ref in zip(p, (one[:2], one[2:14].reshape(3, 4), one[14:])):
+        assert got.shape == ref.shape and got.strides == ref.strides and np.array_equal(got, ref)
+        assert got.base is one and got.flags.writeable and got.flags.c_contiguous == ref.flags.c_contiguous
+    p.b[1, 2] = -1.0
+    assert one[2 + 6] == -1.0
+    batch = np.arange(3 * 19.0).reshape(3, 19)
+    parts = _gate.split(batch, layout, 1)
+    assert type(parts) is tuple
+    for got, ref in zip(parts, (batch[:, :2], batch[:, 2:14].reshape(3, 3, 4), batch[:, 14:])):
+        assert got.shape == ref.shape and got.strides == ref.strides and np.array_equal(got, ref)
+    # (3 nv, nv) single results and (N, 3 nv, nv) batches of three (nv, nv) matrices
+    m3 = np.arange(2 * 12 * 4.0).reshape(2, 12, 4)
+    for got, ref in zip(_gate.split(m3, ((4, 4),) * 3, 2), (m3[:, :4], m3[:, 4:8], m3[:, 8:])):
+        assert np.array_equal(got, ref) and got.strides == ref.strides
+    # the views keep the result alive
+    q = _gate.split(np.arange(19.0), layout, 1)
+    gc.collect()
+    assert q[2][-1] == 18.0
+    # a batch of one state is a batch (told apart by the number of dimensions)
+    one_b = _gate.split(one[None], layout, 1)
+    assert [x.shape for x in one_b] == [(1, 2), (1, 3, 4), (1, 5)]
+    for bad in (((20,),), ((2,), (-1,)), ((2, 2, 2, 2),), ()):
+        with pytest.raises((ValueError, TypeError)):
+            _gate.split(one, bad, 1)
+    with pytest.raises(ValueError):
+        _gate.split(one, layout, 2)  # (neither one 2-D block nor a batch of them)
+    with pytest.raises(TypeError):
+        _gate.split(one, layout, 1, list)
+    with pytest.raises(ValueError):
+        _gate.split(one.astype(np.float32), ((19,),), 1)
+
+
 @pytest.fixture
 def no_gate(monkeypatch):
     """Every public function's gate entry replaced by what it is in a build without the gate."""

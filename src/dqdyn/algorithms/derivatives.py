@@ -109,7 +109,7 @@ from .boundary import (
     raise_status,
 )
 from .articulated import MIMIC, SINGULAR, _has_mimic
-from .gate import GATE, gate_address, gate_tables, gate_vector
+from .gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
 from .linalg import spd_inverse
 from .minverse import minv_kernel
 
@@ -944,10 +944,18 @@ def _mimic_gated(model: Model, addr, body, name, q, v, a):
     r = GATE(addr or gate_address(globals(), name, body), mi, mf, rows, nv, q, v, a, mm)
     if type(r) is not np.ndarray:
         return None
-    if r.ndim == 2:
-        return r[:nv], r[nv : 2 * nv], r[2 * nv :]
-    r = r.reshape(r.shape[0], 3, nv, nv)
-    return r[:, 0], r[:, 1], r[:, 2]
+    return SPLIT(r, _LAYOUTS.get(nv) or _layout(nv), 2)
+
+
+_LAYOUTS = {}
+
+
+def _layout(nv: int) -> tuple:
+    """The gate result's three (nv, nv) parts, for :data:`SPLIT` (one state or a batch)."""
+    got = _LAYOUTS.get(nv)
+    if got is None:
+        got = _LAYOUTS[nv] = ((nv, nv),) * 3
+    return got
 
 
 
@@ -960,10 +968,7 @@ def _gated(model: Model, addr, body, name, q, v, a, what):
         raise not_a_model(model) from None
     r = GATE(addr or gate_address(globals(), name, body), model.mi, model.mf, 3 * nv, nv, q, v, a)
     if type(r) is np.ndarray:
-        if r.ndim == 2:
-            return r[:nv], r[nv : 2 * nv], r[2 * nv :]
-        r = r.reshape(r.shape[0], 3, nv, nv)
-        return r[:, 0], r[:, 1], r[:, 2]
+        return SPLIT(r, _LAYOUTS.get(nv) or _layout(nv), 2)
     if r is not None and r != BAD_SHAPE and r != MIMIC:
         _raise(model, r, None, what)
     return None

@@ -16,11 +16,11 @@ from ..algebra._core import jit
 from ..multibody.model import MF_COLS, MI_COLS
 
 try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C compiler exists
-    from .._gate import call as GATE, entry as _ENTRY
+    from .._gate import call as GATE, entry as _ENTRY, split as SPLIT
 except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
-    GATE = _ENTRY = None
+    GATE = _ENTRY = SPLIT = None
 if nb.config.DISABLE_JIT:  # every kernel a plain Python function: nothing to compile a gate entry from
-    GATE = _ENTRY = None
+    GATE = _ENTRY = SPLIT = None
 
 #: result sizes a gate entry reads from the model's tables (_gate.c DIM_NB1, DIM_NV): the number
 #: of bodies + 1 and the number of velocities

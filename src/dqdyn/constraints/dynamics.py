@@ -63,7 +63,7 @@ from .base import (
 )
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import MI_IQ, MI_IV, Model
-from ..algorithms.gate import GATE, gate_address, gate_tables, gate_vector
+from ..algorithms.gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
 from ..algorithms.linalg import chol_factor, chol_solve, lower_solve, lower_t_solve
 from ..algorithms.configuration import integrate
 from ..algorithms.jacobians import jacobian_dot_kernel
@@ -646,17 +646,23 @@ def _c_cfd(mip, mfp, nb1, bufs, lens):
 
 _CFD_C = 0  # its address, set on first use
 _NO_DICT = {}
-_NEW_TUPLE = tuple.__new__  # (a NamedTuple made from its fields without its Python __new__)
-_NO_SPEC = (np.zeros(0), 0)
 _PAR = {}  # [α, β, rcond, tol] arrays by value
+_PAR_DEFAULT = np.array([0.0, 0.0, 1e-10, 1e-9])  # (no Baumgarte terms, the default rcond and tol)
+
+
+def _gate_layout(nv: int, spec: np.ndarray, m: int) -> tuple:
+    """``(spec, result size, layout)`` of the gate call for ``m`` constraint rows: the result
+    ``[q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]`` split into :class:`ConstrainedDynamicsResult`'s
+    parts by :data:`~dqdyn.algorithms.gate.SPLIT`."""
+    return spec, 2 * nv + m * (nv + 2), ((nv,), (nv,), (m,), (m, nv), (m,))
 
 
 def _compiled_spec(model: Model, cons):
-    """``(spec, m)``: the stacked compiled rows of ``cons`` (float64, SPEC_I + SPEC_F per
-    constraint) and their number of constraint rows, or None when one of them has no compiled
-    form.  Kept on each constraint per model (constraints are not changed once used)."""
+    """:func:`_gate_layout` of the stacked compiled rows of ``cons`` (float64, SPEC_I + SPEC_F
+    per constraint), or None when one of them has no compiled form.  Kept on each constraint per
+    model (constraints are not changed once used)."""
     if not cons:
-        return _NO_SPEC
+        return _gate_layout(model.nv, np.zeros(0), 0)
     if len(cons) == 1:  # (the common case, without the loop below)
         got = getattr(cons[0], "__dict__", _NO_DICT).get("_cspec")
         if got is not None and got[0] is model:
@@ -669,7 +675,8 @@ def _compiled_spec(model: Model, cons):
         if got is None or got[0] is not model:
             sp = c._compiled(model)
             if sp is not None:
-                sp = (np.concatenate([sp[0].astype(np.float64), sp[1]], axis=1).ravel(), int(sp[0][:, 5].sum()))
+                sp = _gate_layout(model.nv, np.concatenate([sp[0].astype(np.float64), sp[1]], axis=1).ravel(),
+                                  int(sp[0][:, 5].sum()))
             got = (model, sp)
             c.__dict__["_cspec"] = got
         if got[1] is None:
@@ -677,7 +684,7 @@ def _compiled_spec(model: Model, cons):
         rows.append(got[1])
     if len(rows) == 1:
         return rows[0]
-    return np.concatenate([r[0] for r in rows]), sum(r[1] for r in rows)
+    return _gate_layout(model.nv, np.concatenate([r[0] for r in rows]), sum(r[2][2][0] for r in rows))
 
 
 def _compiled_call(model: Model, q, v, tau, constraints, baumgarte, rcond, tol):
@@ -693,34 +700,31 @@ def _compiled_call(model: Model, q, v, tau, constraints, baumgarte, rcond, tol):
     else:
         return None
     try:
-        nv = model.nv
+        mi, mf = model.mi, model.mf
     except AttributeError:
         return None
     sp = _compiled_spec(model, cons)
     if sp is None:
         return None
-    try:
-        key = (baumgarte, rcond, tol)
-        par = _PAR.get(key)
-    except TypeError:  # (unhashable gains, e.g. a list)
-        key, par = None, None
-    if par is None:
-        rcond, tol = _rcond_tol(rcond, tol)
-        alpha, beta = baumgarte_gains(baumgarte)
-        par = np.array([alpha, beta, rcond, tol])
-        if key is not None and len(_PAR) < 64:
-            _PAR[key] = par
-    spec, m = sp
-    r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf,
-             2 * nv + m * (nv + 2), -1, q, v, tau, spec, par)
+    if baumgarte is None and type(rcond) is float and rcond == 1e-10 and type(tol) is float and tol == 1e-9:
+        par = _PAR_DEFAULT
+    else:
+        try:
+            key = (baumgarte, rcond, tol)
+            par = _PAR.get(key)
+        except TypeError:  # (unhashable gains, e.g. a list)
+            key, par = None, None
+        if par is None:
+            rcond, tol = _rcond_tol(rcond, tol)
+            alpha, beta = baumgarte_gains(baumgarte)
+            par = np.array([alpha, beta, rcond, tol])
+            if key is not None and len(_PAR) < 64:
+                _PAR[key] = par
+    spec, size, layout = sp
+    r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), mi, mf, size, -1, q, v, tau, spec, par)
     if type(r) is not np.ndarray:
         return None
-    o = 2 * nv + m
-    if r.ndim == 1:
-        return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:nv], r[nv : 2 * nv], r[2 * nv : o],
-                                                      r[o : o + m * nv].reshape(m, nv), r[o + m * nv :]))
-    return _NEW_TUPLE(ConstrainedDynamicsResult, (r[:, :nv], r[:, nv : 2 * nv], r[:, 2 * nv : o],
-                                                  r[:, o : o + m * nv].reshape(r.shape[0], m, nv), r[:, o + m * nv :]))
+    return SPLIT(r, layout, 1, ConstrainedDynamicsResult)
 
 
 def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
