@@ -73,6 +73,8 @@ def test_jacobians_and_derivative_match_pinocchio(tree, frame):
             rhs = pin_jac_to_ours(Jdp) @ vp + pin_jac_to_ours(
                 pin.getJointJacobian(pm, pd, ids[body], PIN_FRAMES[frame])) @ tdot_v(m, pm, q, v)
             np.testing.assert_allclose(lhs, rhs, atol=1e-10)
+            # J̇ v without J̇ (jacobian_drift_kernel, the constraint rows' drift)
+            np.testing.assert_allclose(JK.jacobian_dot_times_v(m, q, v, body, frame), rhs, atol=1e-10)
 
 
 def test_twists_equal_finite_differences_of_poses(tree):
@@ -250,3 +252,58 @@ def test_axis_aligned_revolute_joints_give_the_general_products_values():
     pin.forwardKinematics(pm, pd, q_to_pin(m, pm, q))
     for i in range(1, m.nbodies + 1):
         np.testing.assert_allclose(matrix_from_pose(X[i]), pd.oMi[ids[i]].homogeneous, atol=1e-12)
+
+
+def _drift_cases():
+    import warnings
+
+    from pinconv import ROBOTS, erd
+
+    yield dqdyn.random_tree(9, joint_types=("planar", "revolute", "spherical", "free", "prismatic", "helical"), seed=3)
+    yield dqdyn.random_tree(6, joint_types=("revolute",), seed=5)
+    rel, root = ROBOTS["panda"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield dqdyn.load_urdf(erd(rel), root_joint=root)  # (its finger mimic joint: a scaled column)
+
+
+@pytest.mark.parametrize("m", list(_drift_cases()), ids=["all_joint_types", "revolute", "panda_mimic"])
+def test_jacobian_drift_kernel_equals_jdot_times_v_and_finite_differences(m):
+    """``jacobian_drift_kernel`` (J, J̇ v, the frame pose, no J̇): against J̇ of
+    ``jacobian_dot_kernel`` times v (seed 000 Lemma 2.1 in the world frame, an independent
+    formulation), a central difference of J along the motion, and the frame pose of
+    ``frame_pose``; every body (the world too), an offset placement, all three frame
+    conventions; a batch equals its single states."""
+    from dqdyn.algebra.dualquat import mul
+
+    rng = np.random.default_rng(1)
+    q = K.random_configuration(m, seed=2)
+    v = rng.normal(size=m.nv)
+    pl = np.array([0.9, 0.1, -0.3, 0.2, 0.0, 0.0, 0.0, 0.0])
+    pl[:4] /= np.linalg.norm(pl[:4])
+    pl[4:] = 0.5 * mul(np.array([0.0, 0.1, 0.2, -0.3, 0, 0, 0, 0]), pl)[:4]  # an offset (0.1, 0.2, −0.3)
+    h = 1e-6
+    qp, qm = dqdyn.integrate(m, q, h * v), dqdyn.integrate(m, q, -h * v)
+    for body in range(m.nbodies + 1):
+        for code in (0, 1, 2):
+            nb1 = m.nbodies + 1
+            J, Jd = np.zeros((6, m.nv)), np.zeros((6, m.nv))
+            assert JK.jacobian_dot_kernel(m.mi, m.mf, q, v, body, pl, code, np.zeros((nb1, 8)),
+                                          np.zeros((nb1, 6)), J, Jd) == 0
+            J2, jdv, xf = np.zeros((6, m.nv)), np.empty(6), np.empty(8)
+            assert JK.jacobian_drift_kernel(m.mi, m.mf, q, v, body, pl, code, np.zeros((5, 8)), J2, jdv, xf) == 0
+            np.testing.assert_allclose(J2, J, atol=1e-13)
+            np.testing.assert_allclose(jdv, Jd @ v, atol=1e-12 * (1 + np.abs(Jd @ v).max()))
+            fd = []
+            for qq in (qp, qm):
+                Jq = np.zeros((6, m.nv))
+                JK.jacobian_drift_kernel(m.mi, m.mf, qq, v, body, pl, code, np.zeros((5, 8)), Jq, np.empty(6), np.empty(8))
+                fd.append(Jq @ v)
+            np.testing.assert_allclose(jdv, (fd[0] - fd[1]) / (2 * h), atol=1e-6 * (1 + np.abs(jdv).max()))
+            x0 = K.forward_kinematics(m, q)[body]
+            np.testing.assert_allclose(xf, mul(x0, pl), atol=1e-13)
+    Q = K.random_configuration(m, size=3, seed=4)
+    V = rng.normal(size=(3, m.nv))
+    out = JK.jacobian_dot_times_v(m, Q, V, m.nbodies, "world_aligned")
+    for n in range(3):
+        assert np.array_equal(out[n], JK.jacobian_dot_times_v(m, Q[n], V[n], m.nbodies, "world_aligned"))

@@ -28,7 +28,15 @@ import numpy as np
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, ad6_inv_values, cross6, jit
 from ..algebra.dualquat import from_vec6, mul
-from ..multibody.joints import REVOLUTE, joint_column, joint_column_dot, joint_nv, joint_velocity
+from ..multibody.joints import (
+    PLANAR,
+    REVOLUTE,
+    joint_column,
+    joint_column_dot,
+    joint_nv,
+    joint_velocity,
+    joint_velocity_bias,
+)
 from ..multibody.model import (
     MF_AXIS,
     MF_PITCH,
@@ -145,6 +153,100 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
         T[k] = t[k]
     if frame == 2:  # world-aligned: rotate only
         T[4] = T[5] = T[6] = T[7] = 0.0
+    for col in range(J.shape[1]):
+        for r in range(6):
+            sc[r] = J[r, col]
+        ad6(T, sc, sc)
+        for r in range(6):
+            J[r, col] = sc[r]
+    return OK
+
+
+@njit
+def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
+    """The frame Jacobian ``J`` (6 × nv, zeroed by the caller; :func:`jacobian_kernel`'s pass),
+    its drift ``jdv = J̇ v`` (6) and the frame's world pose ``xf`` (8), without ``J̇`` or any
+    world pose of the bodies between: what a constraint row ``J v̇ = −J̇ v`` needs.
+
+    In the frame's axes the columns are ``e_j = Ad(x_j^f) S_j``; their rates are
+    ``ė_j = −η_j × e_j + Ad(x_j^f) Ṡ_j`` with ``η_j`` the twist of the frame relative to body
+    ``j`` (the joints between them, ``Σ_{i tip-side of j} e_i q̇_i``), which is seed 000 eq. (10)
+    (Lemma 2.1) moved to the frame's axes, so ``J̇_b v = Σ_j (e_j q̇_j) × η_j + Ad(x_j^f) Ṡ_j q̇_j``:
+    one cross product per joint of the path, with ``η`` summed in the same tip-to-root pass.
+    Then ``η`` at the root is the frame's body twist ``(ω, v)`` and, with ``R`` the rotation of
+    ``x_f^0``: spatial ``J̇_s v = Ad(x_f^0) J̇_b v``, world-aligned
+    ``J̇_wa v = R (J̇_b v + [0; ω × v])`` (the derivative of ``J_wa = diag(R, R) J_b``).
+    The same ``J̇ v`` as :func:`jacobian_dot_kernel`'s ``J̇`` times ``v`` (tests: against it and
+    finite differences).  ``X`` (≥ 5 rows of 8): scratch."""
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    for k in range(v.shape[0]):
+        if not math.isfinite(v[k]):
+            return BAD_V_FINITE
+    for r in range(6):
+        jdv[r] = 0.0
+    if body == 0:
+        for k in range(8):
+            xf[k] = placement[k]
+        return OK
+    sc = X[0]
+    T = X[1]
+    eta = X[2]
+    u = X[3]
+    tmp = X[4]
+    for r in range(6):
+        eta[r] = 0.0
+    t = (placement[0], placement[1], placement[2], placement[3],
+         placement[4], placement[5], placement[6], placement[7])
+    j = body
+    while j > 0:
+        jt = mi[j, MI_JTYPE]
+        scale = mf[j, MF_SCALE]
+        iv = mi[j, MI_IV]
+        if jt == REVOLUTE:  # S = [axis; 0], in registers
+            c = ad6_inv_values(t, (mf[j, MF_AXIS], mf[j, MF_AXIS + 1], mf[j, MF_AXIS + 2], 0.0, 0.0, 0.0))
+            w = scale * v[iv]
+            for r in range(6):
+                J[r, iv] += scale * c[r]
+                u[r] = w * c[r]
+        else:
+            for k in range(8):
+                T[k] = t[k]
+            for r in range(6):
+                u[r] = 0.0
+            for k in range(joint_nv(jt)):
+                joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, sc)
+                ad6_inv(T, sc, sc)  # Ad(x_j^f) S_k: the column in the frame's axes
+                w = scale * v[iv + k]
+                for r in range(6):
+                    J[r, iv + k] += scale * sc[r]
+                    u[r] += w * sc[r]
+            if jt == PLANAR:  # Ad(x_j^f) Ṡ q̇ (the only joint whose S moves)
+                joint_velocity_bias(jt, q, mi[j, MI_IQ], v, iv, sc)
+                ad6_inv(T, sc, tmp)
+                for r in range(6):
+                    jdv[r] += scale * tmp[r]
+        cross6(u, eta, tmp)
+        for r in range(6):
+            jdv[r] += tmp[r]
+            eta[r] += u[r]
+        t = dq_mul_tuple(local_pose(mi, mf, j, q, sc), t)
+        j = mi[j, MI_PARENT]
+    for k in range(8):
+        xf[k] = t[k]
+    if frame == 0:
+        return OK
+    for k in range(8):
+        T[k] = t[k]
+    if frame == 2:  # world-aligned: J̇_b v + [0; ω × v], rotated
+        T[4] = T[5] = T[6] = T[7] = 0.0
+        jdv[3] += eta[1] * eta[5] - eta[2] * eta[4]
+        jdv[4] += eta[2] * eta[3] - eta[0] * eta[5]
+        jdv[5] += eta[0] * eta[4] - eta[1] * eta[3]
+    ad6(T, jdv, sc)
+    for r in range(6):
+        jdv[r] = sc[r]
     for col in range(J.shape[1]):
         for r in range(6):
             sc[r] = J[r, col]
@@ -370,6 +472,13 @@ def jacobian_dot_batch(mi, mf, Q, V, body, placement, frame, X, T, J, Jd, status
                                         J[n], Jd[n])
 
 
+@pjit
+def jacobian_drift_batch(mi, mf, Q, V, body, placement, frame, X, J, JDV, XF, status):
+    for n in nb.prange(Q.shape[0]):
+        status[n] = jacobian_drift_kernel(mi, mf, Q[n], V[n], body, placement, frame, X[n], J[n],
+                                          JDV[n], XF[n])
+
+
 
 
 # =============================================================================== public API
@@ -499,9 +608,27 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
 
 
 def jacobian_dot_times_v(model: Model, q, v, name, frame: str = "body") -> np.ndarray:
-    """``J̇ v`` (..., 6) of a frame (the velocity-product part of its acceleration)."""
-    J, Jd = jacobian_time_derivative(model, q, v, name, frame)
-    return np.einsum("...ij,...j->...i", Jd, np.asarray(v, dtype=float))
+    """``J̇ v`` (..., 6) of a frame (the velocity-product part of its acceleration), without
+    forming ``J̇`` (:func:`jacobian_drift_kernel`: one cross product per joint of the frame's path)."""
+    code = _frame_code(frame)
+    body, pl = _resolve_frame(model, name)
+    Q, bq = _q_in(model, q)
+    V, bv = _v_in(model, v)
+    (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
+    N = Q.shape[0]
+    X = np.empty((N, 5, 8))
+    J = np.zeros((N, 6, model.nv))
+    JDV = np.empty((N, 6))
+    XF = np.empty((N, 8))
+    status = np.zeros(N, dtype=np.int64)
+    if N == 1:
+        status[0] = jacobian_drift_kernel(model.mi, model.mf, Q[0], V[0], body, pl, code, X[0], J[0],
+                                          JDV[0], XF[0])
+    else:
+        for_batch(jacobian_drift_batch, N, model.mi.shape[0])(model.mi, model.mf, Q, V, body, pl, code, X,
+                                                              J, JDV, XF, status)
+    _check(model, status)
+    return JDV.reshape(batch + (6,))
 
 
 def pose_jacobian(model: Model, q, name) -> np.ndarray:

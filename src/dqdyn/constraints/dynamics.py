@@ -64,12 +64,12 @@ from .base import (
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.model import MI_IQ, MI_IV, Model
 from ..algorithms.gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
-from ..algorithms.linalg import chol_factor, chol_solve, lower_solve, lower_t_solve
+from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve, spd_inverse
 from ..algorithms.configuration import integrate
-from ..algorithms.jacobians import jacobian_dot_kernel
+from ..algorithms.jacobians import jacobian_drift_kernel
 from ..algorithms.lagrange import crba_entry
 from ..algorithms.newton_euler import rnea_entry
-from ..algebra._core import dq_mul, pose_translation
+from ..algebra._core import pose_translation
 
 njit = kernel()
 
@@ -236,8 +236,10 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
     316 of each other, far above any ``rcond``, so the pseudo-inverse is the inverse, and the
     normal equations lose at most 5 of the 16 digits); otherwise False, with ``z``, ``proj``
     and ``lam`` untouched (the caller takes the Jacobi SVD, which also handles redundant
-    rows).  Scratch ``G``, ``LG``, ``Gi``: (m, m).  For the 6D weld of a 7R loop (m = 6,
-    cond₂ G ≈ 500) this replaces the Jacobi sweeps (~60 rotations) by a 6 × 6 Cholesky."""
+    rows).  Scratch ``G``, ``LG``, ``Gi``: (m, m); ``G⁻¹`` by :func:`.linalg.spd_inverse` (m
+    divisions; solving for its m columns cost m² and half the kernel's time on a 6D weld).  For
+    the 6D weld of a 7R loop (m = 6, cond₂ G ≈ 500) this replaces the Jacobi sweeps (~60
+    rotations) by a 6 × 6 Cholesky."""
     n, m = W.shape
     if m == 0:
         for i in range(n):
@@ -250,20 +252,16 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
                 s += W[k, i] * W[k, j]
             G[i, j] = s
             G[j, i] = s
-    if not chol_factor(G, m, LG):
+    if not spd_inverse(G, m, LG, Gi):
         return False
     g1 = 0.0
     gi1 = 0.0
-    for j in range(m):  # G⁻¹ row by row (= column j: G is symmetric), and the 1-norms
-        row = Gi[j]
-        for i in range(m):
-            row[i] = 1.0 if i == j else 0.0
-        chol_solve(LG, m, row, row)
+    for j in range(m):  # the 1-norms
         c1 = 0.0
         c2 = 0.0
         for i in range(m):
             c1 += abs(G[i, j])
-            c2 += abs(row[i])
+            c2 += abs(Gi[i, j])
         g1 = max(g1, c1)
         gi1 = max(gi1, c2)
     if not (g1 * gi1 < _CHOL_COND):
@@ -316,11 +314,11 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     proj = w[3 * n + m : 3 * n + 2 * m]
     # (reshapes, not _views.view: with views here the compiled q̈ of the one-call kernel moved
     # by an ulp against the plain-Python run, which tests/test_kernel_cache.py requires equal)
-    W = w[3 * n + 2 * m : 3 * n + 2 * m + n * m].reshape((n, m))
+    W = view(w, 3 * n + 2 * m, (n, m))
     o = 3 * n + 2 * m + n * m
-    V = w[o : o + m * m].reshape((m, m))
-    LG = w[o + m * m : o + 2 * m * m].reshape((m, m))
-    Gi = w[o + 2 * m * m : o + 3 * m * m].reshape((m, m))
+    V = view(w, o, (m, m))
+    LG = view(w, o + m * m, (m, m))
+    Gi = view(w, o + 2 * m * m, (m, m))
     for i in range(n):
         a[i] = Qf[i]
     _lsolve(L, a)
@@ -484,16 +482,14 @@ def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
 
 # ------------------------------------------------- the compiled path of the bundled constraints
 @njit
-def _frame(mi, mf, q, v, body, pl, code, X, T, J, Jd, x, R, p):
-    """J, J̇ (zeroed here), pose, rotation and origin of the frame ``(body, pl)``; status."""
+def _frame(mi, mf, q, v, body, pl, code, X, J, jdv, x, R, p):
+    """J (zeroed here), J̇ v, pose, rotation and origin of the frame ``(body, pl)``; status."""
     for r in range(6):
         for c in range(J.shape[1]):
             J[r, c] = 0.0
-            Jd[r, c] = 0.0
-    st = jacobian_dot_kernel(mi, mf, q, v, body, pl, code, X, T, J, Jd)
+    st = jacobian_drift_kernel(mi, mf, q, v, body, pl, code, X, J, jdv, x)
     if st != 0:
         return st
-    dq_mul(X[body], pl, x)
     pose_translation(x, p)
     frame_rotation(x, R)
     return 0
@@ -504,22 +500,19 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
     """``A v̇ = b`` of the bundled constraint kinds (constraints/base.py ``SPEC_I``; ``spec``
     holds per constraint its ``SPEC_I`` integers then its ``SPEC_F`` floats), with the
     Baumgarte terms ``b ← b − 2α A v − β² φ``: the rows :meth:`Constraint._terms` and
-    :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas)."""
+    :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas; here
+    ``J̇ v`` comes from :func:`~dqdyn.algorithms.jacobians.jacobian_drift_kernel`, not ``J̇``)."""
     nv = v.shape[0]
-    nb1 = mi.shape[0]
-    w = np.empty(14 * nb1 + 24 * nv + 55)  # one scratch block for the arrays below
-    X = view(w, 0, (nb1, 8))
-    T = view(w, 8 * nb1, (nb1, 6))
-    o = 14 * nb1
-    Ja = view(w, o, (6, nv))
-    Jda = view(w, o + 6 * nv, (6, nv))
-    Jb = view(w, o + 12 * nv, (6, nv))
-    Jdb = view(w, o + 18 * nv, (6, nv))
-    o += 24 * nv
+    w = np.empty(12 * nv + 107)  # one scratch block for the arrays below
+    X = view(w, 0, (5, 8))
+    Ja = view(w, 40, (6, nv))
+    Jb = view(w, 40 + 6 * nv, (6, nv))
+    o = 40 + 12 * nv
     xa, xb, pa, pb = w[o : o + 8], w[o + 8 : o + 16], w[o + 16 : o + 19], w[o + 19 : o + 22]
     Ra, Rb = view(w, o + 22, (3, 3)), view(w, o + 31, (3, 3))
     pe = w[o + 40 : o + 46]
     R = view(w, o + 46, (3, 3))
+    ga, gb = w[o + 55 : o + 61], w[o + 61 : o + 67]  # J̇ v of frames a and b
     r0 = 0
     w = SPEC_I + SPEC_F
     for c in range(spec.shape[0] // w):
@@ -538,30 +531,26 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
             A[r0, vm] -= sf[0]
             pe[0] = q[qj] - sf[0] * q[qm] - sf[1]
         elif kind == DIFF_DRIVE:
-            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 0, X, T, Ja, Jda, xa, Ra, pa)
+            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 0, X, Ja, ga, xa, Ra, pa)
             if st != 0:
                 return st
-            s = 0.0
             for j in range(nv):
                 A[r0, j] = Ja[4, j]
-                s += Jda[4, j] * v[j]
-            b[r0] = -s
+            b[r0] = -ga[4]
             has_pe = False
         else:  # LOOP_6D, LOOP_3D (base.py): world-aligned Jacobians of frames a and b
-            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 2, X, T, Ja, Jda, xa, Ra, pa)
+            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 2, X, Ja, ga, xa, Ra, pa)
             if st != 0:
                 return st
-            st = _frame(mi, mf, q, v, int(si[2]), sf[8:16], 2, X, T, Jb, Jdb, xb, Rb, pb)
+            st = _frame(mi, mf, q, v, int(si[2]), sf[8:16], 2, X, Jb, gb, xb, Rb, pb)
             if st != 0:
                 return st
             first = 0 if kind == LOOP_6D else 3
             for k in range(dim):
                 row = first + k
-                s = 0.0
                 for j in range(nv):
                     A[r0 + k, j] = Jb[row, j] - Ja[row, j]
-                    s += (Jdb[row, j] - Jda[row, j]) * v[j]
-                b[r0 + k] = -s
+                b[r0 + k] = -(gb[row] - ga[row])
             if kind == LOOP_6D:  # rotvec(R_b R_aᵀ) (loops.py _rotvec)
                 for i in range(3):
                     for j in range(3):
