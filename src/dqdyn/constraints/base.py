@@ -30,9 +30,9 @@ import numpy as np
 
 from .._jit import kernel
 from ..algebra import dualquat
-from ..algebra._core import dq_mul, jit, pose_translation
+from ..algebra._core import jit, pose_translation
 from ..algebra.rotations import pose_from_matrix, pose_from_rt
-from ..algorithms.jacobians import jacobian_dot_kernel
+from ..algorithms.jacobians import jacobian_drift_kernel
 from ..errors import ModelError, ShapeError
 from ..multibody.model import Model
 
@@ -88,13 +88,13 @@ def resolve_frame(model: Model, spec) -> tuple[int, np.ndarray]:
 
 @dataclass
 class FrameKinematics:
-    """Pose, Jacobian and Jacobian time derivative of one frame at a batch of states."""
+    """Pose, Jacobian and Jacobian drift ``J̇ v`` of one frame at a batch of states."""
 
     x: np.ndarray  # (N, 8) pose x_f^0
     R: np.ndarray  # (N, 3, 3) rotation matrix of x_f^0
     p: np.ndarray  # (N, 3) origin of the frame in F_0
     J: np.ndarray  # (N, 6, nv) Jacobian in the requested convention, rows [ω; v]
-    Jd: np.ndarray  # (N, 6, nv) its time derivative along v
+    Jdv: np.ndarray  # (N, 6) its time derivative along v, times v
 
 
 @jit  # (inlined at the IR level)
@@ -113,22 +113,22 @@ def frame_rotation(x, R):
 
 
 @kernel()
-def _frame_kin_kernel(mi, mf, Q, V, body, pl, code, X, T, J, Jd, x, R, p, status):
-    """Per state: J, J̇ (kinematics kernel), then x_f = x_body · pl, its rotation matrix and origin."""
+def _frame_kin_kernel(mi, mf, Q, V, body, pl, code, X, J, Jdv, x, R, p, status):
+    """Per state: J, J̇ v and x_f (``jacobian_drift_kernel``: the compiled constraint rows'
+    own, so both paths give the same bits), then its rotation matrix and origin."""
     for n in range(Q.shape[0]):
-        st = jacobian_dot_kernel(mi, mf, Q[n], V[n], body, pl, code, X, T, J[n], Jd[n])
+        st = jacobian_drift_kernel(mi, mf, Q[n], V[n], body, pl, code, X, J[n], Jdv[n], x[n])
         if st != 0:
             status[0] = st
             status[1] = n
             return
-        dq_mul(X[body], pl, x[n])
         pose_translation(x[n], p[n])
         frame_rotation(x[n], R[n])
 
 
 def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, placement: np.ndarray,
                      frame: str = "world_aligned") -> FrameKinematics:
-    """Compiled pose / Jacobian / J̇ of the frame ``(body, placement)`` for states ``Q`` (N, nq),
+    """Compiled pose / Jacobian / J̇ v of the frame ``(body, placement)`` for states ``Q`` (N, nq),
     ``V`` (N, nv) (C-contiguous float64).  ``frame``: ``"body"``, ``"spatial"`` or
     ``"world_aligned"``."""
     from ..algorithms.boundary import raise_status
@@ -137,18 +137,17 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
     code = FRAMES[frame]
     N, nb1, nv = Q.shape[0], model.nbodies + 1, model.nv
     pl = np.ascontiguousarray(placement, dtype=np.float64)
-    X = np.empty((nb1, 8))
-    T = np.empty((nb1, 6))
+    X = np.empty((5, 8))
     J = np.zeros((N, 6, nv))
-    Jd = np.zeros((N, 6, nv))
+    Jdv = np.empty((N, 6))
     x = np.empty((N, 8))
     R = np.empty((N, 3, 3))
     p = np.empty((N, 3))
     status = np.zeros(2, dtype=np.int64)
-    _frame_kin_kernel(model.mi, model.mf, Q, V, int(body), pl, code, X, T, J, Jd, x, R, p, status)
+    _frame_kin_kernel(model.mi, model.mf, Q, V, int(body), pl, code, X, J, Jdv, x, R, p, status)
     if status[0]:
         raise_status(model, int(status[0]), int(status[1]) if N > 1 else None)
-    return FrameKinematics(x, R, p, J, Jd)
+    return FrameKinematics(x, R, p, J, Jdv)
 
 
 def as_states(model: Model, q, v=None):

@@ -109,7 +109,7 @@ class LoopClosure(Constraint):
         fa = frame_kinematics(model, Q, V, ba, pa)
         fb = frame_kinematics(model, Q, V, bb, pb)
         dJ = fb.J - fa.J
-        dJd_v = np.einsum("nij,nj->ni", fb.Jd - fa.Jd, V)
+        dJd_v = fb.Jdv - fa.Jdv
         dp = fb.p - fa.p
         if self.kind == "6d":
             A = dJ

@@ -80,7 +80,7 @@ class DifferentialDriveConstraint(Constraint):
         pl = np.array([1.0, 0, 0, 0, 0, *(0.5 * self.axle_offset)])  # pure translation
         fk = frame_kinematics(model, Q, V, body, pl, frame="body")
         A = fk.J[:, 4:5, :]  # lateral (body y) velocity of P
-        b = -np.einsum("nj,nj->n", fk.Jd[:, 4, :], V)[:, None]
+        b = -fk.Jdv[:, 4:5]
         if self.wheel_joints is not None:
             rows, rhs = [], []
             half = 0.5 * self.track_width
@@ -90,11 +90,11 @@ class DifferentialDriveConstraint(Constraint):
                     raise ModelError(f"{self.name}: wheel joint {wj!r} must be a 1-DoF joint")
                 # forward velocity of the wheel centre: v_x(P) − ω_z y_w, y_w = ±w/2 (left +)
                 row = fk.J[:, 3, :] + sgn * half * fk.J[:, 2, :]
-                rowd = fk.Jd[:, 3, :] + sgn * half * fk.Jd[:, 2, :]
+                rowd_v = fk.Jdv[:, 3] + sgn * half * fk.Jdv[:, 2]  # (J̇ v of the row above)
                 row = row.copy()
                 row[:, sv.start] -= self.wheel_sign * self.wheel_radius
                 rows.append(row)
-                rhs.append(-np.einsum("nj,nj->n", rowd, V))
+                rhs.append(-rowd_v)
             A = np.concatenate([A, np.stack(rows, 1)], axis=1)
             b = np.concatenate([b, np.stack(rhs, 1)], axis=1)
         ve = np.einsum("nij,nj->ni", A, V)
