@@ -514,3 +514,53 @@ def test_spd_inverse_against_numpy_and_refusals():
         np.testing.assert_array_equal(out, out.T)
     for A in (np.diag([1.0, -1.0]), np.zeros((2, 2)), np.array([[1.0, np.nan], [np.nan, 1.0]])):
         assert not spd_inverse(A, 2, np.zeros((2, 2)), np.empty((2, 2)))
+
+
+def _chain(n, seed, branch_at=None):
+    """A chain of ``n`` 1-DoF links (revolute and prismatic, tilted axes), optionally with a
+    second 1-DoF branch of n/2 links from link ``branch_at``."""
+    rng = np.random.default_rng(seed)
+    b = dqdyn.ModelBuilder(f"chain{n}")
+
+    def link(name, parent, k):
+        jt = "prismatic" if k % 5 == 3 else "revolute"
+        b.add_body(name, parent, jt, axis=tuple(rng.normal(size=3)), xyz=tuple(rng.uniform(-0.2, 0.2, 3)),
+                   rpy=tuple(rng.uniform(-1, 1, 3)), mass=float(rng.uniform(0.5, 2)),
+                   com=tuple(rng.uniform(-0.1, 0.1, 3)), inertia=np.diag(rng.uniform(0.03, 0.05, 3)))
+
+    parent = "world"
+    for k in range(n):
+        link(f"l{k}", parent, k)
+        parent = f"l{k}"
+    if branch_at is not None:
+        parent = f"l{branch_at}"
+        for k in range(n // 2):
+            link(f"b{k}", parent, k)
+            parent = f"b{k}"
+    return b.build()
+
+
+@pytest.mark.parametrize("n, branch_at", [(15, None), (40, None), (30, 16)])
+def test_derivatives_on_long_chains_match_pinocchio(n, branch_at):
+    """Long runs of 1-DoF links, where the backward sweep takes a link's column over the
+    ancestors together with its parent's (``derivatives.PAIR_FROM``; a branch makes a parent
+    whose child is not the next body): ``rnea_derivatives`` and ``aba_derivatives`` equal
+    Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives``."""
+    from dqdyn.algorithms import derivatives as DV
+
+    m = _chain(n, seed=n, branch_at=branch_at)
+    assert m.nv > DV.PAIR_FROM + 1
+    pm, _ = pin_from_model(m)
+    pd = pm.createData()
+    rng = np.random.default_rng(n)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    qp = q_to_pin(m, pm, q)  # (1-DoF joints only: the same velocity coordinates)
+    pin.computeRNEADerivatives(pm, pd, qp, v, a)
+    M = pd.M.copy()
+    M[np.tril_indices(m.nv, -1)] = M.T[np.tril_indices(m.nv, -1)]
+    for ours, theirs in zip(rnea_derivatives(m, q, v, a), (pd.dtau_dq, pd.dtau_dv, M)):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9 * (1 + np.abs(theirs).max()))
+    pin.computeABADerivatives(pm, pd, qp, v, a)
+    for ours, theirs in zip(aba_derivatives(m, q, v, a), (pd.ddq_dq, pd.ddq_dv, pd.Minv)):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-8 * (1 + np.abs(theirs).max()))
