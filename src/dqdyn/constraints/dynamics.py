@@ -312,8 +312,9 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     col = w[2 * n : 3 * n]
     r = w[3 * n : 3 * n + m]
     proj = w[3 * n + m : 3 * n + 2 * m]
-    # (reshapes, not _views.view: with views here the compiled q̈ of the one-call kernel moved
-    # by an ulp against the plain-Python run, which tests/test_kernel_cache.py requires equal)
+    # (views: numba's reshape cost ~0.1 µs each here; the eighth session saw the compiled q̈
+    # move by an ulp against the plain-Python run with views, not seen since G⁻¹ went to
+    # spd_inverse — tests/test_kernel_cache.py holds the two equal)
     W = view(w, 3 * n + 2 * m, (n, m))
     o = 3 * n + 2 * m + n * m
     V = view(w, o, (m, m))
