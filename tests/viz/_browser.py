@@ -123,12 +123,7 @@ class Page:
                 pass
             _signal_group(self.proc, signal.SIGKILL)
             self.proc.wait()
-        for _ in range(20):  # helpers that outlive the group signal: retry, then leave it to tmp
-            shutil.rmtree(self._profile.name, ignore_errors=True)
-            if not os.path.exists(self._profile.name):
-                break
-            time.sleep(0.25)
-        self._profile.cleanup()
+        self._profile.cleanup()  # (ignore_cleanup_errors: a dying helper's last file stays in tmp)
 
 
 def _signal_group(proc, sig) -> None:

@@ -55,6 +55,7 @@ from .boundary import (
     OK,
     as_vector,
     broadcast_batch,
+    check_finite,
     check_q,
     raise_status,
 )
@@ -108,6 +109,18 @@ def _express(col, frame, xf, pf, out):
 
 
 
+@jit  # (IR-inlined)
+def _turn_columns(T, J, sc):
+    """``J ← Ad(T) J`` column by column (the body columns turned by ``x_f^0``, or by its
+    rotation alone for world-aligned ones); ``sc`` (6) scratch."""
+    for col in range(J.shape[1]):
+        for r in range(6):
+            sc[r] = J[r, col]
+        ad6(T, sc, sc)
+        for r in range(6):
+            J[r, col] = sc[r]
+
+
 @njit
 def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed; ``X``
@@ -153,12 +166,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
         T[k] = t[k]
     if frame == 2:  # world-aligned: rotate only
         T[4] = T[5] = T[6] = T[7] = 0.0
-    for col in range(J.shape[1]):
-        for r in range(6):
-            sc[r] = J[r, col]
-        ad6(T, sc, sc)
-        for r in range(6):
-            J[r, col] = sc[r]
+    _turn_columns(T, J, sc)
     return OK
 
 
@@ -179,11 +187,10 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
     The same ``J̇ v`` as :func:`jacobian_dot_kernel`'s ``J̇`` times ``v`` (tests: against it and
     finite differences).  ``X`` (≥ 5 rows of 8): scratch."""
     st = check_q(mi, q)
+    if st == OK:
+        st = check_finite(v, BAD_V_FINITE)
     if st != OK:
         return st
-    for k in range(v.shape[0]):
-        if not math.isfinite(v[k]):
-            return BAD_V_FINITE
     for r in range(6):
         jdv[r] = 0.0
     if body == 0:
@@ -247,12 +254,7 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
     ad6(T, jdv, sc)
     for r in range(6):
         jdv[r] = sc[r]
-    for col in range(J.shape[1]):
-        for r in range(6):
-            sc[r] = J[r, col]
-        ad6(T, sc, sc)
-        for r in range(6):
-            J[r, col] = sc[r]
+    _turn_columns(T, J, sc)
     return OK
 
 
