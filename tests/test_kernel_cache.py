@@ -291,6 +291,44 @@ def test_faster_inlining_is_installed_and_copies_one_scope_per_ir():
     assert abs(got - want) <= 1e-12 * abs(want)
 
 
+def test_untyped_passes_run_once_per_dqdyn_helper_however_many_sites_inline_it(monkeypatch):
+    """numba reruns its untyped passes over an inlined helper at every call site; dqdyn keeps
+    the result per helper (_jit._memoize_untyped): a kernel inlining dqdyn's ``dq_mul`` at three
+    sites runs them at most once for it (none when an earlier compile in this process kept it),
+    and computes the product numba's plain inlining computes."""
+    from numba.core import inline_closurecall as icc
+
+    from dqdyn import _jit
+    from dqdyn.algebra._core import dq_mul
+
+    runs = []
+    real = icc.InlineWorker.run_untyped_passes
+
+    def counting(self, func, *a, **k):
+        runs.append(func.__qualname__)
+        return real(self, func, *a, **k)
+
+    monkeypatch.setattr(icc.InlineWorker, "run_untyped_passes", counting)
+
+    def outer(a, b, c):
+        ab, abc, out = np.empty(8), np.empty(8), np.empty(8)
+        dq_mul(a, b, ab)
+        dq_mul(ab, c, abc)
+        dq_mul(c, abc, out)
+        return out
+
+    rng = np.random.default_rng(5)
+    a, b, c = rng.normal(size=(3, 8))
+    got = _jit.kernel()(outer)(a, b, c)
+    assert getattr(icc.InlineWorker.inline_function, "_dqdyn", False)
+    assert runs.count("dq_mul") <= 1, runs
+    ab, abc, want = np.empty(8), np.empty(8), np.empty(8)
+    dq_mul.py_func(a, b, ab)
+    dq_mul.py_func(ab, c, abc)
+    dq_mul.py_func(c, abc, want)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+
+
 DISABLE_JIT_PROBE = r"""
 import json, sys, warnings, numpy as np, numba, dqdyn
 warnings.simplefilter("ignore")
