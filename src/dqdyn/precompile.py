@@ -74,6 +74,22 @@ def _each_form(m, fn, *arrays):
     fn(*[x[:, ::1][0] if x.ndim == 2 else x for x in arrays])
 
 
+def _entries(module: str, *pairs) -> None:
+    """Compile single-state entry kernels (``(entry, signature)`` names in ``module``): the fast
+    path of a call given ``out=``, the one a wrong length falls back to before naming the
+    argument, and every single-state call where the C call gate is not built (each armed on
+    first use, see :func:`dqdyn.algorithms.gate.armed_call`; not reached by the calls above
+    where the gate is)."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    for entry, sig in pairs:
+        d, sig = getattr(mod, entry), tuple(getattr(mod, sig))
+        if sig not in d.overloads:  # (one armed by a call above has its compilation disabled)
+            d.disable_compile(False)
+            d.compile(sig)
+
+
 def group_dynamics():
     import numpy as np
 
@@ -94,9 +110,13 @@ def group_dynamics():
         dqdyn.newton_euler(m, Q, V, A)
         dqdyn.newton_euler(m, *_big(m, Q, V, A))
         dqdyn.solve_mass_matrix(m, Q[0], A[0])
+        dqdyn.solve_mass_matrix(m, Q, A)
         dqdyn.kinetic_energy(m, Q[0], V[0])
         dqdyn.potential_energy(m, Q[0])
         dqdyn.center_of_mass(m, Q[0])
+    _entries("dqdyn.algorithms.newton_euler", ("rnea_entry", "RNEA_SIG"))
+    _entries("dqdyn.algorithms.lagrange", ("crba_entry", "CRBA_SIG"), ("gravity_entry", "GRAVITY_SIG"))
+    _entries("dqdyn.algorithms.coriolis", ("coriolis_entry", "CORIOLIS_SIG"))
 
 
 def group_forward():
@@ -115,6 +135,9 @@ def group_forward():
         Ac = np.eye(m.nv)[1:2]  # (DoF 1 is free in ``presc``)
         dqdyn.constrained_aba(m, Q[0], V[0], T[0], Ac, np.zeros(1))
         dqdyn.constrained_hybrid_dynamics(m, Q[0], V[0], T[0], T[0], presc, Ac, np.zeros(1))
+    _entries("dqdyn.algorithms.aba", ("aba_entry", "ABA_SIG"))
+    _entries("dqdyn.algorithms.hybrid", ("hybrid_entry", "HYBRID_SIG"))
+    _entries("dqdyn.algorithms.minverse", ("minv_entry", "MINV_SIG"))
 
 
 def group_derivatives():
@@ -150,12 +173,14 @@ def group_kinematics():
         dqdyn.frame_poses(m, Q[0])
         dqdyn.com_poses(m, Q[0])
         dqdyn.body_twists(m, Q[0], V[0])
+        dqdyn.body_twists(m, Q[0], V[0], "spatial")
         _each_form(m, lambda q: dqdyn.joint_jacobians(m, q), Q)
         for frame in ("body", "spatial", "world_aligned"):
             _each_form(m, lambda q: dqdyn.twist_jacobian(m, q, f, frame), Q)
             dqdyn.twist_jacobian(m, Q[0], m.nbodies, frame)
             dqdyn.jacobian_time_derivative(m, Q[0], V[0], f, frame)
             dqdyn.jacobian_dot_times_v(m, Q[0], V[0], f, frame)
+            dqdyn.jacobian_dot_times_v(m, Q, V, f, frame)
         dqdyn.pose_jacobian(m, Q[0], f)
         dqdyn.pose_jacobian(m, Q, f)
         dqdyn.integrate(m, Q[0], V[0], 0.1)
@@ -167,6 +192,11 @@ def group_kinematics():
         dqdyn.random_configuration(m, seed=0)
         dqdyn.neutral(m)
         dqdyn.tangent_bracket(m, V[0], A[0])
+    _entries("dqdyn.algorithms.kinematics", ("fk_entry", "FK_SIG"), ("frame_pose_entry", "FRAME_POSE_SIG"))
+    _entries("dqdyn.algorithms.jacobians", ("jacobian_entry", "JACOBIAN_SIG"),
+             ("joint_jacobians_entry", "JOINT_JACOBIANS_SIG"))
+    _entries("dqdyn.algorithms.configuration", ("integrate_entry", "INTEGRATE_SIG"),
+             ("difference_entry", "DIFFERENCE_SIG"))
 
 
 def group_models():
@@ -207,6 +237,7 @@ def group_constraints():
         except (dqdyn.errors.DqdynError, ValueError):
             pass
         dqdyn.constraint_errors(m, Q[0], V[0], cons)
+        dqdyn.project_state(m, Q[0] + 1e-3, V[0], cons)
 
 
 def group_parallel():
@@ -220,6 +251,10 @@ def group_parallel():
         ell = rob.lengths(E)
         rob.forward_kinematics(ell[0])
         rob.forward_kinematics_batch(ell)
+        rob.track(ell)  # (the tracker and the global searches: each robot's own kernels)
+        rob.forward_kinematics_global(ell[0], 4, rng=0)
+        if hasattr(rob, "forward_kinematics_global_batch"):
+            rob.forward_kinematics_global_batch(ell[:2], 4, rng=0)
         rob.evaluate(E)
         if hasattr(rob, "singularity"):
             rob.singularity(E[0], warn=False)
