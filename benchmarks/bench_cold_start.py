@@ -57,6 +57,9 @@ CALLS = {
     "aba (batch 1000)": "dqdyn.aba(m, Q, v, a)",
     "rnea_derivatives": "dqdyn.rnea_derivatives(m, q, v, a)",
     "aba_derivatives": "dqdyn.aba_derivatives(m, q, v, a)",
+    # the single-state entry kernels (compiled at install since the tenth session)
+    "aba (out=)": "dqdyn.aba(m, q, v, a, out=np.empty(m.nv))",
+    "aba (wrong length)": "try:\n    dqdyn.aba(m, q, v, np.zeros(m.nv + 1))\nexcept dqdyn.errors.ShapeError:\n    pass",
 }
 
 
