@@ -15,6 +15,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
+from .._views import unmanaged
 from ..algebra._core import jit
 from ..multibody.joints import (
     PLANAR,
@@ -29,7 +30,7 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from .batching import run_chunked
+from .batching import BLOCKS, run_chunked
 from .boundary import (
     BAD_SHAPE,
     BAD_V_FINITE,
@@ -284,11 +285,21 @@ _CORIOLIS_C = 0  # its address, set on first use
 _CORIOLIS_ENTRY = gate_entry(globals(), "_CORIOLIS_C", _c_coriolis, 2, NV, NV, scratch=True)
 
 
+@njit
+def coriolis_rows(mi, mf, Q, V, C, status, s, e):
+    """States ``s`` to ``e`` of :func:`coriolis_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, Q, V, C, status = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(V), unmanaged(C), unmanaged(status)
+    ws = np.empty((mi.shape[0] + 1, C_NCOR))
+    for k in range(s, e):
+        status[k] = coriolis_core(mi, mf, Q[k], V[k], ws, C[k])
+
+
 @pjit
 def coriolis_batch(mi, mf, Q, V, C, status):
-    for n in nb.prange(Q.shape[0]):
-        ws = np.empty((mi.shape[0] + 1, C_NCOR))
-        status[n] = coriolis_core(mi, mf, Q[n], V[n], ws, C[n])
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        coriolis_rows(mi, mf, Q, V, C, status, b * N // nblk, (b + 1) * N // nblk)
 
 
 def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:

@@ -30,6 +30,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
+from .._views import unmanaged
 from ..algebra._core import jit
 from .._checks import not_a_model
 from ..errors import NonFiniteError, ShapeError, SingularError
@@ -55,7 +56,7 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from .batching import for_batch, run_chunked
+from .batching import BLOCKS, for_batch, run_chunked
 from .boundary import (
     BAD_SHAPE,
     ND,
@@ -520,18 +521,38 @@ _NLE_ENTRY = gate_entry(globals(), "_NLE_C", _c_nle, 2, NV, -1, scratch=True)
 
 
 # ------------------------------------------------------------------------ batch drivers
+@njit
+def gravity_rows(mi, mf, g, Q, TAU, status, s, e):
+    """States ``s`` to ``e`` of :func:`gravity_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, g, Q, TAU, status = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(TAU), unmanaged(status)
+    ws = np.empty((mi.shape[0] + 1, G_NCOLS))
+    for k in range(s, e):
+        status[k] = gravity_core(mi, mf, g, Q[k], ws, TAU[k])
+
+
 @pjit
 def gravity_batch(mi, mf, g, Q, TAU, status):
-    for n in nb.prange(Q.shape[0]):
-        ws = np.empty((mi.shape[0] + 1, G_NCOLS))
-        status[n] = gravity_core(mi, mf, g, Q[n], ws, TAU[n])
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        gravity_rows(mi, mf, g, Q, TAU, status, b * N // nblk, (b + 1) * N // nblk)
+
+
+@njit
+def crba_rows(mi, mf, Q, M, status, s, e):
+    """States ``s`` to ``e`` of :func:`crba_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, Q, M, status = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(M), unmanaged(status)
+    ws = np.empty((mi.shape[0] + 1, C_NCRBA))
+    for k in range(s, e):
+        status[k] = crba_core(mi, mf, Q[k], ws, M[k])
 
 
 @pjit
 def crba_batch(mi, mf, Q, M, status):
-    for n in nb.prange(Q.shape[0]):
-        ws = np.empty((mi.shape[0] + 1, C_NCRBA))
-        status[n] = crba_core(mi, mf, Q[n], ws, M[n])
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        crba_rows(mi, mf, Q, M, status, b * N // nblk, (b + 1) * N // nblk)
 
 
 @pjit

@@ -52,6 +52,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
+from .._views import unmanaged
 from ..algebra._core import ad6, dq_mul, jit
 from .._checks import not_a_model
 from ..errors import ShapeError
@@ -81,7 +82,7 @@ from ..multibody.model import (
     MI_PARENT,
     Model,
 )
-from .batching import run_chunked
+from .batching import BLOCKS, run_chunked
 from .boundary import (
     BAD_A_FINITE,
     BAD_OVERFLOW,
@@ -542,18 +543,26 @@ def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
 
 
 # ------------------------------------------------------------------------ batch drivers
+@njit
+def rnea_rows(mi, mf, g, Q, V, A, F, TAU, status, s, e):
+    """States ``s`` to ``e`` of :func:`rnea_batch` on one workspace: the recursion inlined here
+    once, for the batch kernel and its serial twin (each calls this per block of states)."""
+    mi, mf, g, Q, V, A, F = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(V), unmanaged(A), unmanaged(F)
+    TAU, status = unmanaged(TAU), unmanaged(status)
+    bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
+    ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
+    z = np.int64(0)
+    for k in range(s, e):
+        status[k] = ne_core(mi, mf, g, Q[k], V[k if bv else z], A[k if ba else z],
+                            F[k if bf else z], ws, TAU[k])
+
+
 @pjit
 def rnea_batch(mi, mf, g, Q, V, A, F, TAU, status):
-    nb2 = mi.shape[0] + NSCRATCH
-    bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
-    for n in nb.prange(Q.shape[0]):
-        ws = np.empty((nb2, W_COLS))
-        # (the recursion is inlined here; rows shared by the batch are selected by an int64
-        # index — a mix of prange's unsigned index and a signed 0 would be typed float)
-        k = np.int64(n)
-        z = np.int64(0)
-        status[n] = ne_core(mi, mf, g, Q[k], V[k if bv else z], A[k if ba else z],
-                            F[k if bf else z], ws, TAU[k])
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        rnea_rows(mi, mf, g, Q, V, A, F, TAU, status, b * N // nblk, (b + 1) * N // nblk)
 
 
 @pjit
