@@ -34,6 +34,7 @@ import numba as nb
 import numpy as np
 
 from .._checks import not_a_model
+from .._views import unmanaged
 from ..multibody.model import (
     MI_IQ,
     MI_IV,
@@ -83,6 +84,8 @@ _hybrid_inline = ijit(getattr(hybrid_kernel, "py_func", hybrid_kernel))
 def aba_kernel(mi, mf, q, v, tau, qdd, ws):
     """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
     prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
+    mi, mf, q, v, tau, qdd, ws = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
+                                  unmanaged(tau), unmanaged(qdd), unmanaged(ws))
     nb1 = mi.shape[0]
     nv = v.shape[0]
     o = (nb1 + 1) * K_COLS

@@ -11,6 +11,7 @@ import numba as nb
 import numpy as np
 
 from .._checks import not_a_model
+from .._views import unmanaged
 from ..multibody.model import (
     MF_COM,
     MF_INERTIA,
@@ -408,6 +409,7 @@ def minv_kernel(mi, mf, q, Minv):
     is computed, over the columns of the world child that carries the body (beyond it M⁻¹ is
     zero); it is then mirrored (and permuted back when the model's DoF order is not depth-first).
     Cost O(n · depth) plus the O(nv²) output."""
+    mi, mf, q, Minv = unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(Minv)  # (_views)
     st = check_q(mi, q)
     if st != OK:
         return st
