@@ -287,8 +287,10 @@ _CORIOLIS_ENTRY = gate_entry(globals(), "_CORIOLIS_C", _c_coriolis, 2, NV, NV, s
 
 @njit
 def coriolis_rows(mi, mf, Q, V, C, status, s, e):
-    """States ``s`` to ``e`` of :func:`coriolis_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
-    mi, mf, Q, V, C, status = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(V), unmanaged(C), unmanaged(status)
+    """States ``s`` to ``e`` of :func:`coriolis_batch` (see
+    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, Q, V = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(V)
+    C, status = unmanaged(C), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, C_NCOR))
     for k in range(s, e):
         status[k] = coriolis_core(mi, mf, Q[k], V[k], ws, C[k])

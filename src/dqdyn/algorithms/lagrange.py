@@ -523,8 +523,10 @@ _NLE_ENTRY = gate_entry(globals(), "_NLE_C", _c_nle, 2, NV, -1, scratch=True)
 # ------------------------------------------------------------------------ batch drivers
 @njit
 def gravity_rows(mi, mf, g, Q, TAU, status, s, e):
-    """States ``s`` to ``e`` of :func:`gravity_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
-    mi, mf, g, Q, TAU, status = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(TAU), unmanaged(status)
+    """States ``s`` to ``e`` of :func:`gravity_batch` (see
+    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, g, Q = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q)
+    TAU, status = unmanaged(TAU), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, G_NCOLS))
     for k in range(s, e):
         status[k] = gravity_core(mi, mf, g, Q[k], ws, TAU[k])
@@ -540,8 +542,10 @@ def gravity_batch(mi, mf, g, Q, TAU, status):
 
 @njit
 def crba_rows(mi, mf, Q, M, status, s, e):
-    """States ``s`` to ``e`` of :func:`crba_batch` (see :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
-    mi, mf, Q, M, status = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(M), unmanaged(status)
+    """States ``s`` to ``e`` of :func:`crba_batch` (see
+    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    mi, mf, Q = unmanaged(mi), unmanaged(mf), unmanaged(Q)
+    M, status = unmanaged(M), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, C_NCRBA))
     for k in range(s, e):
         status[k] = crba_core(mi, mf, Q[k], ws, M[k])

@@ -547,7 +547,8 @@ def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
 def rnea_rows(mi, mf, g, Q, V, A, F, TAU, status, s, e):
     """States ``s`` to ``e`` of :func:`rnea_batch` on one workspace: the recursion inlined here
     once, for the batch kernel and its serial twin (each calls this per block of states)."""
-    mi, mf, g, Q, V, A, F = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(V), unmanaged(A), unmanaged(F)
+    mi, mf, g, Q, V, A, F = (unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(V),
+                             unmanaged(A), unmanaged(F))
     TAU, status = unmanaged(TAU), unmanaged(status)
     bv, ba, bf = V.shape[0] > 1, A.shape[0] > 1, F.shape[0] > 1
     ws = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
