@@ -384,8 +384,17 @@ def _memoize_untyped(worker, copier: _BlockCopier) -> None:
     is skipped here (:class:`_BlockCopier` hands the blocks back as they are).  The code generated
     is the same: the kernel cache's tests compare results of kernels compiled with and without
     it, to the bit."""
+    import inspect
+
     inline_function = worker.inline_function
     if getattr(inline_function, "_dqdyn", False):
+        return
+    try:  # (only where numba's inline_function is exactly "untyped passes, then inline_ir")
+        src = inspect.getsource(inline_function)
+    except (OSError, TypeError):  # pragma: no cover - no source: leave numba alone
+        return
+    if ("callee_ir = self.run_untyped_passes(function)" not in src
+            or "return self.inline_ir(caller_ir, block, i, callee_ir, freevars," not in src):
         return
     memo: dict = {}
 
