@@ -18,8 +18,10 @@ and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
   ``.npy`` files (one per chunk: ``da.to_npy_stack`` / ``da.from_npy_stack(mmap_mode="r")``; each
   worker maps its own chunks), the result still written to Zarr (``--dask-inputs`` picks).
 
-Reported: seconds, states/s, the scaling from the first to the last worker count, and the overhead
-of each run against the in-process batched call on the same cores.  A spot check compares stored
+Reported: seconds (best, and median [min–max] of the ``R`` runs), states/s, the scaling from the
+first to the last worker count, and the overhead of each run against the in-process batched call on
+the same cores — also as the median [min–max] over rounds of the ratio to an in-process call run
+just before it (the two interleaved, round by round, with the cluster up and idle).  A spot check compares stored
 results with dqdyn's in-process call bit for bit.
 """
 
@@ -85,19 +87,20 @@ def _cpu_self() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _once(fn, client=None):
+    """Wall time of one run and its CPU seconds (this process, plus every worker process of
+    ``client``): on a shared machine CPU time is the steadier measure."""
+    time.sleep(0.5)  # let busy-waiting thread pools go idle
+    c0 = _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0)
+    t0 = time.perf_counter()
+    fn()
+    t = time.perf_counter() - t0
+    return t, _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0) - c0
+
+
 def _best(fn, repeat, client=None):
-    """Best wall time of ``repeat`` runs and the CPU seconds of that run (this process, plus
-    every worker process of ``client``): on a shared machine CPU time is the steadier measure."""
-    best = (float("inf"), 0.0)
-    for _ in range(repeat):
-        time.sleep(0.5)  # let busy-waiting thread pools go idle
-        c0 = _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0)
-        t0 = time.perf_counter()
-        fn()
-        t = time.perf_counter() - t0
-        c = _cpu_self() + (sum(client.run(_cpu_self).values()) if client else 0.0) - c0
-        best = min(best, (t, c))
-    return best
+    """Best wall time of ``repeat`` runs and the CPU seconds of that run (:func:`_once`)."""
+    return min(_once(fn, client) for _ in range(repeat))
 
 
 def main(argv=None):
@@ -118,6 +121,10 @@ def main(argv=None):
     ap.add_argument("--dask-inputs", default="zarr,npy",
                     help="where the Dask runs read q, v, a: zarr (da.from_zarr), npy (memory-mapped "
                          ".npy files, one per chunk, da.from_npy_stack), or both")
+    ap.add_argument("--writers", default="to_zarr,apply",
+                    help="how the Dask runs write the result: to_zarr (dqdyn.distributed.to_zarr, "
+                         "one task per chunk) and/or apply (dd.apply(...).to_zarr, Dask's store "
+                         "tasks)")
     ap.add_argument("--idle", type=float, default=10.0,
                     help="seconds of idle cluster measured for its background CPU rate")
     args = ap.parse_args(argv)
@@ -140,12 +147,13 @@ def main(argv=None):
           f"{time.perf_counter() - t0:.1f} s to {d}", flush=True)
     fns = [f for f in args.functions.split(",") if f]
     out = np.lib.format.open_memmap(os.path.join(d, "out.npy"), mode="w+", shape=(N, m.nv))
-    rows, base = [], {}
+    rows, base, inproc = [], {}, {}
     dqdyn.set_num_threads(min(cores, __import__("numba").config.NUMBA_NUM_THREADS))
     for fn in fns:
         f = getattr(dqdyn, fn)
         f(m, mm["q"][:10], mm["v"][:10], mm["a"][:10])  # compile / load
-        t, c = _best(lambda: f(m, mm["q"], mm["v"], mm["a"], out=out), args.repeat)
+        inproc[fn] = lambda f=f: f(m, mm["q"], mm["v"], mm["a"], out=out)
+        t, c = _best(inproc[fn], args.repeat)
         base[fn] = (t, c)
         rows.append({"function": fn, "run": "in-process", "workers": 1,
                      "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
@@ -170,6 +178,7 @@ def main(argv=None):
                      "bit_identical": bool(np.array_equal(zo[fn][:C], out[:C]))})
         print(rows[-2], rows[-1], sep="\n", flush=True)
     workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
+    writers = [x for x in args.writers.split(",") if x]
     sources = {}
     for src in [x for x in args.dask_inputs.split(",") if x]:
         if src == "zarr":
@@ -194,24 +203,39 @@ def main(argv=None):
             c0 = _cpu_self() + sum(client.run(_cpu_self).values())
             time.sleep(args.idle)
             idle = (_cpu_self() + sum(client.run(_cpu_self).values()) - c0) / args.idle
-            for fn, (src, (Q, V, A)) in ((f, x) for f in fns for x in sources.items()):
+            for fn, (src, (Q, V, A)), wr in ((f, x, r) for f in fns for x in sources.items()
+                                              for r in writers):
                 # load the kernels in every worker outside the measurement
                 dd.apply(fn, m, Q[: 10 * nw].rechunk((10, -1)), V[: 10 * nw].rechunk((10, -1)),
                          A[: 10 * nw].rechunk((10, -1))).compute()
-                path = os.path.join(d, f"dask_w{w}{src.strip()}.zarr")
+                path = os.path.join(d, f"dask_w{w}{src.strip()}_{wr}.zarr")
 
                 def run():
-                    dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True, **ZARR_KW)
+                    if wr == "to_zarr":  # each chunk read, computed and written by one task
+                        dd.to_zarr(fn, m, Q, V, A, url=path, component=fn, overwrite=True,
+                                   compressors=ZARR_KW.get("compressors", "auto"))
+                    else:  # Dask's own: a compute task, then a store task per chunk
+                        dd.apply(fn, m, Q, V, A).to_zarr(path, component=fn, overwrite=True, **ZARR_KW)
 
-                t, c = _best(run, args.repeat, client)
+                # rounds of (the in-process batched call, this run), interleaved: the machine's
+                # speed drifts between minutes, a ratio within one round does not
+                pairs = [(_once(inproc[fn]), _once(run, client)) for _ in range(args.repeat)]
+                t, c = min(p[1] for p in pairs)
+                walls = [p[1][0] for p in pairs]
+                ratios = [p[1][0] / p[0][0] for p in pairs]
                 res = zarr.open_group(path, mode="r")[fn]
                 k = N // 2
                 ref = getattr(dqdyn, fn)(m, mm["q"][k:k + 1000], mm["v"][k:k + 1000], mm["a"][k:k + 1000])
-                rows.append({"function": fn, "run": f"dask w{nw}{src}", "workers": nw,
+                rows.append({"function": fn, "run": f"dask w{nw}{src}" + (" dd.to_zarr" if wr == "to_zarr" else ""),
+                             "workers": nw,
                              "threads": threads[0] if len(threads) == 1 else str(threads),
                              "seconds": t, "states_per_s": N / t,
                              "cpu_s": c, "states_per_cpu_s": N / c,
                              "overhead_vs_in_process": t / base[fn][0] - 1,
+                             "median_s": float(np.median(walls)), "min_s": min(walls), "max_s": max(walls),
+                             "in_process_median_s": float(np.median([p[0][0] for p in pairs])),
+                             "overhead_vs_in_process_same_round": float(np.median(ratios)) - 1,
+                             "overhead_same_round_min": min(ratios) - 1, "overhead_same_round_max": max(ratios) - 1,
                              "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
                              "cpu_overhead_vs_in_process_zarr": c / base[fn + "+zarr"][1] - 1,
                              "idle_cpu_per_s": idle,
@@ -227,13 +251,26 @@ def main(argv=None):
             if cluster is not None:
                 cluster.close()
     for fn in fns:
-        for src in sources:
-            dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask")
-                  and r["run"].endswith(src or tuple("0123456789"))]
+        for tail in {r["run"].split(" ", 2)[2] if r["run"].count(" ") > 1 else ""
+                     for r in rows if r["run"].startswith("dask")}:
+            dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask w")
+                  and (r["run"].split(" ", 2)[2] if r["run"].count(" ") > 1 else "") == tail]
             if len(dk) >= 2:
                 for r in dk:
                     r["scaling_vs_first"] = r["states_per_s"] / dk[0]["states_per_s"]
+                    r["scaling_vs_first_median"] = dk[0]["median_s"] / r["median_s"]
     print_table(f"{N} {label} states through Zarr, chunks of {C} ({cores} cores)", rows)
+    dk = [r for r in rows if "median_s" in r]
+    if dk:
+        print_table("Dask runs interleaved with the in-process batched call, round by round "
+                    f"(median \\[min–max] of {args.repeat})", [{
+                        "function": r["function"], "run": r["run"],
+                        "dask s": f"{r['median_s']:.3g} [{r['min_s']:.3g}–{r['max_s']:.3g}]",
+                        "in-process s": f"{r['in_process_median_s']:.3g}",
+                        "overhead vs in-process": f"{r['overhead_vs_in_process_same_round']:+.0%} "
+                                                  f"[{r['overhead_same_round_min']:+.0%} – {r['overhead_same_round_max']:+.0%}]",
+                        "scaling vs first (medians)": f"{r.get('scaling_vs_first_median', 1.0):.2f}"}
+                        for r in dk])
     js, md = write_results("distributed", rows, {"states": N, "chunk": C, "cores": cores})
     print(f"written {js} and {md}")
     if args.dir is None:

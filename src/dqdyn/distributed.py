@@ -14,7 +14,9 @@
 chunk of states, each a single in-process batched call of dqdyn on that chunk, so every state is
 computed by the same serial kernel as in one big in-process call and the results are identical
 to the bit.  The model enters the graph once, as one key that every block task depends on (the
-scheduler moves it to each worker once; it is not pickled per task).  Inside a worker, batched
+scheduler moves it to each worker once; it is not pickled per task).  A block whose inputs are
+read straight from storage (``da.from_npy_stack``, ``da.from_zarr``) reads its own chunks in its
+task, so input chunks are not moved between workers.  Inside a worker, batched
 calls are serialized by a process-wide lock (each one already uses the worker's numba threads),
 and :class:`NumbaThreads`, a worker plugin that :func:`local_cluster`, :func:`connect` and
 :func:`configure` install, gives each worker ``cores_on_its_host // workers_on_its_host``
@@ -48,6 +50,7 @@ class _Spec(NamedTuple):
     inputs: tuple[str, ...]  # names of the per-state inputs, in order ("q" has nq entries)
     outputs: Callable | None  # model -> trailing shapes of the outputs; None: probe one state
     multi: bool  # the function returns a tuple
+    names: tuple[str, ...] = ()  # its parts, as to_zarr names them (a named tuple's own fields)
 
 
 def _nv(m):
@@ -73,8 +76,10 @@ FUNCTIONS: dict[str, _Spec] = {
     "mass_matrix_inverse": _Spec("dqdyn.algorithms.forward", ("q",), _nvnv, False),
     "forward_kinematics": _Spec("dqdyn.algorithms.kinematics", ("q",),
                                 lambda m: [(m.nbodies + 1, 8)], False),
-    "rnea_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "a"), _three, True),
-    "aba_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "tau"), _three, True),
+    "rnea_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "a"), _three, True,
+                              ("dtau_dq", "dtau_dv", "dtau_da")),
+    "aba_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "tau"), _three, True,
+                             ("dqdd_dq", "dqdd_dv", "dqdd_dtau")),
     "constrained_forward_dynamics": _Spec("dqdyn.constraints.dynamics", ("q", "v", "tau"),
                                           None, True),
 }
@@ -130,6 +135,21 @@ def call_block(name: str, model: Model, kwargs: dict, *blocks):
         _apply_threads()
         out = fn(model, *blocks, **kwargs)
     return tuple(out) if FUNCTIONS[name].multi else out
+
+
+def write_block(url: str, paths: tuple, start: int, name: str, model: Model, kwargs: dict,
+                *blocks) -> int:
+    """Run ``name`` on one chunk of states and write its rows ``start:`` of the Zarr arrays
+    ``paths`` under ``url`` (the body of :func:`to_zarr`'s tasks); the number of states."""
+    import zarr
+
+    out = call_block(name, model, kwargs, *blocks)
+    outs = out if FUNCTIONS[name].multi else (out,)
+    n = 0
+    for path, x in zip(paths, outs):
+        n = np.shape(x)[0]
+        zarr.open_array(url, path=path, mode="r+")[start : start + n] = x
+    return n
 
 
 def host_cores() -> int:
@@ -280,32 +300,79 @@ def _out_shapes(name: str, model: Model, kwargs: dict, inputs, dims) -> list[tup
     if spec.outputs is not None:
         return spec.outputs(model)
     # probe one state (the shapes may depend on kwargs, e.g. the constraints' row count)
-    row = []
-    for x, d in zip(inputs, dims):
-        if x.ndim == 1:
-            row.append(np.asarray(x, dtype=float)[None])
-        else:
-            row.append(np.asarray(x[:1], dtype=float).reshape(1, d))
-    out = call_block(name, model, kwargs, *row)
+    out = call_block(name, model, kwargs, *_probe_row(inputs, dims))
     return [np.shape(o)[1:] for o in out]
 
 
-def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
-    """Evaluate the batched dqdyn function ``fn`` on Dask arrays, one task per chunk of states.
+def _probe_row(inputs, dims) -> list:
+    """The first state of the inputs, each (1, n)."""
+    return [np.asarray(x, dtype=float)[None] if x.ndim == 1 else np.asarray(x[:1], dtype=float).reshape(1, d)
+            for x, d in zip(inputs, dims)]
 
-    ``fn``: a function of :data:`FUNCTIONS` (``dqdyn.rnea``, …) or its name.  ``arrays``: its
-    per-state inputs in order (``q`` (N, nq), ``v`` / ``a`` / ``tau`` (N, nv)): Dask arrays
-    chunked along the state axis only, NumPy (N, n) arrays (chunked like the Dask inputs, else in
-    ``chunks`` states, default :func:`dqdyn.config.get_batch_chunk`), or one NumPy row (n,) shared
-    by every state, as dqdyn broadcasts.  ``kwargs`` go to every call (keep them small: they are
-    part of each task).  Returns a Dask array (N, …), or a tuple (the function's named tuple when
-    it returns one) of them; nothing is computed until you ``compute()`` or store it.
 
-    Errors: :class:`~dqdyn.errors.UnknownNameError` for an unknown ``fn``,
-    :class:`~dqdyn.errors.ChunkError` for an input chunked along its last axis,
-    :class:`~dqdyn.errors.ShapeError` for wrong lengths or state counts.
-    """
+def _out_names(name: str, model: Model, kwargs: dict, inputs, dims) -> tuple[str, ...]:
+    out = call_block(name, model, kwargs, *_probe_row(inputs, dims))
+    return tuple(getattr(out, "_fields", None) or (f"out{k}" for k in range(len(out))))
+
+
+def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: int,
+                 write: tuple | None = None) -> list:
+    """One Delayed per chunk of states: ``call_block(name, model, kwargs, *blocks)``, or with
+    ``write = (url, paths, starts)`` ``write_block(url, paths, starts[i], name, model, kwargs,
+    *blocks)`` (:func:`to_zarr`).
+
+    A chunk of an input read straight from storage (its task has no dependency but whole-array
+    keys: ``from_npy_stack``'s loads, ``from_zarr`` / ``from_array``'s getters) is read inside the
+    block's own task (the two fused with Dask's ``Task.fuse``), so each worker reads the chunks it
+    computes instead of receiving them from the worker that happened to read them: with separate
+    read tasks, 2 workers moved about a third of the input chunks between them.  Any other input
+    chunk (a computed one) stays a dependency, as is Dask's way.  With an older Dask, without
+    its task spec (``dask._task_spec``), every input chunk is a dependency."""
     import dask
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    try:
+        from dask._task_spec import Task, TaskRef, convert_legacy_task
+    except ImportError:  # pragma: no cover - an older dask: plain delayed calls
+        Task = None
+    if Task is None:
+        delayed = [None if x is None else x.to_delayed(optimize_graph=False).ravel() for x in arrs]
+    graphs = [None if x is None else dict(x.__dask_graph__()) for x in arrs]
+    keys = [None if x is None else [k[0] for k in x.__dask_keys__()] for x in arrs]
+    tasks = []
+    for i in range(nblocks):
+        args = [x if k is None else k[i] for x, k in zip(xs, keys)]
+        head = () if write is None else (write[0], write[1], write[2][i])
+        func = call_block if write is None else write_block
+        key = f"dqdyn-{name}{'-zarr' if head else ''}-{dask.base.tokenize(name, mdl.key, kwargs, *head, *args)}"
+        if Task is None:
+            blocks = [x if b is None else b[i] for x, b in zip(xs, delayed)]
+            tasks.append(dask.delayed(func, pure=True)(*head, name, mdl, kwargs, *blocks, dask_key_name=key))
+            continue
+        reads, refs = [], []
+        for x, g, k in zip(xs, graphs, keys):
+            if k is None:
+                refs.append(x)
+                continue
+            node = g[k[i]]
+            if isinstance(node, tuple):  # a legacy task (e.g. from_npy_stack's np.load)
+                node = convert_legacy_task(k[i], node, g)
+            if isinstance(node, Task) and not any(isinstance(d, tuple) for d in node.dependencies):
+                reads.append(node)  # read in the block's task
+            refs.append(TaskRef(k[i]))
+        task = Task(key, func, *head, name, TaskRef(mdl.key), kwargs, *refs)
+        if reads:
+            task = Task.fuse(*reads, task, key=key)
+        deps = [mdl] + [x for x in arrs if x is not None]
+        tasks.append(Delayed(key, HighLevelGraph.from_collections(key, {key: task}, dependencies=deps)))
+    return tasks
+
+
+def _prepare(fn, model: Model, arrays: tuple, chunks):
+    """The checks and the chunking :func:`apply` and :func:`to_zarr` share: ``(name, inputs
+    (NumPy rows or arrays as given), Dask arrays chunked along ``lead`` (None for a shared row),
+    lead)``."""
     import dask.array as da
 
     name = resolve(fn)
@@ -347,23 +414,44 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
     if lead is None:
         c = int(chunks or config.get_batch_chunk())
         lead = tuple(min(c, N - s) for s in range(0, N, c)) or (0,)
-    blocks = []
+    arrs = []
     for x, d in zip(xs, dims):
         if x.ndim == 1:
-            blocks.append(None)
+            arrs.append(None)
             continue
         if not isinstance(x, da.Array):
             x = da.from_array(x, chunks=(lead, d))
         elif x.chunks[0] != lead:
             x = x.rechunk({0: lead})
-        blocks.append(x.to_delayed(optimize_graph=False).ravel())
+        arrs.append(x)
+    return name, xs, arrs, lead
+
+
+def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
+    """Evaluate the batched dqdyn function ``fn`` on Dask arrays, one task per chunk of states.
+
+    ``fn``: a function of :data:`FUNCTIONS` (``dqdyn.rnea``, …) or its name.  ``arrays``: its
+    per-state inputs in order (``q`` (N, nq), ``v`` / ``a`` / ``tau`` (N, nv)): Dask arrays
+    chunked along the state axis only, NumPy (N, n) arrays (chunked like the Dask inputs, else in
+    ``chunks`` states, default :func:`dqdyn.config.get_batch_chunk`), or one NumPy row (n,) shared
+    by every state, as dqdyn broadcasts.  ``kwargs`` go to every call (keep them small: they are
+    part of each task).  Returns a Dask array (N, …), or a tuple (the function's named tuple when
+    it returns one) of them; nothing is computed until you ``compute()`` or store it.
+
+    Errors: :class:`~dqdyn.errors.UnknownNameError` for an unknown ``fn``,
+    :class:`~dqdyn.errors.ChunkError` for an input chunked along its last axis,
+    :class:`~dqdyn.errors.ShapeError` for wrong lengths or state counts.
+    """
+    import dask.array as da
+
+    name, xs, arrs, lead = _prepare(fn, model, arrays, chunks)
+    spec = FUNCTIONS[name]
+    dims = [model.nq if k == "q" else model.nv for k in spec.inputs]
     shapes = _out_shapes(name, model, kwargs, xs, dims)
     mdl = model_delayed(model)
-    run = dask.delayed(call_block, pure=True)
     outs = [[] for _ in shapes]
-    for i, n in enumerate(lead):
-        args = [x if b is None else b[i] for x, b in zip(xs, blocks)]
-        r = run(name, mdl, kwargs, *args, dask_key_name=f"dqdyn-{name}-{dask.base.tokenize(name, mdl.key, kwargs, *args)}")
+    for i, r in enumerate(_block_tasks(name, mdl, kwargs, xs, arrs, len(lead))):
+        n = lead[i]
         if not spec.multi:
             outs[0].append(da.from_delayed(r, (n,) + tuple(shapes[0]), dtype=np.float64))
         else:
@@ -379,6 +467,62 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
     return tuple(res)
 
 
+def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
+            overwrite: bool = False, compressors="auto", compute: bool = True,
+            chunks: int | None = None, **kwargs):
+    """:func:`apply` written straight into Zarr: each chunk of states is read, computed and
+    written to its rows by one task (``apply(...).to_zarr(url)`` makes a second, store task per
+    chunk and holds each result in the worker's memory between the two).
+
+    ``url``: a Zarr store (a path, or an fsspec URL the workers can reach); the result is the
+    array ``component`` in it (the store's root array when None), and for a function returning a
+    tuple a group ``component`` of one array per part (``dtau_dq``, ``dtau_dv``, ``dtau_da`` for
+    ``rnea_derivatives``; the field names of ``constrained_forward_dynamics``' result).
+    Zarr's chunks are the chunks of states (irregular chunks are made regular first, so no two
+    tasks write one Zarr chunk).  ``compressors``: Zarr's (``"auto"``: its default, Zstandard;
+    ``None`` writes fastest, random states hardly compress).  ``overwrite``: replace existing
+    arrays (else :class:`~dqdyn.errors.ShapeError` names them).  ``fn``, ``arrays``,
+    ``chunks``, ``kwargs`` and the errors as :func:`apply`.  Returns the Zarr array (or group)
+    once written; with ``compute=False`` a ``dask.delayed`` object that writes it and returns the
+    number of states written.  The stored values equal ``apply``'s (and the in-process batched
+    call's) bit for bit.
+    """
+    import dask
+    import zarr
+
+    name, xs, arrs, lead = _prepare(fn, model, arrays, chunks)
+    spec = FUNCTIONS[name]
+    dims = [model.nq if k == "q" else model.nv for k in spec.inputs]
+    c = max(lead)
+    if any(n != c for n in lead[:-1]):  # irregular: one Zarr chunk per task needs regular chunks
+        N = sum(lead)
+        lead = tuple(min(c, N - s) for s in range(0, N, c))
+        arrs = [None if x is None else x.rechunk({0: lead}) for x in arrs]
+    shapes = _out_shapes(name, model, kwargs, xs, dims)
+    if not spec.multi:
+        paths = (component or "",)
+    else:
+        parts = spec.names or _out_names(name, model, kwargs, xs, dims)
+        zarr.open_group(url, path=component or "", mode="a")
+        paths = tuple(f"{component}/{p}" if component else p for p in parts)
+    N = sum(lead)
+    for path, shp in zip(paths, shapes):
+        try:
+            zarr.create_array(url, name=path or None, shape=(N,) + tuple(shp), chunks=(c,) + tuple(shp),
+                              dtype="f8", compressors=compressors, overwrite=overwrite)
+        except zarr.errors.ContainsArrayError:
+            raise ShapeError(f"url: {url!r} already holds an array {path or '(root)'!r}; pass "
+                             "overwrite=True to replace it") from None
+    starts = tuple(int(s) for s in np.cumsum((0,) + lead[:-1]))
+    tasks = _block_tasks(name, model_delayed(model), kwargs, xs, arrs, len(lead), (url, paths, starts))
+    done = dask.delayed(sum, pure=True)(tasks)
+    if not compute:
+        return done
+    done.compute()
+    return zarr.open_group(url, path=component or "", mode="r+") if spec.multi else \
+        zarr.open_array(url, path=component or "", mode="r+")
+
+
 __all__ = [
     "FUNCTIONS",
     "NumbaThreads",
@@ -391,4 +535,6 @@ __all__ = [
     "model_token",
     "resolve",
     "set_worker_threads",
+    "to_zarr",
+    "write_block",
 ]

@@ -24,7 +24,6 @@ import dask.array as da  # noqa: E402
 import dqdyn  # noqa: E402
 from dqdyn import distributed as dd  # noqa: E402
 from dqdyn import sweep as sw  # noqa: E402
-from dqdyn.errors import UnknownNameError  # noqa: E402
 from dqdyn.errors import ChunkError, SchedulerError, ShapeError, UnknownNameError  # noqa: E402
 
 N = 1000
@@ -77,6 +76,85 @@ def test_apply_bit_identical_to_in_process_batch(client, model, states):
     got = dask.compute(*dd.apply(dqdyn.rnea_derivatives, model, Q, v, a))
     for g, ref in zip(got, dqdyn.rnea_derivatives(model, q, v, a)):
         assert np.array_equal(g, ref)
+
+
+def _transferred_keys(client) -> set:
+    """Keys every worker has received from another worker so far (distributed's transfer log)."""
+    logs = client.run(lambda dask_worker: [k for x in dask_worker.transfer_incoming_log for k in x["keys"]])
+    return {k for ks in logs.values() for k in ks}
+
+
+def test_each_worker_reads_the_input_chunks_it_computes(client, model, states, tmp_path):
+    # inputs straight from storage (memory-mapped .npy chunks, Zarr): each block's task reads
+    # its own chunks, so no input chunk moves between the two workers (with separate read tasks
+    # about a third of them did)
+    q, v, a = states
+    Q = da.from_array(q, chunks=(100, -1))
+    da.to_npy_stack(str(tmp_path / "q"), Q, axis=0)
+    da.to_npy_stack(str(tmp_path / "v"), da.from_array(v, chunks=(100, -1)), axis=0)
+    zarr.open_array(str(tmp_path / "a.zarr"), mode="w", shape=a.shape, chunks=(100, a.shape[1]),
+                    dtype="f8")[:] = a
+    ins = (da.from_npy_stack(str(tmp_path / "q"), mmap_mode="r"),
+           da.from_npy_stack(str(tmp_path / "v"), mmap_mode="r"), da.from_zarr(str(tmp_path / "a.zarr")))
+    names = {x.name for x in ins}
+    before = _transferred_keys(client)
+    for fn, args, ref in ((dqdyn.rnea, ins, dqdyn.rnea(model, q, v, a)),
+                          (dqdyn.aba, ins, dqdyn.aba(model, q, v, a))):
+        out = dd.apply(fn, model, *args).compute()
+        assert np.array_equal(out, ref)
+    moved = {k for k in _transferred_keys(client) - before if isinstance(k, tuple) and k[0] in names}
+    assert not moved, sorted(moved)[:5]
+
+
+def test_without_dask_task_spec_blocks_depend_on_their_chunks(model, states, monkeypatch):
+    # a dask without dask._task_spec (< 2024.12): plain delayed block tasks, same results
+    import sys
+
+    q, v, a = states
+    Q = da.from_array(q, chunks=(300, -1))
+    with monkeypatch.context() as mp:  # (only while the graph is built: dask itself imports it)
+        mp.setitem(sys.modules, "dask._task_spec", None)
+        r = dd.apply(dqdyn.rnea, model, Q, v, a[0])
+    g = dict(r.__dask_graph__())
+    blocks = [k for k in g if isinstance(k, str) and k.startswith("dqdyn-rnea-")]
+    from dask.core import get_dependencies
+
+    assert len(blocks) == 4
+    for k in blocks:  # each block task depends on its chunk of q (not fused with its read)
+        assert any(isinstance(d, tuple) and d[0] == Q.name for d in get_dependencies(g, k))
+    assert np.array_equal(r.compute(scheduler="sync"), dqdyn.rnea(model, q, v, a[0]))
+
+
+def test_to_zarr_writes_the_in_process_batch_one_task_per_chunk(client, model, states, tmp_path):
+    q, v, a = states
+    Q = da.from_array(q, chunks=(300, -1))  # 300, 300, 300, 100: Zarr chunks of 300
+    z = dd.to_zarr(dqdyn.rnea, model, Q, v, a, url=str(tmp_path / "t.zarr"), component="tau")
+    assert z.shape == (N, model.nv) and z.chunks == (300, model.nv)
+    assert np.array_equal(z[:], dqdyn.rnea(model, q, v, a))
+    # irregular chunks are made regular (no two tasks write one Zarr chunk); no compression
+    Qi = da.from_array(q, chunks=((100, 400, 300, 200), (model.nq,)))
+    z = dd.to_zarr("aba", model, Qi, v, a[0], url=str(tmp_path / "b.zarr"), compressors=None)
+    assert z.chunks == (400, model.nv) and z.compressors == ()
+    assert np.array_equal(z[:], dqdyn.aba(model, q, v, a[0]))
+    # a function returning a tuple: a group of one array per part
+    g = dd.to_zarr(dqdyn.rnea_derivatives, model, Q, v, a, url=str(tmp_path / "d.zarr"), component="d")
+    for part, ref in zip(("dtau_dq", "dtau_dv", "dtau_da"), dqdyn.rnea_derivatives(model, q, v, a)):
+        assert np.array_equal(g[part][:], ref)
+    # inputs in Zarr: one task per chunk (read, compute, write), no read or store tasks
+    ins = []
+    for k, x in (("q", q), ("v", v), ("a", a)):
+        zarr.open_array(str(tmp_path / f"{k}.zarr"), mode="w", shape=x.shape, chunks=(300, x.shape[1]),
+                        dtype="f8")[:] = x
+        ins.append(da.from_zarr(str(tmp_path / f"{k}.zarr")))
+    w = dd.to_zarr(dqdyn.rnea, model, *ins, url=str(tmp_path / "t.zarr"), component="tau",
+                   overwrite=True, compute=False)
+    opt = dict(w.__dask_optimize__(w.__dask_graph__(), [w.key]))
+    assert len([k for k in opt if isinstance(k, str) and k.startswith("dqdyn-rnea-zarr-")]) == 4
+    assert not [k for k in opt if isinstance(k, tuple)]  # no chunk of an input is a task of its own
+    assert w.compute() == N
+    assert np.array_equal(zarr.open_array(str(tmp_path / "t.zarr"), path="tau")[:], dqdyn.rnea(model, q, v, a))
+    with pytest.raises(ShapeError, match="overwrite=True"):
+        dd.to_zarr(dqdyn.rnea, model, Q, v, a, url=str(tmp_path / "t.zarr"), component="tau")
 
 
 def test_numpy_inputs_are_chunked_like_config(client, model, states):
