@@ -340,6 +340,7 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
         delayed = [None if x is None else x.to_delayed(optimize_graph=False).ravel() for x in arrs]
     graphs = [None if x is None else dict(x.__dask_graph__()) for x in arrs]
     keys = [None if x is None else [k[0] for k in x.__dask_keys__()] for x in arrs]
+    deps = [mdl] + [x for x in arrs if x is not None]  # (for the keys the fused tasks still need)
     tasks = []
     for i in range(nblocks):
         args = [x if k is None else k[i] for x, k in zip(xs, keys)]
@@ -364,7 +365,6 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
         task = Task(key, func, *head, name, TaskRef(mdl.key), kwargs, *refs)
         if reads:
             task = Task.fuse(*reads, task, key=key)
-        deps = [mdl] + [x for x in arrs if x is not None]
         tasks.append(Delayed(key, HighLevelGraph.from_collections(key, {key: task}, dependencies=deps)))
     return tasks
 
