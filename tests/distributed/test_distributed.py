@@ -107,7 +107,7 @@ def test_each_worker_reads_the_input_chunks_it_computes(client, model, states, t
 
 
 def test_without_dask_task_spec_blocks_depend_on_their_chunks(model, states, monkeypatch):
-    # a dask without dask._task_spec (< 2024.12): plain delayed block tasks, same results
+    # an older dask, without dask._task_spec: plain delayed block tasks, same results
     import sys
 
     q, v, a = states
