@@ -27,6 +27,8 @@ for name in sys.argv[1:] or ["panda","ur5"]:
     q = dqdyn.random_configuration(m, seed=0); v=np.random.default_rng(1).standard_normal(m.nv); a=np.random.default_rng(2).standard_normal(m.nv)
     qp = pin.randomConfiguration(pm); vp=np.zeros(pm.nv); ap=np.zeros(pm.nv)
     fr = m.frame_names[-1]; fid = pm.getFrameId(pm.frames[-1].name)
+    X = np.empty((m.nbodies + 1, 8))  # fkout / Jout: results into the caller's arrays (Pinocchio: its Data)
+    JJ = np.empty((6, m.nv))
     cases = [("rnea", lambda: dqdyn.rnea(m,q,v,a), lambda: pin.rnea(pm,pd,qp,vp,ap)),
              ("aba", lambda: dqdyn.aba(m,q,v,a), lambda: pin.aba(pm,pd,qp,vp,ap)),
              ("M", lambda: dqdyn.mass_matrix(m,q), lambda: pin.crba(pm,pd,qp)),
@@ -34,7 +36,9 @@ for name in sys.argv[1:] or ["panda","ur5"]:
              ("g", lambda: dqdyn.gravity(m,q), lambda: pin.computeGeneralizedGravity(pm,pd,qp)),
              ("Minv", lambda: dqdyn.mass_matrix_inverse(m,q), lambda: pin.computeMinverse(pm,pd,qp)),
              ("fk", lambda: dqdyn.forward_kinematics(m,q), lambda: pin.forwardKinematics(pm,pd,qp)),
+             ("fkout", lambda: dqdyn.forward_kinematics(m,q,out=X), lambda: pin.forwardKinematics(pm,pd,qp)),
              ("J", lambda: dqdyn.twist_jacobian(m,q,fr,frame="body"), lambda: pin.computeFrameJacobian(pm,pd,qp,fid,pin.LOCAL)),
+             ("Jout", lambda: dqdyn.twist_jacobian(m,q,fr,frame="body",out=JJ), lambda: pin.computeFrameJacobian(pm,pd,qp,fid,pin.LOCAL)),
              ("dRNEA", lambda: dqdyn.rnea_derivatives(m,q,v,a), lambda: pin.computeRNEADerivatives(pm,pd,qp,vp,ap)),
              ("dABA", lambda: dqdyn.aba_derivatives(m,q,v,a), lambda: pin.computeABADerivatives(pm,pd,qp,vp,ap)),
     ]

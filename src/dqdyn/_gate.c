@@ -60,9 +60,28 @@ static int tables_ok(PyObject *mi, PyObject *mf) {
            PyArray_DIM((PyArrayObject *)mi, 0) >= 1;
 }
 
-/* the kernel fn on checked tables mi, mf and the nin inputs args[0..nin-1] (see the top) */
+/* whether dest (an exact ndarray) can receive one state's result of shape (rows,) or
+   (rows, cols): float64, C-contiguous, aligned, writable, that shape, and no byte shared with an
+   input (a kernel reads its inputs while it writes its result) */
+static int dest_ok(PyArrayObject *d, Py_ssize_t rows, Py_ssize_t cols, double *const *bufs,
+                   const int64_t *lens, Py_ssize_t nin) {
+    int nd = cols >= 0 ? 2 : 1;
+    if (PyArray_TYPE(d) != NPY_DOUBLE || PyArray_NDIM(d) != nd || !PyArray_ISCARRAY(d) ||
+        PyArray_DIM(d, 0) != rows || (nd == 2 && PyArray_DIM(d, 1) != cols))
+        return 0;
+    char *lo = (char *)PyArray_DATA(d), *hi = lo + PyArray_NBYTES(d);
+    for (Py_ssize_t k = 0; k < nin; k++) {
+        if (bufs[k] == NULL) continue;
+        char *a = (char *)bufs[k], *b = a + lens[k] * (Py_ssize_t)sizeof(double);
+        if (a < hi && lo < b) return 0;
+    }
+    return 1;
+}
+
+/* the kernel fn on checked tables mi, mf and the nin inputs args[0..nin-1] (see the top); with
+   dest (not NULL, single states only) the result is written there instead of a new array */
 static PyObject *run_gate(kernel_t fn, PyObject *mi, PyObject *mf, Py_ssize_t rows,
-                          Py_ssize_t cols, PyObject *const *args, Py_ssize_t nin) {
+                          Py_ssize_t cols, PyObject *const *args, Py_ssize_t nin, PyObject *dest) {
     double *bufs[GATE_MAX_INPUTS + 1];
     int64_t lens[GATE_MAX_INPUTS + 1];
     double *base[GATE_MAX_INPUTS];
@@ -99,9 +118,18 @@ static PyObject *run_gate(kernel_t fn, PyObject *mi, PyObject *mf, Py_ssize_t ro
     npy_intp size = cols >= 0 ? rows * cols : rows;
     npy_intp dims[3] = {batch, rows, cols};
     int ndim = cols >= 0 ? 2 : 1;
-    PyObject *out = batch >= 0 ? PyArray_EMPTY(ndim + 1, dims, NPY_DOUBLE, 0)
-                               : PyArray_EMPTY(ndim, dims + 1, NPY_DOUBLE, 0);
-    if (out == NULL) return NULL;
+    PyObject *out;
+    if (dest != NULL) { /* the caller's array (out=): one state, checked here */
+        if (batch >= 0 || !PyArray_CheckExact(dest) ||
+            !dest_ok((PyArrayObject *)dest, rows, cols, bufs, lens, nin))
+            Py_RETURN_NONE;
+        Py_INCREF(dest);
+        out = dest;
+    } else {
+        out = batch >= 0 ? PyArray_EMPTY(ndim + 1, dims, NPY_DOUBLE, 0)
+                         : PyArray_EMPTY(ndim, dims + 1, NPY_DOUBLE, 0);
+        if (out == NULL) return NULL;
+    }
     double *res = (double *)PyArray_DATA((PyArrayObject *)out);
     int64_t *mip = (int64_t *)PyArray_DATA((PyArrayObject *)mi);
     double *mfp = (double *)PyArray_DATA((PyArrayObject *)mf);
@@ -143,7 +171,7 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         if (PyErr_Occurred()) return NULL;
         Py_RETURN_NONE;
     }
-    return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5);
+    return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5, NULL);
 }
 
 /* ------------------------------------------------------------------------ split
@@ -256,8 +284,10 @@ static PyObject *gate_split(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 /* ------------------------------------------------------------------------ bound entries
  * entry(resolve, nin, rows, cols[, scratch]): ``call`` with the kernel, its number of inputs
- * and the result's shape bound, called as entry(model, x0, ..., x{nin-1}) (any other count:
- * None): the tables are the model's ``mi`` and ``mf`` attributes, read here, and with
+ * and the result's shape bound, called as entry(model, x0, ..., x{nin-1}[, dest]) (any other
+ * count: None; dest: an array of the result's shape that receives it, for one state — float64,
+ * C-contiguous, writable, sharing no memory with an input, else None — and is returned): the
+ * tables are the model's ``mi`` and ``mf`` attributes, read here, and with
  * ``scratch`` true the model's workspace ``_scratch`` is passed as one more, last, input.  An
  * entry keeps the tables of the model of its last call (and a weak reference to it): a dqdyn
  * Model is never changed once built, and reading three attributes in C costs more than the
@@ -335,7 +365,10 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
                                   PyObject *kwnames) {
     EntryObject *e = (EntryObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames != NULL || nargs != 1 + e->nin) Py_RETURN_NONE;
+    /* entry(model, x0, ..., x{nin-1}[, dest]): dest, the caller's result array (out=) */
+    if (kwnames != NULL || (nargs != 1 + e->nin && nargs != 2 + e->nin)) Py_RETURN_NONE;
+    PyObject *dest = nargs == 2 + e->nin ? args[nargs - 1] : NULL;
+    if (dest != NULL) nargs--;
     if (e->fn == NULL) {
         PyObject *a = PyObject_CallNoArgs(e->resolve);
         if (a == NULL) return NULL;
@@ -362,7 +395,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     Py_ssize_t rows = entry_dim(e->rows, mi), cols = entry_dim(e->cols, mi);
     if (rows < 0 || cols < -1) Py_RETURN_NONE;
     /* (the kernel runs no Python: the cached tables stay alive through the call) */
-    return run_gate(e->fn, mi, mf, rows, cols, in, nin);
+    return run_gate(e->fn, mi, mf, rows, cols, in, nin, dest);
 }
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {

@@ -297,3 +297,52 @@ def test_a_model_without_dof_keeps_the_result_shapes(tmp_path):
     assert dqdyn.coriolis_matrix(m, z, z).shape == (0, 0)
     assert dqdyn.joint_jacobians(m, z).shape == (6, 0)
     assert dqdyn.forward_kinematics(m, z).shape == (1, 8)
+
+
+def test_forward_kinematics_into_out_through_the_gate(tree):
+    """``out=``: the gate writes one state's poses into the caller's array (nothing allocated) and
+    returns it; a batch, an ``out`` sharing memory with ``q`` or a bad ``out`` take the general
+    path, which checks ``out`` and gives the same bits."""
+    rng = np.random.default_rng(8)
+    q = dqdyn.random_configuration(tree, seed=rng)
+    ref = dqdyn.forward_kinematics(tree, q)
+    X = np.full((tree.nbodies + 1, 8), np.nan)
+    assert kinematics._FK_ENTRY(tree, q, X) is X  # the C gate itself took it
+    X[:] = np.nan
+    assert dqdyn.forward_kinematics(tree, q, out=X) is X
+    np.testing.assert_array_equal(X, ref)
+    Q = dqdyn.random_configuration(tree, size=4, seed=rng)
+    XB = np.empty((4, tree.nbodies + 1, 8))
+    assert dqdyn.forward_kinematics(tree, Q, out=XB) is XB
+    np.testing.assert_array_equal(XB, dqdyn.forward_kinematics(tree, Q))
+    # q inside out's memory: the gate declines (a kernel reads q while writing), the result is right
+    buf = np.zeros((tree.nbodies + 1) * 8)
+    buf[: tree.nq] = q
+    Xo = buf.reshape(tree.nbodies + 1, 8)
+    assert kinematics._FK_ENTRY(tree, buf[: tree.nq], Xo) is None
+    assert dqdyn.forward_kinematics(tree, buf[: tree.nq], out=Xo) is Xo
+    np.testing.assert_array_equal(Xo, ref)
+    for bad in (np.empty((tree.nbodies, 8)), np.empty((tree.nbodies + 1, 8), np.float32),
+                np.empty((8, tree.nbodies + 1)).T, np.empty((tree.nbodies + 1, 8))[None][:, :, ::1][0][::-1]):
+        assert kinematics._FK_ENTRY(tree, q, bad) is None
+        with pytest.raises(ShapeError, match="out must be"):
+            dqdyn.forward_kinematics(tree, q, out=bad)
+
+
+def test_twist_jacobian_into_out_through_the_gate(tree):
+    """``twist_jacobian(..., out=)`` as ``forward_kinematics``: the gate fills ``out`` (every
+    entry: ``out`` starts as NaN) for one state, the general path for a batch or a bad ``out``."""
+    rng = np.random.default_rng(9)
+    q = dqdyn.random_configuration(tree, seed=rng)
+    name = tree.frame_names[-1]
+    for frame in ("body", "spatial", "world_aligned"):
+        ref = dqdyn.twist_jacobian(tree, q, name, frame)
+        J = np.full((6, tree.nv), np.nan)
+        assert dqdyn.twist_jacobian(tree, q, name, frame, out=J) is J
+        np.testing.assert_array_equal(J, ref)
+    Q = dqdyn.random_configuration(tree, size=3, seed=rng)
+    JB = np.full((3, 6, tree.nv), np.nan)
+    assert dqdyn.twist_jacobian(tree, Q, name, out=JB) is JB
+    np.testing.assert_array_equal(JB, dqdyn.twist_jacobian(tree, Q, name))
+    with pytest.raises(ShapeError, match="out must be"):
+        dqdyn.twist_jacobian(tree, q, name, out=np.empty((6, tree.nv + 1)))

@@ -232,3 +232,11 @@ def out_batch(out, shape: tuple, name: str = "out") -> np.ndarray | None:
             f"{type(out).__name__} {getattr(out, 'dtype', '')} {np.shape(out)}"
         )
     return np.asarray(out)
+
+
+def into_out(out, x: np.ndarray) -> np.ndarray:
+    """``x`` copied into ``out`` (checked as :func:`out_batch` checks it: ``x``'s shape), and
+    ``out`` returned: the general path of a public function whose fast path writes into ``out``
+    in the C gate (a copy, so ``out`` may share memory with the inputs)."""
+    out_batch(out, x.shape)[...] = x
+    return out

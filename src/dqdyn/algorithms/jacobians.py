@@ -57,6 +57,7 @@ from .boundary import (
     broadcast_batch,
     check_finite,
     check_q,
+    into_out,
     raise_status,
 )
 from .configuration import _check, _q_in, _v_in
@@ -484,7 +485,7 @@ def jacobian_drift_batch(mi, mf, Q, V, body, placement, frame, X, J, JDV, XF, st
 
 
 # =============================================================================== public API
-def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
+def twist_jacobian(model: Model, q, name, frame: str = "body", *, out=None) -> np.ndarray:
     """Twist Jacobian of a frame: ``ξ_f = J(q) v``.
 
     Parameters
@@ -498,6 +499,9 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
         Where the twist is expressed: ``"body"`` — in the frame itself (Pinocchio ``LOCAL``);
         ``"spatial"`` — in F_0 at F_0's origin (``WORLD``); ``"world_aligned"`` — at the frame's
         origin with F_0's axes (``LOCAL_WORLD_ALIGNED``).
+    out : ndarray, shape (..., 6, nv), optional
+        Receives ``J`` and is returned (float64, C-contiguous, writable), as Pinocchio writes
+        into its ``Data``: a single state then allocates nothing.
 
     Returns
     -------
@@ -521,11 +525,14 @@ def twist_jacobian(model: Model, q, name, frame: str = "body") -> np.ndarray:
         body, pl = model._index["frame_cache"][name]
     except (AttributeError, KeyError, TypeError):
         body, pl = _resolve_frame(model, name)
-    r = _JACOBIAN_ENTRY(model, q, pl, body, code)
+    r = _JACOBIAN_ENTRY(model, q, pl, body, code) if out is None else \
+        _JACOBIAN_ENTRY(model, q, pl, body, code, out)
     if type(r) is ND:
         return r
     if r is not None and r != BAD_SHAPE:
         raise_status(model, r)
+    if out is not None:  # (the gate declined it: a batch, an overlap with q, or a bad out)
+        return into_out(out, twist_jacobian(model, q, name, frame))
     if type(q) is ND and q.ndim == 1:
         J = np.empty((6, model.nv))
         try:

@@ -57,6 +57,7 @@ from .boundary import (
     broadcast_batch,
     check_finite,
     check_q,
+    into_out,
     raise_status,
 )
 from .configuration import (  # noqa: F401  (re-exported: every kinematic function from here)
@@ -367,16 +368,20 @@ def _frame_code(frame: str) -> int:
         ) from None
 
 
-def forward_kinematics(model: Model, q) -> np.ndarray:
+def forward_kinematics(model: Model, q, *, out=None) -> np.ndarray:
     """Poses ``x_i^0`` of every body as unit dual quaternions, shape (..., nbodies+1, 8).
 
-    Index 0 is the world (identity).  ``q`` has shape (..., nq).
+    Index 0 is the world (identity).  ``q`` has shape (..., nq).  ``out``: an array of the
+    result's shape (float64, C-contiguous, writable) that receives the poses and is returned,
+    as Pinocchio writes into its ``Data``: a single state then allocates nothing.
     """
-    r = _FK_ENTRY(model, q)
+    r = _FK_ENTRY(model, q) if out is None else _FK_ENTRY(model, q, out)
     if type(r) is ND:
         return r
     if r is not None and r != BAD_SHAPE:
         raise_status(model, r)
+    if out is not None:  # (the gate declined it: a batch, an overlap with q, or a bad out)
+        return into_out(out, forward_kinematics(model, q))
     if type(q) is ND and q.ndim == 1:
         X = np.empty((model.mi.shape[0], 8))
         try:
