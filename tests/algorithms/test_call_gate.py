@@ -346,3 +346,41 @@ def test_twist_jacobian_into_out_through_the_gate(tree):
     np.testing.assert_array_equal(JB, dqdyn.twist_jacobian(tree, Q, name))
     with pytest.raises(ShapeError, match="out must be"):
         dqdyn.twist_jacobian(tree, q, name, out=np.empty((6, tree.nv + 1)))
+
+
+OUT_CALLS = {  # name: (call with out, the result's shape)
+    "rnea": (lambda m, q, v, a, o: dqdyn.rnea(m, q, v, a, out=o), lambda m: (m.nv,)),
+    "nonlinear_effects": (lambda m, q, v, a, o: dqdyn.nonlinear_effects(m, q, v, out=o), lambda m: (m.nv,)),
+    "gravity": (lambda m, q, v, a, o: dqdyn.gravity(m, q, out=o), lambda m: (m.nv,)),
+    "mass_matrix": (lambda m, q, v, a, o: dqdyn.mass_matrix(m, q, out=o), lambda m: (m.nv, m.nv)),
+    "coriolis_matrix": (lambda m, q, v, a, o: dqdyn.coriolis_matrix(m, q, v, out=o), lambda m: (m.nv, m.nv)),
+    "aba": (lambda m, q, v, a, o: dqdyn.aba(m, q, v, a, out=o), lambda m: (m.nv,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_of_one_state_goes_through_the_gate(tree, name, monkeypatch):
+    """``out=`` for one state: written by the gate (numba's dispatcher path made unreachable
+    here), the allocating call's bits, ``out`` returned; a batch with ``out`` as before."""
+    f, shape = OUT_CALLS[name]
+    rng = np.random.default_rng(10)
+    q = dqdyn.random_configuration(tree, seed=rng)
+    v, a = rng.normal(size=(2, tree.nv))
+    ref = CALLS[name](tree, q, v, a)
+    def dispatcher(*args):
+        raise AssertionError("out= of one state took numba's dispatcher, not the gate")
+
+    for mod in MODULES:  # the single-state dispatcher entries: any use of them fails the test
+        for attr in ("_RNEA", "_NLE", "_GRAVITY", "_CRBA", "_CORIOLIS", "_ABA"):
+            if hasattr(mod, attr):
+                monkeypatch.setattr(mod, attr, dispatcher)
+    o = np.full(shape(tree), np.nan)
+    assert f(tree, q, v, a, o) is o
+    np.testing.assert_array_equal(o, ref)
+    monkeypatch.undo()
+    Q = dqdyn.random_configuration(tree, size=3, seed=rng)
+    V, A = rng.normal(size=(2, 3, tree.nv))
+    OB = np.full((3,) + shape(tree), np.nan)
+    r = f(tree, Q, V, A, OB)  # (a view of OB, as before)
+    assert np.shares_memory(r, OB)
+    np.testing.assert_array_equal(OB, CALLS[name](tree, Q, V, A))

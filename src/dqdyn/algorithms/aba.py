@@ -183,8 +183,8 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         The articulated inertia seen by a joint is singular (a joint that moves no mass); the
         message names the joint.
     """
-    if fext is None and out is None:
-        r = _ABA_ENTRY(model, q, v, tau)
+    if fext is None:
+        r = _ABA_ENTRY(model, q, v, tau) if out is None else _ABA_ENTRY(model, q, v, tau, out)
         if type(r) is ND:
             return r
         if r == MIMIC:

@@ -309,12 +309,11 @@ def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
     ``Ṁ − 2C`` skew-symmetric (the Christoffel-consistent factorization, as in Pinocchio's
     ``computeCoriolisMatrix``, in dqdyn's velocity layouts)."""
     nv = model.nv
-    if out is None:
-        r = _CORIOLIS_ENTRY(model, q, v)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    r = _CORIOLIS_ENTRY(model, q, v) if out is None else _CORIOLIS_ENTRY(model, q, v, out)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         C = _empty((nv, nv)) if out is None else out
         try:

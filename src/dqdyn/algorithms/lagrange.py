@@ -618,12 +618,11 @@ def _raiser(model: Model, batch: tuple):
 
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
-    if out is None:
-        r = _GRAVITY_ENTRY(model, q)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    r = _GRAVITY_ENTRY(model, q) if out is None else _GRAVITY_ENTRY(model, q, out)  # (gate.py: out=)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:
@@ -644,12 +643,11 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
 
 def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
-    if out is None:
-        r = _NLE_ENTRY(model, q, v)
-        if type(r) is ND:
-            return r
-        if r is not None and r != BAD_SHAPE:
-            raise_status(model, r)
+    r = _NLE_ENTRY(model, q, v) if out is None else _NLE_ENTRY(model, q, v, out)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     if type(q) is ND and q.ndim == 1:
         tau = _empty(model.nv) if out is None else out
         try:
@@ -693,8 +691,8 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     NotUnitError
         A spherical or free joint's (dual) quaternion is off the unit sphere.
     """
-    if out is None and method == "crba":
-        r = _CRBA_ENTRY(model, q)
+    if method == "crba":
+        r = _CRBA_ENTRY(model, q) if out is None else _CRBA_ENTRY(model, q, out)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:

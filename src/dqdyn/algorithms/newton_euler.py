@@ -652,8 +652,8 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         A spherical or free joint's (dual) quaternion is off the unit sphere
         (:func:`~dqdyn.normalize_configuration` fixes it).
     """
-    if fext is None and out is None:
-        r = _RNEA_ENTRY(model, q, v, a)
+    if fext is None:
+        r = _RNEA_ENTRY(model, q, v, a) if out is None else _RNEA_ENTRY(model, q, v, a, out)
         if type(r) is ND:
             return r
         if r is not None and r != BAD_SHAPE:
