@@ -227,7 +227,7 @@ def main(argv=None):
                 k = N // 2
                 ref = getattr(dqdyn, fn)(m, mm["q"][k:k + 1000], mm["v"][k:k + 1000], mm["a"][k:k + 1000])
                 rows.append({"function": fn, "run": f"dask w{nw}{src}" + (" dd.to_zarr" if wr == "to_zarr" else ""),
-                             "workers": nw,
+                             "workers": nw, "inputs": src.strip() or "zarr", "writer": wr,
                              "threads": threads[0] if len(threads) == 1 else str(threads),
                              "seconds": t, "states_per_s": N / t,
                              "cpu_s": c, "states_per_cpu_s": N / c,
@@ -251,10 +251,8 @@ def main(argv=None):
             if cluster is not None:
                 cluster.close()
     for fn in fns:
-        for tail in {r["run"].split(" ", 2)[2] if r["run"].count(" ") > 1 else ""
-                     for r in rows if r["run"].startswith("dask")}:
-            dk = [r for r in rows if r["function"] == fn and r["run"].startswith("dask w")
-                  and (r["run"].split(" ", 2)[2] if r["run"].count(" ") > 1 else "") == tail]
+        for kind in {(r["inputs"], r["writer"]) for r in rows if "writer" in r}:
+            dk = [r for r in rows if r["function"] == fn and (r.get("inputs"), r.get("writer")) == kind]
             if len(dk) >= 2:
                 for r in dk:
                     r["scaling_vs_first"] = r["states_per_s"] / dk[0]["states_per_s"]

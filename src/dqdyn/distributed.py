@@ -493,9 +493,8 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
     name, xs, arrs, lead = _prepare(fn, model, arrays, chunks)
     spec = FUNCTIONS[name]
     dims = [model.nq if k == "q" else model.nv for k in spec.inputs]
-    c = max(lead)
+    c, N = max(lead), sum(lead)
     if any(n != c for n in lead[:-1]):  # irregular: one Zarr chunk per task needs regular chunks
-        N = sum(lead)
         lead = tuple(min(c, N - s) for s in range(0, N, c))
         arrs = [None if x is None else x.rechunk({0: lead}) for x in arrs]
     shapes = _out_shapes(name, model, kwargs, xs, dims)
@@ -505,7 +504,6 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
         parts = spec.names or _out_names(name, model, kwargs, xs, dims)
         zarr.open_group(url, path=component or "", mode="a")
         paths = tuple(f"{component}/{p}" if component else p for p in parts)
-    N = sum(lead)
     for path, shp in zip(paths, shapes):
         try:
             zarr.create_array(url, name=path or None, shape=(N,) + tuple(shp), chunks=(c,) + tuple(shp),
