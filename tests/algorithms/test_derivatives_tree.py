@@ -516,6 +516,34 @@ def test_spd_inverse_against_numpy_and_refusals():
         assert not spd_inverse(A, 2, np.zeros((2, 2)), np.empty((2, 2)))
 
 
+def test_cholesky_with_reciprocal_diagonal_against_scipy():
+    """``linalg.chol_factor_r`` and its solves (the Udwadia–Kalaba kernel's: no division but the
+    n reciprocals) against scipy's Cholesky factor and triangular solves, and False for an
+    indefinite, a singular and a NaN matrix."""
+    import scipy.linalg as sl
+
+    from dqdyn.algorithms.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r
+
+    rng = np.random.default_rng(6)
+    for n in (1, 3, 7, 12):
+        B = rng.normal(size=(n, n))
+        A = B @ B.T + 0.1 * np.eye(n)
+        L, d = np.zeros((n, n)), np.empty(n)
+        assert chol_factor_r(A, n, L, d)
+        ref = sl.cholesky(A, lower=True)
+        np.testing.assert_allclose(np.tril(L), ref, rtol=0, atol=1e-13 * np.abs(ref).max())
+        np.testing.assert_array_equal(d, 1.0 / np.diag(L))
+        x = rng.normal(size=n)
+        y = x.copy()
+        lower_solve_r(L, d, n, y)
+        np.testing.assert_allclose(y, sl.solve_triangular(ref, x, lower=True), rtol=1e-11, atol=1e-12)
+        y = x.copy()
+        lower_t_solve_r(L, d, n, y)
+        np.testing.assert_allclose(y, sl.solve_triangular(ref, x, lower=True, trans="T"), rtol=1e-11, atol=1e-12)
+    for A in (np.diag([1.0, -1.0]), np.zeros((2, 2)), np.array([[1.0, np.nan], [np.nan, 1.0]])):
+        assert not chol_factor_r(A, 2, np.zeros((2, 2)), np.empty(2))
+
+
 def _chain(n, seed, branch_at=None):
     """A chain of ``n`` 1-DoF links (revolute and prismatic, tilted axes), optionally with a
     second 1-DoF branch of n/2 links from link ``branch_at``."""

@@ -41,12 +41,6 @@ def _cases():
 CASES = _cases()
 
 
-@pytest.fixture
-def general_path_only(monkeypatch):
-    """Make the compiled path unavailable: every call takes the general path."""
-    monkeypatch.setattr(D, "_compiled_call", lambda *a, **k: None)
-
-
 def _general(m, q, v, tau, cons, **kw):
     r = cfd(m, q[None], v[None], tau[None], cons, **kw)  # (a batch: always the general path)
     return [x[0] for x in r]
@@ -60,9 +54,9 @@ def test_compiled_path_equals_the_general_path_and_kkt(name, m, cons, q0, baumga
     v = null_velocity(m, cons, q, rng) + 0.01 * rng.normal(size=m.nv) if cons else rng.normal(size=m.nv)
     tau = rng.normal(size=m.nv)
     calls = []
-    orig = D._compiled_call
-    monkeypatch.setattr(D, "_compiled_call", lambda *a: calls.append(1) or orig(*a))
-    monkeypatch.setattr(D, "stack_terms", _refuse)
+    split = D.SPLIT
+    monkeypatch.setattr(D, "SPLIT", lambda *a: calls.append(1) or split(*a))
+    monkeypatch.setattr(D, "stack_terms", _refuse)  # (the general path fails here)
     r = cfd(m, q, v, tau, cons, baumgarte=baumgarte)
     monkeypatch.undo()
     assert calls, "the compiled path did not run"
@@ -161,3 +155,114 @@ def test_udwadia_kalaba_takes_cholesky_only_where_the_pseudo_inverse_is_the_inve
     M, h = dqdyn.mass_matrix(m7, q7), dqdyn.nonlinear_effects(m7, q7, v)
     qdd_kkt = kkt_solve(M, tau - h, res.A, res.b)[0]
     np.testing.assert_allclose(res.qdd, qdd_kkt, rtol=0, atol=1e-9 * (1 + np.abs(qdd_kkt).max()))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_world_frame_sweep_gives_crba_and_rnea(seed):
+    """``derivatives.dynamics_sweep`` (the one-call kernel's ``M`` and ``h``: one world-frame
+    sweep, its composite inertias and forces) against the body-frame CRBA and dqNE of
+    ``mass_matrix`` / ``nonlinear_effects`` on random trees of every joint type, and against
+    Pinocchio's ``crba`` / ``nonLinearEffects`` where the velocity conventions agree."""
+    from dqdyn.algorithms.derivatives import dynamics_sweep, dynamics_sweep_size
+
+    m = dqdyn.random_tree(9, seed=seed)
+    rng = np.random.default_rng(seed)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    ws = np.full(dynamics_sweep_size(m.nbodies + 1, m.nv), np.nan)
+    M, h = np.full((m.nv, m.nv), np.nan), np.full(m.nv, np.nan)
+    dynamics_sweep(m.mi, m.mf, q, v, ws, M, h)
+    M0, h0 = dqdyn.mass_matrix(m, q), dqdyn.nonlinear_effects(m, q, v)
+    np.testing.assert_allclose(M, M0, rtol=0, atol=1e-12 * np.abs(M0).max())
+    np.testing.assert_allclose(h, h0, rtol=0, atol=1e-12 * (1 + np.abs(h0).max()))
+    from pinconv import pin, pin_from_model, q_to_pin, v_transform
+
+    mp = dqdyn.random_tree(9, joint_types=("revolute", "prismatic", "helical", "spherical", "free"), seed=seed)
+    pm, _ = pin_from_model(mp)
+    pd = pm.createData()
+    q = dqdyn.random_configuration(mp, seed=rng)
+    v = rng.normal(size=mp.nv)
+    ws = np.empty(dynamics_sweep_size(mp.nbodies + 1, mp.nv))
+    M, h = np.empty((mp.nv, mp.nv)), np.empty(mp.nv)
+    dynamics_sweep(mp.mi, mp.mf, q, v, ws, M, h)
+    T = v_transform(mp, pm, q)
+    qp = q_to_pin(mp, pm, q)
+    Mp = pin.crba(pm, pd, qp)
+    Mp = np.triu(Mp) + np.triu(Mp, 1).T
+    np.testing.assert_allclose(T.T @ Mp @ T, M, rtol=0, atol=1e-10 * np.abs(M).max())
+    np.testing.assert_allclose(T.T @ pin.nonLinearEffects(pm, pd, qp, T @ v), h, rtol=0,
+                               atol=1e-10 * (1 + np.abs(h).max()))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_constraint_frames_from_the_sweep_equal_the_drift_kernel(seed):
+    """The one-call kernel's frame rows (``dynamics._frame``: J and J̇ v from the sweep's world
+    axes, twists and bias accelerations) against ``jacobians.jacobian_drift_kernel`` (a pass
+    from the frame to the root in the frame's axes, itself tested against Pinocchio and
+    finite differences) for every body of random trees, frames placed off the body, in the
+    frame's axes and world-aligned."""
+    from dqdyn.algorithms.derivatives import dynamics_sweep, dynamics_sweep_size
+    from dqdyn.algorithms.jacobians import jacobian_drift_kernel
+    from dqdyn.constraints.base import frame_rotation
+    from dqdyn.algebra._core import pose_translation
+
+    m = dqdyn.random_tree(9, seed=seed)
+    rng = np.random.default_rng(10 + seed)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v = rng.normal(size=m.nv)
+    ws = np.empty(dynamics_sweep_size(m.nbodies + 1, m.nv))
+    dynamics_sweep(m.mi, m.mf, q, v, ws, np.empty((m.nv, m.nv)), np.empty(m.nv))
+    for body in range(m.nbodies + 1):
+        pl = dqdyn.algebra.pose_from_rt(dqdyn.algebra.quat_from_axis_angle(rng.normal(size=3), rng.normal()),
+                                        rng.normal(size=3))
+        for code in (0, 2):
+            J1, jdv1, x1 = np.zeros((6, m.nv)), np.empty(6), np.empty(8)
+            assert jacobian_drift_kernel(m.mi, m.mf, q, v, body, pl, code, np.empty((5, 8)), J1, jdv1, x1) == 0
+            J2, jdv2, R, p = np.full((6, m.nv), np.nan), np.full(6, np.nan), np.empty((3, 3)), np.empty(3)
+            D._frame(m.mi, m.mf, q, body, pl, code, ws, J2, jdv2, R, p, np.empty(16))
+            R1, p1 = np.empty((3, 3)), np.empty(3)
+            frame_rotation(x1, R1)
+            pose_translation(x1, p1)
+            scale = 1 + np.abs(J1).max()
+            np.testing.assert_allclose(J2, J1, rtol=0, atol=1e-12 * scale)
+            np.testing.assert_allclose(jdv2, jdv1, rtol=0, atol=1e-11 * (1 + np.abs(jdv1).max()))
+            np.testing.assert_allclose(R, R1, rtol=0, atol=1e-13)
+            np.testing.assert_allclose(p, p1, rtol=0, atol=1e-12 * (1 + np.abs(p1).max()))
+
+
+def test_compiled_path_far_from_the_world_origin_and_with_mimic_joints():
+    """The sweep puts the root body at the origin of the world axes: the mobile manipulator
+    2 km from the origin keeps the general path's and the KKT solution's digits.  A model with
+    mimic joints takes the general path (the sweep has one column per velocity), same answer."""
+    m, cons, q0 = mobile_manipulator()
+    rng = np.random.default_rng(4)
+    q = q0.copy()
+    q[0], q[1] = 1500.0, -1300.0  # the planar base's x, y
+    v = null_velocity(m, cons, q, rng)
+    tau = rng.normal(size=m.nv)
+    r = cfd(m, q, v, tau, cons)
+    ref = _general(m, q, v, tau, cons)
+    for ours, theirs in zip(r, ref):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-11, atol=1e-11 * (1 + np.abs(theirs).max(initial=0.0)))
+    M, h = dqdyn.mass_matrix(m, q), dqdyn.nonlinear_effects(m, q, v)
+    qdd = kkt_solve(M, tau - h, r.A, r.b)[0]
+    np.testing.assert_allclose(r.qdd, qdd, rtol=0, atol=1e-10 * (1 + np.abs(qdd).max()))
+    # mimic: a 7R chain whose last joint follows j2
+    b = dqdyn.ModelBuilder("mimic7")
+    parent = "world"
+    for k in range(7):
+        b.add_body(f"l{k}", parent, "revolute", joint_name=f"j{k}", axis=tuple(rng.normal(size=3)), xyz=(0.1, 0.0, 0.2),
+                   mass=1.0, com=(0.05, 0.0, 0.0), inertia=np.diag([0.01, 0.02, 0.03]),
+                   **({"mimic": ("j2", 0.5, 0.1)} if k == 6 else {}))
+        parent = f"l{k}"
+    mm = b.build()
+    assert mm.nv == 6
+    qm = rng.normal(size=mm.nq)
+    xm = dqdyn.frame_pose(mm, qm, "l6")
+    cm = [LoopClosure((0, xm), "l6", "3d")]
+    vm = null_velocity(mm, cm, qm, rng)
+    tm = rng.normal(size=mm.nv)
+    r = cfd(mm, qm, vm, tm, cm)
+    M, h = dqdyn.mass_matrix(mm, qm), dqdyn.nonlinear_effects(mm, qm, vm)
+    qdd = kkt_solve(M, tm - h, r.A, r.b)[0]
+    np.testing.assert_allclose(r.qdd, qdd, rtol=0, atol=1e-9 * (1 + np.abs(qdd).max()))

@@ -283,6 +283,68 @@ def _ws_size(nb1, nv):
     return nb1 * (8 + 6 + 6 + 10 + 10 + 9 + 6 + 6 + 6) + nv * 8 * 6 + 64
 
 
+@ijit
+def _base_motion(mf, Vw, Aw):
+    """``𝒱_0 = 0`` and, gravity as the base acceleration, ``𝒜_0 = −g`` (Kim's footnote 6)."""
+    for r in range(6):
+        Vw[0, r] = 0.0
+        Aw[0, r] = 0.0
+    Aw[0, 3] = -mf[0, MF_GRAVITY]
+    Aw[0, 4] = -mf[0, MF_GRAVITY + 1]
+    Aw[0, 5] = -mf[0, MF_GRAVITY + 2]
+
+
+@ijit
+def _body_pose(mi, mf, q, i, X, ax, xj, xl):
+    """Body ``i``'s pose ``X[i] = X[λ] x_i^λ`` (module docstring, "forward"); a root body's
+    pose is put at the origin of the world axes.  ``ax``: the joint's axis (``mf``'s row);
+    ``xj``, ``xl``: 8 scratch floats each."""
+    p = mi[i, MI_PARENT]
+    joint_transform(mi[i, MI_JTYPE], ax, mf[i, MF_PITCH], q, mi[i, MI_IQ],
+                    mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
+    if p > 0:
+        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, xl)
+        dq_mul(X[p], xl, X[i])
+    else:  # a root body: the sweep's fixed frame is put at its origin (world axes), so
+        # nothing depends on how far the robot is from the world origin (the derivatives
+        # do not: they are the same in any fixed frame), and no precision is lost with it
+        dq_mul(mf[i, MF_PLACEMENT : MF_PLACEMENT + 8], xj, X[i])
+        X[i, 4] = X[i, 5] = X[i, 6] = X[i, 7] = 0.0
+
+
+@ijit
+def _body_motion(mi, mf, q, v, a, i, X, Vw, Aw, Sv, ax, sa, t, t2):
+    """Body ``i``'s world twist ``𝒱_i = 𝒱_λ + Sv`` and acceleration ``𝒜_i = 𝒜_λ + 𝒱_i × Sv +
+    Ad(x_i)(S q̈ + Ṡ q̇)`` (module docstring, "forward"), ``Sv = Ad(x_i) S q̇`` given.  An empty
+    ``a``: ``q̈ = 0``.  ``ax``: the joint's axis (``mf``'s row).  ``sa``, ``t``, ``t2``: 6 scratch
+    floats each.  (The scratch views are made
+    once by the callers: a view made per body cost a reference-count pair each, ~8 % of a
+    derivative kernel.)"""
+    jt = mi[i, MI_JTYPE]
+    p = mi[i, MI_PARENT]
+    for r in range(6):
+        Vw[i, r] = Vw[p, r] + Sv[r]
+    if a.shape[0] == 0 and jt != PLANAR:  # q̈ = 0 and Ṡ q̇ = 0 (S moves with q for the planar joint only)
+        cross6(Vw[i], Sv, t)
+        for r in range(6):
+            Aw[i, r] = Aw[p, r] + t[r]
+        return
+    iq = mi[i, MI_IQ]
+    iv = mi[i, MI_IV]
+    if a.shape[0] == 0:
+        for r in range(6):
+            sa[r] = 0.0
+    else:
+        joint_velocity(jt, ax, mf[i, MF_PITCH], q, iq, a, iv, mf[i, MF_SCALE], sa)
+    joint_velocity_bias(jt, q, iq, v, iv, t)
+    for r in range(6):
+        sa[r] += t[r]
+    ad6(X[i], sa, t2)
+    cross6(Vw[i], Sv, t)
+    for r in range(6):
+        Aw[i, r] = Aw[p, r] + t[r] + t2[r]
+
+
 @fjit
 def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp):
@@ -422,7 +484,7 @@ def _mass_sweep(mi, Pc, S, Fa, M):
                 Pc[p, r] += P[r]
 
 
-@fjit
+@ijit  # (inlined: the derivative kernels contract its FMAs, dynamics_sweep's callers do not)
 def _bias_sweep(mi, Fc, S, tau0):
     """Composite forces only: ``τ₀ = ⟨𝒮, F⟩`` (RNEA's backward pass; ``Fc`` is accumulated)."""
     nb1 = mi.shape[0]
@@ -434,6 +496,77 @@ def _bias_sweep(mi, Fc, S, tau0):
         if p > 0:
             for r in range(6):
                 Fc[p, r] += Fc[i, r]
+
+
+@ijit
+def dynamics_sweep_size(nb1, nv):
+    """Floats of :func:`dynamics_sweep`'s scratch for ``nb1`` bodies (world included), ``nv``
+    velocities."""
+    return nb1 * (8 + 6 + 6 + 10 + 6) + nv * 12 + 46
+
+
+@ijit
+def dynamics_sweep(mi, mf, q, v, ws, M, h):
+    """``M(q)`` and ``h(q, v) = τ(q, v, 0)`` (gravity included) in one world-frame sweep: the
+    forward sweep of the module docstring at ``q̈ = 0`` without the derivative columns (pose,
+    twist, bias acceleration, world inertia and force of each body), then the composite
+    inertias' ``M_kc = ⟨𝒮_k, ℐ^c_i 𝒮_c⟩`` (:func:`_mass_sweep`, seed 002 §1B.10) and the
+    composite forces' ``h = ⟨𝒮, F⟩`` (:func:`_bias_sweep`, RNEA's backward pass).  One forward
+    kinematics for both (CRBA and RNEA each make their own).  It also leaves in ``ws``
+    (:func:`sweep_views`) what constraint rows read: poses ``X`` (each root body at the origin
+    of the world axes), world motion axes ``S`` (one column per velocity), twists ``Vw`` and
+    bias accelerations ``Aw`` (``Aw[0] = −g``: gravity is in every ``Aw[i]``).  Models without
+    mimic joints (every body's ``S`` its own velocities); ``q`` and ``v`` are not checked here."""
+    nb1 = mi.shape[0]
+    nv = v.shape[0]
+    X, S, Vw, Aw, Pc, Fc, Fa, tmp = sweep_views(ws, nb1, nv)
+    a = tmp[46:46]  # (empty: q̈ = 0)
+    xj, xl, sv, sa, t, t2, Sv = tmp[0:8], tmp[8:16], tmp[16:22], tmp[22:28], tmp[28:34], tmp[34:40], tmp[40:46]
+    H = sa
+    _base_motion(mf, Vw, Aw)
+    for i in range(1, nb1):
+        ax = mf[i, MF_AXIS : MF_AXIS + 3]
+        _body_pose(mi, mf, q, i, X, ax, xj, xl)
+        x = X[i]
+        jt = mi[i, MI_JTYPE]
+        iv = mi[i, MI_IV]
+        for r in range(6):
+            Sv[r] = 0.0
+        for k in range(joint_nv(jt)):  # the axes 𝒮_c = Ad(x_i) S_c, and Ad(x_i) S q̇ = Σ 𝒮_c q̇_c
+            c = iv + k
+            joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, sv)
+            ad6(x, sv, S[c])
+            w = v[c]
+            for r in range(6):
+                Sv[r] += S[c, r] * w
+        _body_motion(mi, mf, q, v, a, i, X, Vw, Aw, Sv, ax, sa, t, t2)
+        _world_inertia(mf, i, x, Pc[i])
+        _inertia_apply(Pc[i], Vw[i], H)
+        _inertia_apply(Pc[i], Aw[i], Fc[i])
+        cross6(Vw[i], H, t)
+        for r in range(6):
+            Fc[i, r] += t[r]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    _mass_sweep(mi, Pc, S, Fa, M)
+    _bias_sweep(mi, Fc, S, h)
+
+
+@ijit
+def sweep_views(ws, nb1, nv):
+    """``X, S, Vw, Aw, Pc, Fc, Fa, tmp`` of :func:`dynamics_sweep`'s scratch ``ws``."""
+    X = view(ws, 0, (nb1, 8))
+    o = 8 * nb1
+    Vw = view(ws, o, (nb1, 6))
+    Aw = view(ws, o + 6 * nb1, (nb1, 6))
+    Fc = view(ws, o + 12 * nb1, (nb1, 6))
+    Pc = view(ws, o + 18 * nb1, (nb1, 10))
+    o += 28 * nb1
+    S = view(ws, o, (nv, 6))
+    Fa = view(ws, o + 6 * nv, (nv, 6))
+    o += 12 * nv
+    return X, S, Vw, Aw, Pc, Fc, Fa, ws[o:]
 
 
 @fjit

@@ -35,6 +35,49 @@ def chol_factor(A, n, L):
 
 
 @njit
+def chol_factor_r(A, n, L, d):
+    """:func:`chol_factor` keeping the reciprocals ``d = 1 / diag(L)`` and dividing by nothing
+    else: n divisions instead of n(n + 1)/2, and none in :func:`lower_solve_r` /
+    :func:`lower_t_solve_r`.  On the small systems of the constraint solve (n ≤ ~10) the
+    divisions are most of the time: each sits on the recursion's dependency chain and takes
+    3–5 multiplications' latency.  (``s · (1/r)`` may differ from ``s / r`` in the last bit.)"""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not s > 1e-300:  # (a NaN pivot too)
+                    return False
+                r = math.sqrt(s)
+                L[i, i] = r
+                d[i] = 1.0 / r
+            else:
+                L[i, j] = s * d[j]
+    return True
+
+
+@njit
+def lower_solve_r(L, d, n, x):
+    """In place ``x ← L⁻¹ x`` with ``d = 1 / diag(L)`` (:func:`chol_factor_r`)."""
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s * d[i]
+
+
+@njit
+def lower_t_solve_r(L, d, n, x):
+    """In place ``x ← L⁻ᵀ x`` with ``d = 1 / diag(L)``."""
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s * d[i]
+
+
+@njit
 def lower_solve(L, n, x):
     """In place ``x ← L⁻¹ x`` (``L`` lower triangular, leading ``n × n`` block)."""
     for i in range(n):
@@ -70,11 +113,14 @@ def spd_inverse(A, n, L, out):
     (its diagonal replaced by the reciprocals, then column by column, top down: row ``i`` of
     column ``j`` needs the original ``L_ik`` for ``k ≥ j`` and the inverse's ``(L⁻¹)_kj`` for
     ``k < i``), and ``A⁻¹ = L⁻ᵀ L⁻¹``.  About n³/2 multiply-adds and n divisions past the
-    factor (solving for the n columns with :func:`chol_solve` costs n² divisions): for small n."""
-    if not chol_factor(A, n, L):
+    factor (solving for the n columns with :func:`chol_solve` costs n² divisions): for small n.
+    The factor is :func:`chol_factor_r`'s (its reciprocals kept in ``out``'s first row until the
+    product overwrites it: ``out`` must not alias ``A``)."""
+    d = out[0]
+    if not chol_factor_r(A, n, L, d):
         return False
     for j in range(n):
-        L[j, j] = 1.0 / L[j, j]
+        L[j, j] = d[j]
     for j in range(n):
         for i in range(j + 1, n):
             s = L[i, j] * L[j, j]

@@ -62,16 +62,19 @@ from .base import (
     stack_terms,
 )
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
-from ..multibody.model import MI_IQ, MI_IV, Model
+from ..multibody.joints import REVOLUTE, SPHERICAL
+from ..multibody.model import MF_PLACEMENT, MI_IQ, MI_IV, MI_JTYPE, MI_NV, MI_PARENT, Model
 from ..algorithms.gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
-from ..algorithms.linalg import chol_factor, lower_solve, lower_t_solve, spd_inverse
+from ..algorithms.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r, spd_inverse
 from ..algorithms.configuration import integrate
-from ..algorithms.jacobians import jacobian_drift_kernel
-from ..algorithms.lagrange import crba_entry
-from ..algorithms.newton_euler import rnea_entry
-from ..algebra._core import pose_translation
+from ..algorithms.articulated import _has_mimic
+from ..algorithms.boundary import check_q
+from ..algorithms.derivatives import dynamics_sweep, dynamics_sweep_size, sweep_views
+from ..algorithms.kinematics import local_pose
+from ..algebra._core import dq_mul, pose_translation
 
 njit = kernel()
+ijit = kernel(inline="always")  # small helpers, inlined at the IR level
 
 class ConstrainedDynamicsResult(NamedTuple):
     """Output of :func:`constrained_forward_dynamics` (one state, or a batch along axis 0)."""
@@ -112,22 +115,23 @@ _NOT_PD = ("the mass matrix of model {!r} is not positive definite at this confi
 
 
 # ----------------------------------------------------------------- small dense kernels (compiled)
-@njit
-def _chol(M, L):
-    """Lower Cholesky factor of SPD ``M`` into ``L``; False if not positive definite."""
-    return chol_factor(M, M.shape[0], L)
+@ijit
+def _chol(M, L, d):
+    """Lower Cholesky factor of SPD ``M`` into ``L`` and ``d = 1 / diag(L)``; False if not
+    positive definite."""
+    return chol_factor_r(M, M.shape[0], L, d)
 
 
-@njit
-def _lsolve(L, x):
-    """In place ``x ← L⁻¹ x`` (lower triangular)."""
-    lower_solve(L, L.shape[0], x)
+@ijit
+def _lsolve(L, d, x):
+    """In place ``x ← L⁻¹ x`` (lower triangular, ``d = 1 / diag(L)``)."""
+    lower_solve_r(L, d, L.shape[0], x)
 
 
-@njit
-def _ltsolve(L, x):
+@ijit
+def _ltsolve(L, d, x):
     """In place ``x ← L⁻ᵀ x``."""
-    lower_t_solve(L, L.shape[0], x)
+    lower_t_solve_r(L, d, L.shape[0], x)
 
 
 @njit
@@ -209,14 +213,15 @@ def _pinv_apply(W, V, r, rcond, z, proj, lam):
 
 
 @njit
-def _scaled_constraint_svd(L, A):
-    """``W = L⁻¹ Aᵀ`` (n, m; ``Wᵀ = D = A L⁻ᵀ`` with ``M = L Lᵀ``) made column-orthogonal in place by
-    one-sided Jacobi, ``V`` (m, m) the rotations applied (:func:`_jacobi_columns`)."""
+def _scaled_constraint_svd(L, d, A):
+    """``W = L⁻¹ Aᵀ`` (n, m; ``Wᵀ = D = A L⁻ᵀ`` with ``M = L Lᵀ``, ``d = 1 / diag(L)``) made
+    column-orthogonal in place by one-sided Jacobi, ``V`` (m, m) the rotations applied
+    (:func:`_jacobi_columns`)."""
     n = L.shape[0]
     m = A.shape[0]
     W = np.empty((n, m))
     V = np.empty((m, m))
-    _scaled_w(L, A, W, np.empty(n))
+    _scaled_w(L, d, A, W, np.empty(n))
     _jacobi_columns(W, V)
     return W, V
 
@@ -230,7 +235,7 @@ _CHOL_COND = 1e5
 def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
     """The Udwadia–Kalaba step (seed 000 eq. 63) where ``D = A M^{-½}`` (``Wᵀ``) has full row
     rank and is well conditioned: there ``D⁺ = Dᵀ (D Dᵀ)⁻¹``, so ``λ = G⁻¹ r`` with
-    ``G = D Dᵀ = Wᵀ W`` (m × m) by Cholesky, ``z = W λ``, ``proj = G λ``.  Used only when the
+    ``G = D Dᵀ = Wᵀ W`` (m × m) by Cholesky, ``z = W λ``, ``proj = r`` (D maps onto R^m).  Used only when the
     Cholesky succeeds and ``‖G‖₁ ‖G⁻¹‖₁ < _CHOL_COND`` (for a symmetric G, a bound on its
     2-norm condition ``(σ_max / σ_min)²`` of D: D's singular values are then within a factor
     316 of each other, far above any ``rcond``, so the pseudo-inverse is the inverse, and the
@@ -272,10 +277,7 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
             s += Gi[i, j] * r[j]
         lam[i] = s
     for i in range(m):
-        s = 0.0
-        for j in range(m):
-            s += G[i, j] * lam[j]
-        proj[i] = s
+        proj[i] = r[i]  # (range(D) is all of R^m)
     for k in range(n):
         s = 0.0
         for i in range(m):
@@ -284,15 +286,15 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
     return True
 
 
-@njit
-def _scaled_w(L, A, W, col):
+@ijit
+def _scaled_w(L, d, A, W, col):
     """``W = L⁻¹ Aᵀ`` (n, m): ``Wᵀ = D = A L⁻ᵀ`` with ``M = L Lᵀ``; ``col`` (n) scratch."""
     n = L.shape[0]
     m = A.shape[0]
     for k in range(m):
         for j in range(n):
             col[j] = A[k, j]
-        _lsolve(L, col)
+        _lsolve(L, d, col)
         for j in range(n):
             W[j, k] = col[j]
 
@@ -303,10 +305,11 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     status 1: M not positive definite."""
     n = M.shape[0]
     m = A.shape[0]
-    if not _chol(M, L):
+    w = np.empty(4 * n + 2 * m + n * m + 3 * m * m)  # one scratch block for the arrays below
+    d = w[3 * n + 2 * m + n * m + 3 * m * m :]
+    if not _chol(M, L, d):
         info[0] = 1.0
         return
-    w = np.empty(3 * n + 2 * m + n * m + 3 * m * m)  # one scratch block for the arrays below
     a = w[0:n]
     z = w[n : 2 * n]
     col = w[2 * n : 3 * n]
@@ -322,8 +325,8 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     Gi = view(w, o + 2 * m * m, (m, m))
     for i in range(n):
         a[i] = Qf[i]
-    _lsolve(L, a)
-    _ltsolve(L, a)  # a = M⁻¹ Q
+    _lsolve(L, d, a)
+    _ltsolve(L, d, a)  # a = M⁻¹ Q
     for i in range(m):
         r[i] = b[i]
     for i in range(m):
@@ -331,7 +334,7 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
         for j in range(n):
             s += A[i, j] * a[j]
         r[i] -= s
-    _scaled_w(L, A, W, col)  # Wᵀ = D = A L⁻ᵀ
+    _scaled_w(L, d, A, W, col)  # Wᵀ = D = A L⁻ᵀ
     if _full_rank_solve(W, r, V, LG, Gi, z, proj, lam):
         rank = m
     else:
@@ -346,23 +349,25 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
         for k in range(i + 1):
             s += L[i, k] * z[k]
         Qc[i] = s
-    _ltsolve(L, z)
+    _ltsolve(L, d, z)
     for i in range(n):
         qdd[i] = a[i] + z[i]
-    na = 0.0
-    for i in range(n):
-        na += a[i] * a[i]
-    nA = 0.0
-    for i in range(m):
-        for j in range(n):
-            nA += A[i, j] * A[i, j]
-    nb_ = 0.0
-    for i in range(m):
-        nb_ += b[i] * b[i]
     info[0] = 0.0
     info[1] = math.sqrt(res)
     info[2] = rank
-    info[3] = 1.0 + math.sqrt(nb_) + math.sqrt(nA) * math.sqrt(na)
+    info[3] = 1.0
+    if res > 0.0:  # the scale of the residual test (no residual: nothing to compare)
+        na = 0.0
+        for i in range(n):
+            na += a[i] * a[i]
+        nA = 0.0
+        for i in range(m):
+            for j in range(n):
+                nA += A[i, j] * A[i, j]
+        nb_ = 0.0
+        for i in range(m):
+            nb_ += b[i] * b[i]
+        info[3] = 1.0 + math.sqrt(nb_) + math.sqrt(nA) * math.sqrt(na)
 
 
 @njit
@@ -387,9 +392,10 @@ def _mass_projection(M, A, v, rcond, out):
     n = M.shape[0]
     m = A.shape[0]
     L = np.empty((n, n))
-    if not _chol(M, L):
+    d = np.empty(n)
+    if not _chol(M, L, d):
         return False
-    W, V = _scaled_constraint_svd(L, A)
+    W, V = _scaled_constraint_svd(L, d, A)
     w = np.empty(n)  # w = Lᵀ v
     for i in range(n):
         s = 0.0
@@ -412,7 +418,7 @@ def _mass_projection(M, A, v, rcond, out):
             continue
         for i in range(n):
             w[i] -= W[i, k] * (c / s2)
-    _ltsolve(L, w)
+    _ltsolve(L, d, w)
     for i in range(n):
         out[i] = w[i]
     return True
@@ -483,33 +489,111 @@ def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
 
 # ------------------------------------------------- the compiled path of the bundled constraints
 @njit
-def _frame(mi, mf, q, v, body, pl, code, X, J, jdv, x, R, p):
-    """J (zeroed here), J̇ v, pose, rotation and origin of the frame ``(body, pl)``; status."""
+def _frame(mi, mf, q, body, pl, code, sw, J, jdv, R, p, t):
+    """Row material of the frame ``(body, pl)`` from the world-frame sweep ``sw`` of
+    :func:`~dqdyn.algorithms.derivatives.dynamics_sweep` (its poses, world motion axes ``𝒮``,
+    twists and bias accelerations): its Jacobian ``J`` (6 × nv; ``code`` 2: world-aligned at the
+    frame's origin ``o``, 0: in the frame's axes), ``jdv = J̇ v``, rotation ``R`` and world
+    origin ``p``.  A world-aligned column is the joint's axis ``𝒮_c = [ω_c; v_c]`` (a twist at
+    the sweep's origin) moved to ``o``: ``[ω_c; v_c + ω_c × o]``; the drift is the acceleration
+    of the frame at ``q̈ = 0``: with the body's twist ``[ω; v]`` and bias acceleration ``[α; a]``
+    (gravity taken out), ``ȯ = v + ω × o`` and ``J̇ v = [α; a + α × o + ω × ȯ]``; in the frame's
+    axes ``J_b = Rᵀ J`` and ``J̇_b v = Rᵀ [α; a + α × o]`` (the derivative of ``Rᵀ J v`` minus
+    ``J_b v̇``).  The same ``J``, ``J̇ v`` as :func:`~dqdyn.algorithms.jacobians.jacobian_drift_kernel`
+    (seed 000 eq. 10, Lemma 2.1, in the frame's axes), which the general path uses (tests: the
+    two paths, Pinocchio, finite differences).  ``t``: 16 scratch floats."""
+    nb1 = mi.shape[0]
+    nv = J.shape[1]
     for r in range(6):
-        for c in range(J.shape[1]):
+        jdv[r] = 0.0
+        for c in range(nv):
             J[r, c] = 0.0
-    st = jacobian_drift_kernel(mi, mf, q, v, body, pl, code, X, J, jdv, x)
-    if st != 0:
-        return st
-    pose_translation(x, p)
-    frame_rotation(x, R)
-    return 0
+    if body == 0:  # the ground: J = 0, J̇ v = 0
+        frame_rotation(pl, R)
+        pose_translation(pl, p)
+        return
+    X, S, Vw, Aw = sweep_views(sw, nb1, nv)[:4]
+    xs = t[0:8]
+    dq_mul(X[body], pl, xs)  # the frame's pose in the sweep's axes (its root at the origin)
+    frame_rotation(xs, R)
+    pose_translation(xs, p)
+    o0, o1, o2 = p[0], p[1], p[2]
+    j = body
+    root = body
+    while j > 0:
+        root = j
+        iv = mi[j, MI_IV]
+        for k in range(mi[j, MI_NV]):
+            c = iv + k
+            w0, w1, w2 = S[c, 0], S[c, 1], S[c, 2]
+            J[0, c] = w0
+            J[1, c] = w1
+            J[2, c] = w2
+            J[3, c] = S[c, 3] + (w1 * o2 - w2 * o1)
+            J[4, c] = S[c, 4] + (w2 * o0 - w0 * o2)
+            J[5, c] = S[c, 5] + (w0 * o1 - w1 * o0)
+        j = mi[j, MI_PARENT]
+    w0, w1, w2 = Vw[body, 0], Vw[body, 1], Vw[body, 2]
+    al0, al1, al2 = Aw[body, 0], Aw[body, 1], Aw[body, 2]
+    d0 = Vw[body, 3] + (w1 * o2 - w2 * o1)  # ȯ
+    d1 = Vw[body, 4] + (w2 * o0 - w0 * o2)
+    d2 = Vw[body, 5] + (w0 * o1 - w1 * o0)
+    jdv[0], jdv[1], jdv[2] = al0, al1, al2
+    jdv[3] = (Aw[body, 3] - Aw[0, 3]) + (al1 * o2 - al2 * o1)
+    jdv[4] = (Aw[body, 4] - Aw[0, 4]) + (al2 * o0 - al0 * o2)
+    jdv[5] = (Aw[body, 5] - Aw[0, 5]) + (al0 * o1 - al1 * o0)
+    if code == 0:  # in the frame's axes: Rᵀ
+        for c in range(nv):
+            for h in range(2):
+                u0, u1, u2 = J[3 * h, c], J[3 * h + 1, c], J[3 * h + 2, c]
+                J[3 * h, c] = R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
+                J[3 * h + 1, c] = R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
+                J[3 * h + 2, c] = R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
+        for h in range(2):
+            u0, u1, u2 = jdv[3 * h], jdv[3 * h + 1], jdv[3 * h + 2]
+            jdv[3 * h] = R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
+            jdv[3 * h + 1] = R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
+            jdv[3 * h + 2] = R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
+    else:
+        jdv[3] += w1 * d2 - w2 * d1
+        jdv[4] += w2 * d0 - w0 * d2
+        jdv[5] += w0 * d1 - w1 * d0
+    # the world origin: the sweep put the root body at the origin; add back its world position
+    # (a revolute or spherical joint does not move its body's origin off the joint frame's)
+    jt = mi[root, MI_JTYPE]
+    if jt == REVOLUTE or jt == SPHERICAL:
+        pose_translation(mf[root, MF_PLACEMENT : MF_PLACEMENT + 8], t[0:3])
+    else:
+        xr = t[8:16]
+        xt = local_pose(mi, mf, root, q, xr)
+        for k in range(8):
+            xr[k] = xt[k]
+        pose_translation(xr, t[0:3])
+    p[0] = o0 + t[0]
+    p[1] = o1 + t[1]
+    p[2] = o2 + t[2]
+
+
+@ijit
+def _terms_size(nv):
+    return 12 * nv + 67
 
 
 @njit
-def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
+def _terms_kernel(mi, mf, q, v, spec, alpha, beta, sw, tw, A, b):
     """``A v̇ = b`` of the bundled constraint kinds (constraints/base.py ``SPEC_I``; ``spec``
     holds per constraint its ``SPEC_I`` integers then its ``SPEC_F`` floats), with the
     Baumgarte terms ``b ← b − 2α A v − β² φ``: the rows :meth:`Constraint._terms` and
     :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas; here
-    ``J̇ v`` comes from :func:`~dqdyn.algorithms.jacobians.jacobian_drift_kernel`, not ``J̇``)."""
+    the frames' ``J`` and ``J̇ v`` come from the world-frame sweep ``sw`` that gave ``M`` and
+    ``h``, :func:`_frame`).  ``tw``: :func:`_terms_size` scratch floats."""
     nv = v.shape[0]
-    w = np.empty(12 * nv + 107)  # one scratch block for the arrays below
-    X = view(w, 0, (5, 8))
-    Ja = view(w, 40, (6, nv))
-    Jb = view(w, 40 + 6 * nv, (6, nv))
-    o = 40 + 12 * nv
-    xa, xb, pa, pb = w[o : o + 8], w[o + 8 : o + 16], w[o + 16 : o + 19], w[o + 19 : o + 22]
+    w = tw  # one scratch block for the arrays below
+    X = w[0:16]
+    Ja = view(w, 16, (6, nv))
+    Jb = view(w, 16 + 6 * nv, (6, nv))
+    o = 12 * nv
+    pa, pb = w[o + 16 : o + 19], w[o + 19 : o + 22]
     Ra, Rb = view(w, o + 22, (3, 3)), view(w, o + 31, (3, 3))
     pe = w[o + 40 : o + 46]
     R = view(w, o + 46, (3, 3))
@@ -532,20 +616,14 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
             A[r0, vm] -= sf[0]
             pe[0] = q[qj] - sf[0] * q[qm] - sf[1]
         elif kind == DIFF_DRIVE:
-            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 0, X, Ja, ga, xa, Ra, pa)
-            if st != 0:
-                return st
+            _frame(mi, mf, q, int(si[1]), sf[0:8], 0, sw, Ja, ga, Ra, pa, X)
             for j in range(nv):
                 A[r0, j] = Ja[4, j]
             b[r0] = -ga[4]
             has_pe = False
         else:  # LOOP_6D, LOOP_3D (base.py): world-aligned Jacobians of frames a and b
-            st = _frame(mi, mf, q, v, int(si[1]), sf[0:8], 2, X, Ja, ga, xa, Ra, pa)
-            if st != 0:
-                return st
-            st = _frame(mi, mf, q, v, int(si[2]), sf[8:16], 2, X, Jb, gb, xb, Rb, pb)
-            if st != 0:
-                return st
+            _frame(mi, mf, q, int(si[1]), sf[0:8], 2, sw, Ja, ga, Ra, pa, X)
+            _frame(mi, mf, q, int(si[2]), sf[8:16], 2, sw, Jb, gb, Rb, pb, X)
             first = 0 if kind == LOOP_6D else 3
             for k in range(dim):
                 row = first + k
@@ -580,9 +658,10 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, A, b):
 
 @njit
 def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
-    """One state of :func:`constrained_forward_dynamics` in one compiled call: CRBA ``M``,
-    RNEA ``h = C v + g`` (lagrange.py, newton_euler.py), the constraint rows
-    (:func:`_terms_kernel`) and the Udwadia–Kalaba solve (:func:`_uk_kernel`).
+    """One state of :func:`constrained_forward_dynamics` in one compiled call: ``M`` and
+    ``h = C v + g`` from one world-frame sweep (:func:`~dqdyn.algorithms.derivatives.dynamics_sweep`:
+    one forward kinematics for the two, and the frames' Jacobians and drifts from it), the
+    constraint rows (:func:`_terms_kernel`) and the Udwadia–Kalaba solve (:func:`_uk_kernel`).
     ``par = [α, β, rcond, tol]``; ``out = [q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]``.
     Status 0, or 1 to send the call down the general path, which names what is wrong (bad
     input, a singular M, inconsistent constraints, an overflow)."""
@@ -592,9 +671,8 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     m = (out.shape[0] - 2 * nv) // (nv + 2)
     if out.shape[0] != 2 * nv + m * (nv + 2):
         return 1
-    for k in range(q.shape[0]):
-        if not math.isfinite(q[k]):
-            return 1
+    if check_q(mi, q) != 0 or _has_mimic(mi):  # (mimic joints: the general path)
+        return 1
     for k in range(nv):
         if not (math.isfinite(v[k]) and math.isfinite(tau[k])):
             return 1
@@ -603,16 +681,17 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     lam = out[2 * nv : 2 * nv + m]
     A = view(out, 2 * nv + m, (m, nv))
     b = out[2 * nv + m + m * nv :]
-    w = np.empty(2 * nv * nv + nv + 4)  # one scratch block: M, L, h, info
+    o = 2 * nv * nv + nv + 4
+    o2 = o + _terms_size(nv)
+    # one scratch block: M, L, h, info, the rows', the sweep's
+    w = np.empty(o2 + dynamics_sweep_size(mi.shape[0], nv))
     M = view(w, 0, (nv, nv))
     L = view(w, nv * nv, (nv, nv))
     h = w[2 * nv * nv : 2 * nv * nv + nv]
-    info = w[2 * nv * nv + nv :]
-    if crba_entry(mi, mf, q, M) != 0:
-        return 1
-    if rnea_entry(mi, mf, q, v, h[:0], h) != 0:
-        return 1
-    if _terms_kernel(mi, mf, q, v, spec, par[0], par[1], A, b) != 0:
+    info = w[2 * nv * nv + nv : o]
+    sw = w[o2:]
+    dynamics_sweep(mi, mf, q, v, sw, M, h)
+    if _terms_kernel(mi, mf, q, v, spec, par[0], par[1], sw, w[o:o2], A, b) != 0:
         return 1
     for k in range(nv):
         h[k] = tau[k] - h[k]
@@ -647,16 +726,26 @@ def _gate_layout(nv: int, spec: np.ndarray, m: int) -> tuple:
     return spec, 2 * nv + m * (nv + 2), ((nv,), (nv,), (m,), (m, nv), (m,))
 
 
-def _compiled_spec(model: Model, cons):
-    """:func:`_gate_layout` of the stacked compiled rows of ``cons`` (float64, SPEC_I + SPEC_F
-    per constraint), or None when one of them has no compiled form.  Kept on each constraint per
-    model (constraints are not changed once used)."""
+def _compiled_spec(model: Model, constraints):
+    """:func:`_gate_layout` of the stacked compiled rows of ``constraints`` (a
+    :class:`Constraint`, a list or tuple of them, or None; float64, SPEC_I + SPEC_F per
+    constraint), or None when one of them has no compiled form (or is not a constraint: the
+    general path names it).  Kept on each constraint per model (constraints are not changed
+    once used)."""
+    if type(constraints) is list or type(constraints) is tuple:
+        if len(constraints) == 1:  # (the common case, without the loop below)
+            got = getattr(constraints[0], "__dict__", _NO_DICT).get("_cspec")
+            if got is not None and got[0] is model:
+                return got[1]
+        cons = constraints
+    elif constraints is None:
+        cons = ()
+    elif isinstance(constraints, Constraint):
+        cons = (constraints,)
+    else:
+        return None
     if not cons:
         return _gate_layout(model.nv, np.zeros(0), 0)
-    if len(cons) == 1:  # (the common case, without the loop below)
-        got = getattr(cons[0], "__dict__", _NO_DICT).get("_cspec")
-        if got is not None and got[0] is model:
-            return got[1]
     rows = []
     for c in cons:
         if not isinstance(c, Constraint):
@@ -677,44 +766,20 @@ def _compiled_spec(model: Model, cons):
     return _gate_layout(model.nv, np.concatenate([r[0] for r in rows]), sum(r[2][2][0] for r in rows))
 
 
-def _compiled_call(model: Model, q, v, tau, constraints, baumgarte, rcond, tol):
-    """The one-call path of :func:`constrained_forward_dynamics` (bundled constraint kinds,
-    through the C call gate: a single state, or a small batch of C-contiguous float64 rows run
-    state by state there); None where the general path must run (it also names bad input)."""
-    if type(constraints) is list or type(constraints) is tuple:
-        cons = constraints
-    elif constraints is None:
-        cons = ()
-    elif isinstance(constraints, Constraint):
-        cons = (constraints,)
-    else:
-        return None
+def _gate_parameters(baumgarte, rcond, tol) -> np.ndarray:
+    """``[α, β, rcond, tol]`` of the gate call (checked; kept by value)."""
     try:
-        mi, mf = model.mi, model.mf
-    except AttributeError:
-        return None
-    sp = _compiled_spec(model, cons)
-    if sp is None:
-        return None
-    if baumgarte is None and type(rcond) is float and rcond == 1e-10 and type(tol) is float and tol == 1e-9:
-        par = _PAR_DEFAULT
-    else:
-        try:
-            key = (baumgarte, rcond, tol)
-            par = _PAR.get(key)
-        except TypeError:  # (unhashable gains, e.g. a list)
-            key, par = None, None
-        if par is None:
-            rcond, tol = _rcond_tol(rcond, tol)
-            alpha, beta = baumgarte_gains(baumgarte)
-            par = np.array([alpha, beta, rcond, tol])
-            if key is not None and len(_PAR) < 64:
-                _PAR[key] = par
-    spec, size, layout = sp
-    r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), mi, mf, size, -1, q, v, tau, spec, par)
-    if type(r) is not np.ndarray:
-        return None
-    return SPLIT(r, layout, 1, ConstrainedDynamicsResult)
+        key = (baumgarte, rcond, tol)
+        par = _PAR.get(key)
+    except TypeError:  # (unhashable gains, e.g. a list)
+        key, par = None, None
+    if par is None:
+        rcond, tol = _rcond_tol(rcond, tol)
+        alpha, beta = baumgarte_gains(baumgarte)
+        par = np.array([alpha, beta, rcond, tol])
+        if key is not None and len(_PAR) < 64:
+            _PAR[key] = par
+    return par
 
 
 def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
@@ -736,10 +801,55 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     or ``"gauss"`` (the dqGP terms ``M_GP``, ``C_GP v + g_GP``: eq. 63 literally).
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
-    if dynamics == "crba" and GATE is not None:
-        r = _compiled_call(model, q, v, tau, constraints, baumgarte, rcond, tol)
-        if r is not None:
-            return r
+    if (GATE is not None or nb.config.DISABLE_JIT) and dynamics == "crba":
+        # the one-call path (bundled constraint kinds, through the C call gate: a single state,
+        # or a small batch of C-contiguous float64 rows run state by state there); the general
+        # path below runs where it declines, and names bad input
+        try:
+            mi, mf = model.mi, model.mf
+        except AttributeError:  # (not a model: the general path names it)
+            mi = mf = None
+        sp = None
+        if type(constraints) is list and len(constraints) == 1:  # (the common case, kept on the constraint)
+            sp = getattr(constraints[0], "__dict__", _NO_DICT).get("_cspec")
+            sp = sp[1] if sp is not None and sp[0] is model else None
+        if sp is None and mi is not None:
+            sp = _compiled_spec(model, constraints)
+        if sp is not None:
+            if baumgarte is None and type(rcond) is float and rcond == 1e-10 and type(tol) is float and tol == 1e-9:
+                par = _PAR_DEFAULT
+            else:
+                par = _gate_parameters(baumgarte, rcond, tol)
+            if GATE is None:  # NUMBA_DISABLE_JIT: the one-call kernel as Python (the compiled path's numbers)
+                return _one_call_as_python(mi, mf, q, v, tau, sp, par) or _general_path(
+                    model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
+            r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), mi, mf, sp[1], -1, q, v, tau, sp[0], par)
+            if type(r) is np.ndarray:
+                return SPLIT(r, sp[2], 1, ConstrainedDynamicsResult)
+    return _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
+
+
+def _one_call_as_python(mi, mf, q, v, tau, sp, par):
+    """Under ``NUMBA_DISABLE_JIT`` (no call gate): :func:`_cfd_checked` run as a plain Python
+    function on one state of float64 vectors, so that the debugging mode gives what the compiled
+    one-call path gives; None where the general path must run."""
+    for x in (q, v, tau):
+        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype != np.float64:
+            return None
+    out = np.empty(sp[1])
+    if _cfd_checked(mi, mf, q, v, tau, sp[0], par, out) != 0:
+        return None
+    parts, o = [], 0
+    for shape in sp[2]:
+        n = int(np.prod(shape))
+        parts.append(out[o : o + n].reshape(shape))
+        o += n
+    return ConstrainedDynamicsResult(*parts)
+
+
+def _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol):
+    """:func:`constrained_forward_dynamics` with each constraint's rows in numpy (any
+    constraint, any batch), M and h from the compiled CRBA / RNEA (or the dqGP terms)."""
     cons = as_constraint_list(constraints)
     rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
