@@ -801,32 +801,39 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
     or ``"gauss"`` (the dqGP terms ``M_GP``, ``C_GP v + g_GP``: eq. 63 literally).
     Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
-    if (GATE is not None or nb.config.DISABLE_JIT) and dynamics == "crba":
+    if _ONE_CALL and dynamics == "crba":
         # the one-call path (bundled constraint kinds, through the C call gate: a single state,
         # or a small batch of C-contiguous float64 rows run state by state there); the general
         # path below runs where it declines, and names bad input
-        try:
-            mi, mf = model.mi, model.mf
-        except AttributeError:  # (not a model: the general path names it)
-            mi = mf = None
         sp = None
-        if type(constraints) is list and len(constraints) == 1:  # (the common case, kept on the constraint)
-            sp = getattr(constraints[0], "__dict__", _NO_DICT).get("_cspec")
-            sp = sp[1] if sp is not None and sp[0] is model else None
-        if sp is None and mi is not None:
-            sp = _compiled_spec(model, constraints)
+        if type(constraints) is list and len(constraints) == 1:  # (the common case, kept on the
+            got = getattr(constraints[0], "__dict__", _NO_DICT).get("_cspec")  # constraint per model)
+            if got is not None and got[0] is model:
+                sp = got[1]
+        if sp is None:
+            try:
+                model.mi
+            except AttributeError:  # (not a model: the general path names it)
+                pass
+            else:
+                sp = _compiled_spec(model, constraints)
         if sp is not None:
-            if baumgarte is None and type(rcond) is float and rcond == 1e-10 and type(tol) is float and tol == 1e-9:
+            if baumgarte is None and rcond is _RCOND and tol is _TOL:  # (the defaults, untouched)
                 par = _PAR_DEFAULT
             else:
                 par = _gate_parameters(baumgarte, rcond, tol)
             if GATE is None:  # NUMBA_DISABLE_JIT: the one-call kernel as Python (the compiled path's numbers)
-                return _one_call_as_python(mi, mf, q, v, tau, sp, par) or _general_path(
+                return _one_call_as_python(model.mi, model.mf, q, v, tau, sp, par) or _general_path(
                     model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
-            r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), mi, mf, sp[1], -1, q, v, tau, sp[0], par)
+            r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf, sp[1], -1,
+                     q, v, tau, sp[0], par)
             if type(r) is np.ndarray:
                 return SPLIT(r, sp[2], 1, ConstrainedDynamicsResult)
     return _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
+
+
+_ONE_CALL = GATE is not None or nb.config.DISABLE_JIT  # (the one-call kernel runs: gated, or as Python)
+_RCOND, _TOL = constrained_forward_dynamics.__kwdefaults__["rcond"], constrained_forward_dynamics.__kwdefaults__["tol"]
 
 
 def _one_call_as_python(mi, mf, q, v, tau, sp, par):
