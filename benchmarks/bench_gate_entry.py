@@ -1,12 +1,15 @@
-"""The call gate's entries against a ``GATE(...)`` call from Python (README, Design, "entries").
+"""The call gate's entries against a ``GATE(...)`` call from Python, and the public functions'
+compiled fronts against the Python functions behind them (README, Design, "entries", "fronts").
 
 Per call, in one process: ``forward_kinematics`` and ``rnea`` through their gate entry
 (``entry(model, q, ...)``: tables, sizes, workspace and kernel address held or read in C) and
 through ``GATE(address, model.mi, model.mf, rows, cols, q, ..., model._scratch)`` with the same
-kernel, on a one-body model (the fixed cost of a call) and on Panda.  ``timeit``, minimum over
-rounds of 200 000 calls, and the median ratio of interleaved rounds.
+kernel; with ``--fronts``, each public function that is a front (``gate.fast_front``) against
+its ``__wrapped__`` Python function, the same arguments — on a one-body model (the fixed cost of
+a call) and on Panda.  ``timeit``, minimum over rounds of 200 000 calls, and the median ratio of
+interleaved rounds.
 
-    python benchmarks/bench_gate_entry.py [--rounds 5]
+    python benchmarks/bench_gate_entry.py [--rounds 5] [--fronts]
 """
 import argparse
 import os
@@ -42,6 +45,8 @@ def models():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--fronts", action="store_true",
+                    help="each compiled front against its Python function instead")
     args = ap.parse_args(argv)
     if GATE is None:
         sys.exit("no compiled call gate in this build")
@@ -57,6 +62,19 @@ def main(argv=None):
             "rnea": ("E(m, q, v, a)", "GATE(ra, m.mi, m.mf, m.nv, -1, q, v, a, m._scratch)"),
             "forward_kinematics": ("F(m, q)", "GATE(fa, m.mi, m.mf, m.mi.shape[0], 8, q)"),
         }
+        labels = ("entry", "GATE(...)")
+        if args.fronts:
+            labels = ("front", "Python")
+            g.update(fr=m.frame_names[-1], X=np.empty((m.nbodies + 1, 8)), dq=dqdyn)
+            calls = {"rnea": "(m, q, v, a)", "aba": "(m, q, v, a)", "mass_matrix": "(m, q)",
+                     "coriolis_matrix": "(m, q, v)", "gravity": "(m, q)",
+                     "nonlinear_effects": "(m, q, v)", "mass_matrix_inverse": "(m, q)",
+                     "forward_kinematics": "(m, q)", "forward_kinematics(out=)": "(m, q, out=X)",
+                     "joint_jacobians": "(m, q)", "twist_jacobian": "(m, q, fr, frame='body')",
+                     "frame_pose": "(m, q, fr)"}
+            pairs = {k: (f"dq.{k.split('(')[0]}{c}", f"dq.{k.split('(')[0]}.__wrapped__{c}")
+                     for k, c in calls.items()}
+            dqdyn.twist_jacobian(m, q, m.frame_names[-1])  # (the frame name in the model's cache)
         for name, (new, old) in pairs.items():
             tn, to, ratio = [], [], []
             for _ in range(args.rounds):
@@ -65,8 +83,9 @@ def main(argv=None):
                 tn.append(a_ * 1e6)
                 to.append(b_ * 1e6)
                 ratio.append(a_ / b_)
-            print(f"{label:9s} {name:19s} entry {min(tn):.3f} us  GATE(...) {min(to):.3f} us  "
-                  f"entry / GATE {statistics.median(ratio):.2f} [{min(ratio):.2f}-{max(ratio):.2f}]")
+            print(f"{label:9s} {name:24s} {labels[0]} {min(tn):.3f} us  {labels[1]} {min(to):.3f} us  "
+                  f"{labels[0]} / {labels[1]} {statistics.median(ratio):.2f} "
+                  f"[{min(ratio):.2f}-{max(ratio):.2f}]", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ it; everything else takes the numba dispatcher / general path.  Both must give t
 and the same errors."""
 
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -88,17 +89,191 @@ def test_split_views_against_numpy_slicing():
         _gate.split(one.astype(np.float32), ((19,),), 1)
 
 
+#: the public functions that are compiled fronts (gate.fast_front) of their Python function:
+#: name -> (call with the front or its Python function f, whether it takes out=)
+FRONTS = {
+    "rnea": (lambda f, m, q, v, a, **k: f(m, q, v, a, **k), True),
+    "aba": (lambda f, m, q, v, a, **k: f(m, q, v, a, **k), True),
+    "nonlinear_effects": (lambda f, m, q, v, a, **k: f(m, q, v, **k), True),
+    "gravity": (lambda f, m, q, v, a, **k: f(m, q, **k), True),
+    "mass_matrix": (lambda f, m, q, v, a, **k: f(m, q, **k), True),
+    "coriolis_matrix": (lambda f, m, q, v, a, **k: f(m, q, v, **k), True),
+    "mass_matrix_inverse": (lambda f, m, q, v, a, **k: f(m, q, **k), False),
+    "forward_kinematics": (lambda f, m, q, v, a, **k: f(m, q, **k), True),
+    "joint_jacobians": (lambda f, m, q, v, a, **k: f(m, q, **k), False),
+    "twist_jacobian": (lambda f, m, q, v, a, **k: f(m, q, m.frame_names[-1], **k), True),
+    "frame_pose": (lambda f, m, q, v, a, **k: f(m, q, m.frame_names[-1], **k), False),
+}
+
+
+def _outcome(call):
+    """What a call gives: its result, or its exception's type and message."""
+    try:
+        return call()
+    except Exception as e:  # noqa: BLE001 - compared, not handled
+        return type(e), str(e)
+
+
+def _same(x, y):
+    if isinstance(x, np.ndarray):
+        return type(y) is np.ndarray and x.shape == y.shape and x.tobytes() == y.tobytes()
+    return x == y
+
+
+@pytest.mark.parametrize("name", sorted(FRONTS))
+def test_a_front_looks_like_its_python_function(name):
+    """help(), inspect.signature, pickle (Dask sends functions by name), copy, the module's
+    name and a class attribute see the public function as the Python function it fronts."""
+    import copy
+    import inspect
+    import pickle
+    import pydoc
+
+    from dqdyn import _gate
+
+    f = getattr(dqdyn, name)
+    fn = f.__wrapped__
+    assert type(f) is _gate.function and inspect.isfunction(fn)
+    assert f.__name__ == fn.__name__ == name and f.__qualname__ == name
+    assert f.__module__ == fn.__module__ and getattr(sys.modules[f.__module__], name) is f
+    assert f.__doc__ == fn.__doc__ and f.__doc__
+    assert inspect.signature(f) == inspect.signature(fn)
+    assert inspect.isroutine(f) and callable(f)
+    text = pydoc.render_doc(f, renderer=pydoc.plaintext)
+    assert f"{name}(model" in text and fn.__doc__.strip().splitlines()[0] in text
+    assert pickle.loads(pickle.dumps(f)) is f and copy.copy(f) is f and copy.deepcopy(f) is f
+    assert repr(f) == repr(fn)
+
+    class Holder:
+        g = f
+
+    h = Holder()
+    assert h.g.__self__ is h and h.g.__func__ is f and Holder.g is f
+
+
+@pytest.mark.parametrize("name", sorted(FRONTS))
+def test_a_front_returns_what_its_python_function_returns(tree, name):
+    """Oracle: the Python function behind the front (``__wrapped__``), which is what a build
+    without the gate runs.  Same bits, same returned array for ``out=``, same errors (type and
+    message) for every kind of call the front passes on or handles."""
+    call, takes_out = FRONTS[name]
+    f = getattr(dqdyn, name)
+    fn = f.__wrapped__
+    rng = np.random.default_rng(12)
+    q = dqdyn.random_configuration(tree, seed=rng)
+    v, a = rng.normal(size=(2, tree.nv))
+    Q = dqdyn.random_configuration(tree, size=3, seed=rng)
+    V, A = rng.normal(size=(2, 3, tree.nv))
+    nanq = q.copy()
+    nanq[0] = np.nan
+    cases = [
+        lambda g: call(g, tree, q, v, a),
+        lambda g: call(g, tree, Q, V, A),  # a small batch (in the gate)
+        lambda g: call(g, tree, list(q), list(v), list(a)),  # passed on to the Python function
+        lambda g: call(g, tree, q[:-1], v, a),
+        lambda g: call(g, tree, nanq, v, a),
+        lambda g: call(g, None, q, v, a),
+        lambda g: call(g, tree, q, v, a, bogus=1),
+        lambda g: call(g, tree, q, v, a, out=None),
+    ]
+    for case in cases:
+        got, want = _outcome(lambda: case(f)), _outcome(lambda: case(fn))
+        assert _same(got, want), (got, want)
+    if takes_out:
+        ref = call(fn, tree, q, v, a)
+        o = np.full(ref.shape, np.nan)
+        assert call(f, tree, q, v, a, out=o) is o and o.tobytes() == ref.tobytes()
+        bad = np.empty(ref.size + 1)
+        got, want = (_outcome(lambda g=g: call(g, tree, q, v, a, out=bad)) for g in (f, fn))
+        assert got == want and got[0] is ShapeError
+
+
+@pytest.mark.parametrize("name", ["twist_jacobian", "frame_pose"])
+def test_a_named_front_returns_what_its_python_function_returns(name):
+    """The fronts that look a frame name up in C (``named``): every way of passing the name and
+    the frame — positional, keyword, a name not seen yet, a body index, an unknown or unhashable
+    name, a frame that is not one of the three — against the Python function behind it."""
+    m = dqdyn.random_tree(7, seed=13)
+    f = getattr(dqdyn, name)
+    fn = f.__wrapped__
+    q = dqdyn.random_configuration(m, seed=2)
+    Q = dqdyn.random_configuration(m, size=2, seed=3)
+    last, first = m.frame_names[-1], m.frame_names[1]
+    cases = [(m, q, last), (m, q, first), (m, Q, last), (m, q, 3), (m, q, "nope"), (m, q, [1]),
+             (m, q, np.str_(last)), (m, list(q), last), (m, q[:-1], last), (m, q)]
+    kws = [{}]
+    if name == "twist_jacobian":
+        cases += [(m, q, last, fr) for fr in ("body", "spatial", "world_aligned", "BODY", 0, None)]
+        kws += [{"frame": "spatial"}, {"frame": "nope"}, {"frame": "world_aligned", "out": None},
+                {"out": np.empty((6, m.nv))}, {"out": np.empty((6, m.nv + 1))}, {"frame": "body", "x": 1}]
+    else:
+        kws += [{"out": np.empty(8)}, {"frame": "body"}]
+    for args in cases:
+        for kw in kws:
+            if len(args) == 4 and "frame" in kw:
+                continue
+            # each case twice: the first call of a new name fills the cache the front reads
+            for _ in range(2):
+                got, want = _outcome(lambda: f(*args, **kw)), _outcome(lambda: fn(*args, **kw))
+                assert _same(got, want), (args[2:], kw, got, want)
+    if name == "twist_jacobian":
+        o = np.full((6, m.nv), np.nan)
+        assert f(m, q, last, "spatial", out=o) is o
+        assert o.tobytes() == fn(m, q, last, "spatial").tobytes()
+
+
+def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tree):
+    """The C side of a front (_gate.c ``function``): exactly the entry's positional arguments,
+    with or without ``out=`` (None: no array), and an ndarray from the entry are answered in C;
+    anything else — other keywords, other counts, inputs the entry declines, a status code —
+    goes to the Python function with the caller's arguments unchanged."""
+    from dqdyn import _gate
+
+    calls = []
+
+    def python(*args, **kw):
+        calls.append((len(args), sorted(kw)))
+        return "python"
+
+    front = _gate.function(kinematics._FK_ENTRY, python, True)
+    q = dqdyn.random_configuration(tree, seed=3)
+    X = np.empty((tree.nbodies + 1, 8))
+    assert type(front(tree, q)) is np.ndarray
+    assert front(tree, q, out=X) is X and front(tree, q, out=None).tobytes() == X.tobytes()
+    assert calls == []
+    nanq = q.copy()
+    nanq[0] = np.nan
+    for args, kw in [((tree, list(q)), {}), ((tree, q, X), {}), ((tree,), {}), ((tree, q), {"x": 1}),
+                     ((tree, q), {"out": X, "x": 1}), ((tree, nanq), {}), ((tree, q[:3]), {})]:
+        calls.clear()
+        assert front(*args, **kw) == "python" and calls == [(len(args), sorted(kw))]
+    no_out = _gate.function(kinematics._FK_ENTRY, python, False)
+    calls.clear()
+    assert no_out(tree, q, out=X) == "python" and calls == [(2, ["out"])]
+    with pytest.raises(TypeError):
+        _gate.function(python, python, True)  # not an entry
+
+
 @pytest.fixture
 def no_gate(monkeypatch):
-    """Every public function's gate entry replaced by what it is in a build without the gate."""
+    """Every public function's gate entry replaced by what it is in a build without the gate,
+    and every compiled front (gate.fast_front) by its Python function, as that build has it."""
+    from dqdyn import _gate
+
     def off():
-        n = 0
+        n, fronts = 0, set()
         for mod in MODULES:
             for name in dir(mod):
                 if name.endswith("_ENTRY"):
                     monkeypatch.setattr(mod, name, gate.no_gate)
                     n += 1
+                f = getattr(mod, name)
+                if type(f) is _gate.function:
+                    for where in (mod, dqdyn):
+                        monkeypatch.setattr(where, name, f.__wrapped__)
+                    fronts.add(name)
         assert n == len(CALLS) - 1  # (the two twist_jacobian calls share one entry)
+        assert fronts == set(FRONTS)
     return off
 
 

@@ -163,6 +163,15 @@ def test_model_argument_named(bad):
         dqdyn.mass_matrix(bad, Q0)
 
 
+@pytest.mark.parametrize("bad", [None, "panda", 3])
+def test_model_argument_named_for_a_frame(bad):
+    """twist_jacobian / frame_pose looked the frame up on the model first: AttributeError."""
+    with pytest.raises(ModelError, match="model must be a dqdyn.Model"):
+        dqdyn.twist_jacobian(bad, Q0, "link1")
+    with pytest.raises(ModelError, match="model must be a dqdyn.Model"):
+        dqdyn.frame_pose(bad, Q0, 1)
+
+
 def test_model_argument_named_aba():
     with pytest.raises(ModelError, match="model must be a dqdyn.Model"):
         dqdyn.aba(None, Q0, V1, V1)

@@ -49,6 +49,7 @@ from .gate import (
     T_MI,
     T_V,
     armed_call,
+    fast_front,
     flat_workspace,
     gate_entry,
     gate_matrix,
@@ -304,6 +305,7 @@ def coriolis_batch(mi, mf, Q, V, C, status):
         coriolis_rows(mi, mf, Q, V, C, status, b * N // nblk, (b + 1) * N // nblk)
 
 
+@fast_front(_CORIOLIS_ENTRY)
 def coriolis_matrix(model: Model, q, v, *, out=None) -> np.ndarray:
     """Coriolis matrix ``C(q, v)`` (..., nv, nv): ``C v = nonlinear_effects − gravity`` and
     ``Ṁ − 2C`` skew-symmetric (the Christoffel-consistent factorization, as in Pinocchio's

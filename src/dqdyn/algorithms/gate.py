@@ -9,6 +9,8 @@ through numba's dispatcher, compiled for exactly one signature.  Neither holds a
 
 from __future__ import annotations
 
+import functools
+
 import numba as nb
 
 from .._jit import cfunc
@@ -16,11 +18,11 @@ from ..algebra._core import jit
 from ..multibody.model import MF_COLS, MI_COLS
 
 try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C compiler exists
-    from .._gate import call as GATE, entry as _ENTRY, split as SPLIT
+    from .._gate import call as GATE, entry as _ENTRY, function as _FRONT, split as SPLIT
 except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
-    GATE = _ENTRY = SPLIT = None
+    GATE = _ENTRY = _FRONT = SPLIT = None
 if nb.config.DISABLE_JIT:  # every kernel a plain Python function: nothing to compile a gate entry from
-    GATE = _ENTRY = SPLIT = None
+    GATE = _ENTRY = _FRONT = SPLIT = None
 
 #: result sizes a gate entry reads from the model's tables (_gate.c DIM_NB1, DIM_NV): the number
 #: of bodies + 1 and the number of velocities
@@ -86,6 +88,33 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
         return namespace.get(name) or gate_address(namespace, name, body)
 
     return _ENTRY(resolve, nin, rows, cols, scratch)
+
+
+def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None = None,
+               default: str | None = None):
+    """Decorator: the public function ``fn`` whose first step is ``r = entry(model, ...)``,
+    returned when it is an ndarray, becomes a *front* (``_gate.c``, ``function``): a C callable
+    that makes that call and that test itself and calls ``fn`` for everything else — the same
+    results and errors, without the Python function's frame on the fast path (0.1-0.15 µs of a
+    0.6 µs ``forward_kinematics``, 0.3-0.5 µs of a 1.1 µs ``twist_jacobian``).
+
+    Plain: ``fn(model, *inputs, out=None)`` with the entry's ``1 + nin`` positional arguments
+    (``out=`` as a keyword when ``out``).  ``named``: ``fn(model, q, name[, frame], out=None)``,
+    the entry's ``(model, q, placement, body[, code][, out])`` with ``(body, placement)`` from
+    :func:`~dqdyn.algorithms.kinematics._resolve_frame`'s cache (a name seen before; the first
+    call of a name goes through ``fn``, which fills it) and ``code = frames[frame]``, ``frame``
+    defaulting to ``default``.  The front carries ``fn``'s ``__name__``, ``__doc__``,
+    ``__wrapped__`` … (``help``, ``inspect.signature`` and the documentation see ``fn``),
+    pickles by name and binds as a method as a function does.  Without the compiled gate,
+    ``fn`` itself."""
+
+    def decorate(fn):
+        if _FRONT is None or entry is no_gate:
+            return fn
+        front = _FRONT(entry, fn, out, named, frames, default)
+        return functools.update_wrapper(front, fn)
+
+    return decorate
 
 
 #: signature of the kernels behind the gate: (mi, mf, nb1, bufs, lens) -> status (_gate.c)

@@ -69,6 +69,7 @@ from .gate import (
     T_V,
     T_VRO,
     armed_call,
+    fast_front,
     flat_workspace,
     gate_entry,
     gate_matrix,
@@ -485,6 +486,7 @@ def jacobian_drift_batch(mi, mf, Q, V, body, placement, frame, X, J, JDV, XF, st
 
 
 # =============================================================================== public API
+@fast_front(_JACOBIAN_ENTRY, named=True, frames=FRAMES, default="body")
 def twist_jacobian(model: Model, q, name, frame: str = "body", *, out=None) -> np.ndarray:
     """Twist Jacobian of a frame: ``ξ_f = J(q) v``.
 
@@ -562,6 +564,7 @@ def twist_jacobian(model: Model, q, name, frame: str = "body", *, out=None) -> n
     return J.reshape(batch + (6, model.nv))
 
 
+@fast_front(_JOINT_JACOBIANS_ENTRY, out=False)
 def joint_jacobians(model: Model, q) -> np.ndarray:
     """Spatial motion axes of every DoF, ``Ad(x_j^0) S_j`` (..., 6, nv) — Pinocchio's ``data.J``."""
     r = _JOINT_JACOBIANS_ENTRY(model, q)

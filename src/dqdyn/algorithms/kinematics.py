@@ -25,6 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .._checks import not_a_model
 from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv, dq_mul, jit, pose_translation
 from ..algebra.dualquat import mul
@@ -79,6 +80,7 @@ from .gate import (
     T_V,
     T_VRO,
     armed_call,
+    fast_front,
     gate_entry,
     gate_matrix,
     gate_tables,
@@ -334,9 +336,13 @@ def twists_batch(mi, mf, Q, V, X, T, status):
 def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
     """(body, placement) of a frame given by name, or a body index; the placement is a
     read-only contiguous (8,) array (cached per model and name)."""
-    cache = model._index.get("frame_cache")
+    try:
+        index = model._index
+    except AttributeError:  # (twist_jacobian(None, ...) raised AttributeError)
+        raise not_a_model(model) from None
+    cache = index.get("frame_cache")
     if cache is None:
-        cache = model._index["frame_cache"] = {}
+        cache = index["frame_cache"] = {}
     else:
         try:
             hit = cache.get(name)
@@ -368,6 +374,7 @@ def _frame_code(frame: str) -> int:
         ) from None
 
 
+@fast_front(_FK_ENTRY)
 def forward_kinematics(model: Model, q, *, out=None) -> np.ndarray:
     """Poses ``x_i^0`` of every body as unit dual quaternions, shape (..., nbodies+1, 8).
 
@@ -407,6 +414,7 @@ def forward_kinematics(model: Model, q, *, out=None) -> np.ndarray:
     return X.reshape(batch + X.shape[1:])
 
 
+@fast_front(_FRAME_POSE_ENTRY, out=False, named=True)
 def frame_pose(model: Model, q, name) -> np.ndarray:
     """Pose ``x_f^0`` of a named frame (or body index) in the world frame F_0.
 

@@ -74,6 +74,7 @@ from .gate import (
     T_MI,
     T_V,
     armed_call,
+    fast_front,
     flat_workspace,
     gate_entry,
     gate_matrix,
@@ -616,6 +617,7 @@ def _raiser(model: Model, batch: tuple):
     return lambda st, row: _raise_row(model, st, row if batch else None)
 
 
+@fast_front(_GRAVITY_ENTRY)
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
     """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
     r = _GRAVITY_ENTRY(model, q) if out is None else _GRAVITY_ENTRY(model, q, out)  # (gate.py: out=)
@@ -641,6 +643,7 @@ def gravity(model: Model, q, *, out=None) -> np.ndarray:
     return TAU.reshape(batch + (model.nv,))
 
 
+@fast_front(_NLE_ENTRY)
 def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     """``C(q, v) v + g(q)`` = ``rnea(q, v, 0)`` (Pinocchio's ``nonLinearEffects``), (..., nv)."""
     r = _NLE_ENTRY(model, q, v) if out is None else _NLE_ENTRY(model, q, v, out)
@@ -661,6 +664,7 @@ def nonlinear_effects(model: Model, q, v, *, out=None) -> np.ndarray:
     return _rnea_general(model, q, v, None, None, False, True, out)
 
 
+@fast_front(_CRBA_ENTRY)
 def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarray:
     """Joint-space inertia matrix ``M(q)``, symmetric positive (semi)definite.
 

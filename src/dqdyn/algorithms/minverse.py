@@ -78,6 +78,7 @@ from .gate import (
     T_MI,
     T_V,
     armed_call,
+    fast_front,
     gate_entry,
     gate_matrix,
     gate_tables,
@@ -487,6 +488,7 @@ def minv_batch(mi, mf, Q, MINV, status):
         status[n] = minv_kernel(mi, mf, Q[n], MINV[n])
 
 
+@fast_front(_MINV_ENTRY, out=False)
 def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     """``M(q)⁻¹`` (..., nv, nv) by articulated-body sweeps, without forming or inverting ``M``.
 

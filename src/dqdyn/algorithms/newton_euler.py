@@ -101,6 +101,7 @@ from .gate import (
     T_MI,
     T_V,
     armed_call,
+    fast_front,
     flat_workspace,
     gate_entry,
     gate_tables,
@@ -611,6 +612,7 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
     return (Q, V, A, F2.reshape(F2.shape[0], -1, 6)), batch, N
 
 
+@fast_front(_RNEA_ENTRY)
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
     Newton–Euler recursion (dqNE, seed 000 eqs. 16–30; trees: thesis eqs. 4.38–4.39).
