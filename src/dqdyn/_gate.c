@@ -361,14 +361,10 @@ fail:
     return 0;
 }
 
-static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                                  PyObject *kwnames) {
-    EntryObject *e = (EntryObject *)self;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    /* entry(model, x0, ..., x{nin-1}[, dest]): dest, the caller's result array (out=) */
-    if (kwnames != NULL || (nargs != 1 + e->nin && nargs != 2 + e->nin)) Py_RETURN_NONE;
-    PyObject *dest = nargs == 2 + e->nin ? args[nargs - 1] : NULL;
-    if (dest != NULL) nargs--;
+/* the entry's call on args (model, x0, ...: nargs of them) with the result array dest (or NULL)
+   and the result's sizes rows, cols (sizes or DIM_* specs) */
+static PyObject *entry_call(EntryObject *e, PyObject *const *args, Py_ssize_t nargs, PyObject *dest,
+                            Py_ssize_t rows, Py_ssize_t cols) {
     if (e->fn == NULL) {
         PyObject *a = PyObject_CallNoArgs(e->resolve);
         if (a == NULL) return NULL;
@@ -392,10 +388,22 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
         inputs[nin++] = e->sc;
         in = inputs;
     }
-    Py_ssize_t rows = entry_dim(e->rows, mi), cols = entry_dim(e->cols, mi);
+    rows = entry_dim(rows, mi);
+    cols = entry_dim(cols, mi);
     if (rows < 0 || cols < -1) Py_RETURN_NONE;
     /* (the kernel runs no Python: the cached tables stay alive through the call) */
     return run_gate(e->fn, mi, mf, rows, cols, in, nin, dest);
+}
+
+static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    EntryObject *e = (EntryObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    /* entry(model, x0, ..., x{nin-1}[, dest]): dest, the caller's result array (out=) */
+    if (kwnames != NULL || (nargs != 1 + e->nin && nargs != 2 + e->nin)) Py_RETURN_NONE;
+    PyObject *dest = nargs == 2 + e->nin ? args[nargs - 1] : NULL;
+    if (dest != NULL) nargs--;
+    return entry_call(e, args, nargs, dest, e->rows, e->cols);
 }
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -464,8 +472,9 @@ static PyTypeObject EntryType = {
 };
 
 /* ------------------------------------------------------------------------ function
- * function(entry, fallback, out[, named[, frames, default]]): a public function whose
- * single-state call goes to its gate entry without the Python function's frame.  Calling a
+ * function(entry, fallback, out=False, named=False, frames=None, default=None, par=None,
+ * cls=None): a public function whose single-state call goes to its gate entry without the
+ * Python function's frame.  Calling a
  * Python function and its first steps (``r = entry(model, ...); if type(r) is ndarray: return
  * r``) cost 0.12-0.15 us of a 0.6 us forward_kinematics, and with a frame name to look up
  * 0.3-0.5 us of a 1.1 us twist_jacobian; such a *front* is ``fallback`` with those steps in C.
@@ -477,6 +486,10 @@ static PyTypeObject EntryType = {
  * given, ``out`` keyword when ``out`` is true — is entry(model, q, placement, body[, code][,
  * out]), with (body, placement) = model._index["frame_cache"][name] (kinematics._resolve_frame's
  * cache) and code = frames[frame] (``default`` when frame is not given; frame an exact str).
+ * With a layout (cls, a tuple class, and par, an array): fallback(model, x0, ..., constraints)
+ * with no keyword is entry(model, x0, ..., spec, par) — constraints a list of one object whose
+ * __dict__["_cspec"] is (model, (spec, rows, layout)), constraints.dynamics._compiled_spec's
+ * cache — with a result of rows entries, returned as split(result, layout, 1, cls) makes it.
  *
  * The entry's result is returned when it is an exact ndarray; any other call (other keywords or
  * counts, a name not in the cache yet), or any other entry result (None: not plain float64
@@ -491,11 +504,13 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *entry, *fallback, *dict;
     PyObject *frames, *frame_default; /* named with a frame argument: str -> int code, the default */
+    PyObject *par, *cls;              /* with a layout: the last input and the parts' class */
     Py_ssize_t npos;
     int out, named;
 } FrontObject;
 
-static PyObject *str_out, *str_frame, *str_index, *str_frame_cache, *str_qualname;
+static PyObject *str_out, *str_frame, *str_index, *str_frame_cache, *str_qualname, *str_dict,
+    *str_cspec, *int_one;
 
 static int key_is(PyObject *k, PyObject *s) { return k == s || PyUnicode_Compare(k, s) == 0; }
 
@@ -562,36 +577,86 @@ static Py_ssize_t named_args(FrontObject *f, PyObject *const *args, Py_ssize_t n
     return n;
 }
 
+/* the same for a front with a layout (``cls``): fallback(model, x0, ..., x{k}, constraints) with
+   no keyword, constraints a list of one object whose __dict__["_cspec"] is (model, (spec, rows,
+   layout)) (constraints.dynamics._compiled_spec's cache), is entry(model, x0, ..., spec, par)
+   with a result of rows; *layout (borrowed from *hold, a new reference) receives its layout */
+static Py_ssize_t laid_out_args(FrontObject *f, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames, PyObject **ea, Py_ssize_t *rows,
+                                PyObject **layout, PyObject **hold) {
+    if (kwnames != NULL || nargs != f->npos - 1) return 0;
+    PyObject *cons = args[nargs - 1];
+    if (!PyList_CheckExact(cons) || PyList_GET_SIZE(cons) != 1) return 0;
+    PyObject *d = PyObject_GetAttr(PyList_GET_ITEM(cons, 0), str_dict), *got, *sp;
+    if (d == NULL || !PyDict_CheckExact(d) || (got = PyDict_GetItemWithError(d, str_cspec)) == NULL ||
+        !PyTuple_CheckExact(got) || PyTuple_GET_SIZE(got) != 2 || PyTuple_GET_ITEM(got, 0) != args[0] ||
+        !PyTuple_CheckExact(sp = PyTuple_GET_ITEM(got, 1)) || PyTuple_GET_SIZE(sp) != 3 ||
+        (*rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(sp, 1))) < 0) {
+        PyErr_Clear();
+        Py_XDECREF(d);
+        return 0;
+    }
+    Py_INCREF(got);
+    Py_DECREF(d);
+    *hold = got;
+    *layout = PyTuple_GET_ITEM(sp, 2);
+    Py_ssize_t n = nargs - 1;
+    for (Py_ssize_t k = 0; k < n; k++) ea[k] = args[k];
+    ea[n++] = PyTuple_GET_ITEM(sp, 0);
+    ea[n++] = f->par;
+    return n;
+}
+
 static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     FrontObject *f = (FrontObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *ea[GATE_MAX_INPUTS + 2], *hold = NULL;
-    Py_ssize_t n = f->named ? named_args(f, args, nargs, kwnames, ea, &hold)
-                            : plain_args(f, args, nargs, kwnames, ea);
+    PyObject *ea[GATE_MAX_INPUTS + 2], *hold = NULL, *layout = NULL;
+    EntryObject *e = (EntryObject *)f->entry;
+    Py_ssize_t rows = e->rows;
+    Py_ssize_t n = f->cls != NULL ? laid_out_args(f, args, nargs, kwnames, ea, &rows, &layout, &hold)
+                   : f->named     ? named_args(f, args, nargs, kwnames, ea, &hold)
+                                  : plain_args(f, args, nargs, kwnames, ea);
     if (n > 0) {
-        PyObject *r = entry_vectorcall(f->entry, ea, (size_t)n, NULL);
+        /* (a plain or named front's last argument beyond the entry's inputs is its dest, out=) */
+        PyObject *dest = n == 2 + e->nin ? ea[--n] : NULL;
+        PyObject *r = entry_call(e, ea, n, dest, rows, e->cols);
+        if (r != NULL && PyArray_CheckExact(r)) {
+            if (layout != NULL) { /* the parts, as views of r, in an instance of cls */
+                PyObject *sa[4] = {r, layout, int_one, f->cls};
+                Py_SETREF(r, gate_split(NULL, sa, 4));
+            }
+            Py_XDECREF(hold);
+            return r;
+        }
         Py_XDECREF(hold);
-        if (r == NULL || PyArray_CheckExact(r)) return r;
+        if (r == NULL) return NULL;
         Py_DECREF(r);
     }
     return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
 }
 
 static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    PyObject *entry, *fallback, *frames = Py_None, *frame_default = Py_None;
+    static char *kwlist[] = {"entry", "fallback", "out", "named", "frames", "default", "par", "cls",
+                             NULL};
+    PyObject *entry, *fallback, *frames = Py_None, *frame_default = Py_None, *par = Py_None,
+                                *cls = Py_None;
     int out = 0, named = 0;
-    if (!PyArg_ParseTuple(args, "O!Op|pOO:function", &EntryType, &entry, &fallback, &out, &named,
-                          &frames, &frame_default))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ppOOOO:function", kwlist, &EntryType, &entry,
+                                     &fallback, &out, &named, &frames, &frame_default, &par, &cls))
         return NULL;
     Py_ssize_t nin = ((EntryObject *)entry)->nin;
     if (frames == Py_None) frames = NULL;
+    if (cls == Py_None) cls = NULL;
     if (!PyCallable_Check(fallback) || (frames != NULL && (!named || !PyDict_CheckExact(frames))) ||
-        (named && nin != 3 + (frames != NULL))) {
+        (named && nin != 3 + (frames != NULL)) ||
+        (cls != NULL && (named || out || nin < 3 || !PyArray_CheckExact(par) || !PyType_Check(cls) ||
+                         !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)))) {
         PyErr_SetString(PyExc_TypeError,
-                        "function(entry, fallback, out[, named[, frames, default]]): an entry, a "
-                        "callable, and for a named front an entry of (q, placement, body[, code]) "
-                        "with frames a dict");
+                        "function(entry, fallback, out=False, named=False, frames=None, default=None, "
+                        "par=None, cls=None): an entry and a callable; for a named front an entry of "
+                        "(q, placement, body[, code]) with frames a dict; with cls (a tuple class) an "
+                        "array par and neither named nor out (see the module source)");
         return NULL;
     }
     if (frames != NULL) {
@@ -614,6 +679,10 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     f->frame_default = frames != NULL ? frame_default : NULL;
     Py_XINCREF(f->frames);
     Py_XINCREF(f->frame_default);
+    f->cls = cls;
+    f->par = cls != NULL ? par : NULL;
+    Py_XINCREF(f->cls);
+    Py_XINCREF(f->par);
     f->npos = 1 + nin;
     f->out = out;
     f->named = named;
@@ -647,6 +716,8 @@ static int front_traverse(FrontObject *f, visitproc visit, void *arg) {
     Py_VISIT(f->dict);
     Py_VISIT(f->frames);
     Py_VISIT(f->frame_default);
+    Py_VISIT(f->par);
+    Py_VISIT(f->cls);
     return 0;
 }
 
@@ -656,6 +727,8 @@ static int front_clear(FrontObject *f) {
     Py_CLEAR(f->dict);
     Py_CLEAR(f->frames);
     Py_CLEAR(f->frame_default);
+    Py_CLEAR(f->par);
+    Py_CLEAR(f->cls);
     return 0;
 }
 
@@ -716,8 +789,12 @@ PyMODINIT_FUNC PyInit__gate(void) {
     str_index = PyUnicode_InternFromString("_index");
     str_frame_cache = PyUnicode_InternFromString("frame_cache");
     str_qualname = PyUnicode_InternFromString("__qualname__");
+    str_dict = PyUnicode_InternFromString("__dict__");
+    str_cspec = PyUnicode_InternFromString("_cspec");
+    int_one = PyLong_FromLong(1);
     if (str_mi == NULL || str_mf == NULL || str_scratch == NULL || str_out == NULL ||
-        str_frame == NULL || str_index == NULL || str_frame_cache == NULL || str_qualname == NULL)
+        str_frame == NULL || str_index == NULL || str_frame_cache == NULL || str_qualname == NULL ||
+        str_dict == NULL || str_cspec == NULL || int_one == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&gate_module);
     if (m == NULL) return NULL;

@@ -222,6 +222,53 @@ def test_a_named_front_returns_what_its_python_function_returns(name):
         assert o.tobytes() == fn(m, q, last, "spatial").tobytes()
 
 
+def _same_result(x, y):
+    """Two constrained-dynamics outcomes: the same five parts to the bit, or the same error."""
+    if isinstance(x, tuple) and type(x) is type(y) and hasattr(x, "_fields"):
+        return all(_same(a, b) for a, b in zip(x, y))
+    return x == y
+
+
+def test_the_constrained_front_returns_what_its_python_function_returns():
+    """constrained_forward_dynamics's front (a layout: the constraint's cached compiled rows,
+    split in C into ConstrainedDynamicsResult): every way of calling it against the Python
+    function behind it — the first call (layout not cached yet), a small batch, keywords, a
+    tuple, two constraints, a constraint used with another model, bad input, an infeasible one."""
+    from dqdyn.constraints import UserConstraint, four_bar, mobile_manipulator
+    from dqdyn.constraints.dynamics import ConstrainedDynamicsResult
+
+    f = dqdyn.constrained_forward_dynamics
+    fn = f.__wrapped__
+    assert type(f) is not type(fn) and f.__name__ == fn.__name__
+    rng = np.random.default_rng(4)
+    for make in (mobile_manipulator, four_bar):
+        m, cons, q = make()
+        fresh = make()[1]  # (constraints never called yet: no cached layout)
+        v, tau = rng.normal(size=(2, m.nv))
+        Q = np.stack([q, q])
+        V, T = rng.normal(size=(2, 2, m.nv))
+        nanq = q.copy()
+        nanq[0] = np.nan
+        other = dqdyn.random_tree(m.nbodies, seed=1)
+        cases = [lambda c: (m, q, v, tau, c), lambda c: (m, Q, V, T, c), lambda c: (m, q, v, tau, tuple(c)),
+                 lambda c: (m, q, v, tau, c[0]), lambda c: (m, q, v, tau, c + c), lambda c: (m, nanq, v, tau, c),
+                 lambda c: (m, q[:-1], v, tau, c), lambda c: (m, list(q), v, tau, c),
+                 lambda c: (other, dqdyn.random_configuration(other, seed=0), np.zeros(other.nv),
+                            np.zeros(other.nv), c), lambda c: (None, q, v, tau, c)]
+        for kw in ({}, {"baumgarte": (1.0, 2.0)}, {"rcond": 1e-10}, {"dynamics": "gauss"}):
+            for case in cases:
+                for c in (fresh, cons):
+                    got, want = (_outcome(lambda g=g: g(*case(c), **kw)) for g in (f, fn))
+                    assert _same_result(got, want), (make.__name__, kw, got, want)
+        r = f(m, q, v, tau, cons)
+        assert type(r) is ConstrainedDynamicsResult and r.qdd.base is r.A.base  # (views of one result)
+    m, cons, q = mobile_manipulator()
+    bad = [UserConstraint(A=np.ones((1, m.nv)), b=np.ones(1)), UserConstraint(A=np.ones((1, m.nv)),
+                                                                              b=-np.ones(1))]
+    got, want = (_outcome(lambda g=g: g(m, q, np.zeros(m.nv), np.zeros(m.nv), bad)) for g in (f, fn))
+    assert got == want and got[0] is dqdyn.errors.InfeasibleError
+
+
 def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tree):
     """The C side of a front (_gate.c ``function``): exactly the entry's positional arguments,
     with or without ``out=`` (None: no array), and an ndarray from the entry are answered in C;

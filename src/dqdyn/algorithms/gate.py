@@ -91,7 +91,7 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
 
 
 def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None = None,
-               default: str | None = None):
+               default: str | None = None, par=None, cls: type | None = None):
     """Decorator: the public function ``fn`` whose first step is ``r = entry(model, ...)``,
     returned when it is an ndarray, becomes a *front* (``_gate.c``, ``function``): a C callable
     that makes that call and that test itself and calls ``fn`` for everything else — the same
@@ -103,15 +103,19 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
     the entry's ``(model, q, placement, body[, code][, out])`` with ``(body, placement)`` from
     :func:`~dqdyn.algorithms.kinematics._resolve_frame`'s cache (a name seen before; the first
     call of a name goes through ``fn``, which fills it) and ``code = frames[frame]``, ``frame``
-    defaulting to ``default``.  The front carries ``fn``'s ``__name__``, ``__doc__``,
-    ``__wrapped__`` … (``help``, ``inspect.signature`` and the documentation see ``fn``),
-    pickles by name and binds as a method as a function does.  Without the compiled gate,
-    ``fn`` itself."""
+    defaulting to ``default``.  With ``cls`` (a NamedTuple): ``fn(model, *inputs,
+    constraints)`` with no keyword, ``constraints`` a list of one constraint whose compiled
+    layout is cached for ``model`` (``constraints.dynamics._compiled_spec``), is the entry's
+    ``(model, *inputs, spec, par)`` split into ``cls`` as :data:`SPLIT` does.  The front
+    carries ``fn``'s ``__name__``, ``__doc__``, ``__wrapped__`` … (``help``,
+    ``inspect.signature`` and the documentation see ``fn``), pickles by name and binds as a
+    method as a function does.  Without the compiled gate, ``fn`` itself."""
 
     def decorate(fn):
         if _FRONT is None or entry is no_gate:
             return fn
-        front = _FRONT(entry, fn, out, named, frames, default)
+        front = _FRONT(entry, fn, out=out, named=named, frames=frames, default=default, par=par,
+                       cls=cls)
         return functools.update_wrapper(front, fn)
 
     return decorate

@@ -64,7 +64,7 @@ from .base import (
 from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
 from ..multibody.joints import REVOLUTE, SPHERICAL
 from ..multibody.model import MF_PLACEMENT, MI_IQ, MI_IV, MI_JTYPE, MI_NV, MI_PARENT, Model
-from ..algorithms.gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
+from ..algorithms.gate import GATE, SPLIT, fast_front, gate_address, gate_entry, gate_tables, gate_vector
 from ..algorithms.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r, spd_inverse
 from ..algorithms.configuration import integrate
 from ..algorithms.articulated import _has_mimic
@@ -717,6 +717,9 @@ _CFD_C = 0  # its address, set on first use
 _NO_DICT = {}
 _PAR = {}  # [α, β, rcond, tol] arrays by value
 _PAR_DEFAULT = np.array([0.0, 0.0, 1e-10, 1e-9])  # (no Baumgarte terms, the default rcond and tol)
+# the one-call kernel as the public function's compiled front (gate.fast_front: the result's size
+# comes with the constraint's cached layout, so the entry's own is a placeholder)
+_CFD_ENTRY = gate_entry(globals(), "_CFD_C", _c_cfd, 5, 0, -1)
 
 
 def _gate_layout(nv: int, spec: np.ndarray, m: int) -> tuple:
@@ -790,6 +793,7 @@ def constraint_terms(model: Model, q, v, constraints, *, baumgarte=None):
     return A.reshape(batch + A.shape[1:]), b.reshape(batch + b.shape[1:])
 
 
+@fast_front(_CFD_ENTRY, out=False, par=_PAR_DEFAULT, cls=ConstrainedDynamicsResult)
 def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumgarte=None,
                                  dynamics: str = "crba", rcond: float = 1e-10,
                                  tol: float = 1e-9) -> ConstrainedDynamicsResult:
@@ -833,7 +837,8 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
 
 
 _ONE_CALL = GATE is not None or nb.config.DISABLE_JIT  # (the one-call kernel runs: gated, or as Python)
-_RCOND, _TOL = constrained_forward_dynamics.__kwdefaults__["rcond"], constrained_forward_dynamics.__kwdefaults__["tol"]
+_KW = getattr(constrained_forward_dynamics, "__wrapped__", constrained_forward_dynamics).__kwdefaults__
+_RCOND, _TOL = _KW["rcond"], _KW["tol"]
 
 
 def _one_call_as_python(mi, mf, q, v, tau, sp, par):
