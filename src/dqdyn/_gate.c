@@ -298,6 +298,7 @@ static PyObject *gate_split(PyObject *self, PyObject *const *args, Py_ssize_t na
  * It returns what ``call`` returns: the result, a status code, or None. */
 #define DIM_NB1 (-2)
 #define DIM_NV (-3)
+#define DIM_3NV (-4) /* three nv x nv matrices stacked (the derivatives) */
 #define GATE_MI_IV 4
 
 typedef struct {
@@ -315,7 +316,10 @@ static PyObject *str_mi, *str_mf, *str_scratch;
 
 static Py_ssize_t entry_dim(Py_ssize_t spec, PyObject *mi) {
     if (spec == DIM_NB1) return PyArray_DIM((PyArrayObject *)mi, 0);
-    if (spec == DIM_NV) return (Py_ssize_t)((int64_t *)PyArray_DATA((PyArrayObject *)mi))[GATE_MI_IV];
+    if (spec == DIM_NV || spec == DIM_3NV) {
+        Py_ssize_t nv = (Py_ssize_t)((int64_t *)PyArray_DATA((PyArrayObject *)mi))[GATE_MI_IV];
+        return spec == DIM_NV ? nv : 3 * nv;
+    }
     return spec;
 }
 
@@ -413,7 +417,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTuple(args, "Onnn|p:entry", &resolve, &nin, &rows, &cols, &scratch))
         return NULL;
     if (!PyCallable_Check(resolve) || nin < 0 || nin + (scratch != 0) > GATE_MAX_INPUTS ||
-        rows < DIM_NV || cols < DIM_NV) {
+        rows < DIM_3NV || cols < DIM_3NV) {
         PyErr_SetString(PyExc_ValueError,
                         "entry(resolve, nin, rows, cols[, scratch]): a callable and four sizes");
         return NULL;
@@ -473,7 +477,7 @@ static PyTypeObject EntryType = {
 
 /* ------------------------------------------------------------------------ function
  * function(entry, fallback, out=False, named=False, frames=None, default=None, par=None,
- * cls=None): a public function whose single-state call goes to its gate entry without the
+ * cls=None, parts=0, skip=0): a public function whose single-state call goes to its gate entry without the
  * Python function's frame.  Calling a
  * Python function and its first steps (``r = entry(model, ...); if type(r) is ndarray: return
  * r``) cost 0.12-0.15 us of a 0.6 us forward_kinematics, and with a frame name to look up
@@ -490,6 +494,11 @@ static PyTypeObject EntryType = {
  * with no keyword is entry(model, x0, ..., spec, par) — constraints a list of one object whose
  * __dict__["_cspec"] is (model, (spec, rows, layout)), constraints.dynamics._compiled_spec's
  * cache — with a result of rows entries, returned as split(result, layout, 1, cls) makes it.
+ * With parts = k (> 0), a plain front whose entry's result is (k n, n) returns the tuple of its
+ * k (n, n) parts (views, as split makes them; a batch (N, k n, n): parts (N, n, n)).
+ * With skip (a status code that depends on the model only, such as "has mimic joints"), the
+ * model of a call whose entry answered skip goes straight to fallback on its next calls (the
+ * last such model, by weak reference): the entry's declined call is not paid twice.
  *
  * The entry's result is returned when it is an exact ndarray; any other call (other keywords or
  * counts, a name not in the cache yet), or any other entry result (None: not plain float64
@@ -505,7 +514,11 @@ typedef struct {
     PyObject *entry, *fallback, *dict;
     PyObject *frames, *frame_default; /* named with a frame argument: str -> int code, the default */
     PyObject *par, *cls;              /* with a layout: the last input and the parts' class */
-    Py_ssize_t npos;
+    PyObject *parts_layout;           /* with parts: ((n, n),) * parts of the last result's n */
+    PyObject *skip_ref;               /* a weak reference to the last model the entry answered
+                                         skip for, or NULL */
+    long long skip;                   /* a status code that is a property of the model, or 0 */
+    Py_ssize_t npos, parts;
     int out, named;
 } FrontObject;
 
@@ -607,6 +620,33 @@ static Py_ssize_t laid_out_args(FrontObject *f, PyObject *const *args, Py_ssize_
     return n;
 }
 
+/* a result (parts n, n) — or a batch of them, (N, parts n, n) — as a tuple of its parts' views
+   (split with the layout ((n, n),) * parts, kept for the next call with the same n) */
+static PyObject *split_parts(FrontObject *f, PyObject *r) {
+    npy_intp n = PyArray_DIM((PyArrayObject *)r, PyArray_NDIM((PyArrayObject *)r) - 1);
+    PyObject *lay = f->parts_layout;
+    if (lay == NULL || PyLong_AsSsize_t(PyTuple_GET_ITEM(PyTuple_GET_ITEM(lay, 0), 0)) != n) {
+        PyObject *shape = Py_BuildValue("(nn)", (Py_ssize_t)n, (Py_ssize_t)n);
+        if (shape == NULL) return NULL;
+        lay = PyTuple_New(f->parts);
+        if (lay == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        for (Py_ssize_t p = 0; p < f->parts; p++) {
+            Py_INCREF(shape);
+            PyTuple_SET_ITEM(lay, p, shape);
+        }
+        Py_DECREF(shape);
+        Py_XSETREF(f->parts_layout, lay);
+    }
+    PyObject *two = PyLong_FromLong(2), *sa[3] = {r, lay, two};
+    if (two == NULL) return NULL;
+    PyObject *out = gate_split(NULL, sa, 3);
+    Py_DECREF(two);
+    return out;
+}
+
 static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     FrontObject *f = (FrontObject *)self;
@@ -617,6 +657,8 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
     Py_ssize_t n = f->cls != NULL ? laid_out_args(f, args, nargs, kwnames, ea, &rows, &layout, &hold)
                    : f->named     ? named_args(f, args, nargs, kwnames, ea, &hold)
                                   : plain_args(f, args, nargs, kwnames, ea);
+    if (n > 0 && f->skip_ref != NULL && refers_to(f->skip_ref, args[0]))
+        n = 0; /* (a model the entry declines, e.g. one with mimic joints: the fallback's) */
     if (n > 0) {
         /* (a plain or named front's last argument beyond the entry's inputs is its dest, out=) */
         PyObject *dest = n == 2 + e->nin ? ea[--n] : NULL;
@@ -625,12 +667,20 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
             if (layout != NULL) { /* the parts, as views of r, in an instance of cls */
                 PyObject *sa[4] = {r, layout, int_one, f->cls};
                 Py_SETREF(r, gate_split(NULL, sa, 4));
-            }
+            } else if (f->parts > 0) /* (parts x n, n): a tuple of parts (n, n) */
+                Py_SETREF(r, split_parts(f, r));
             Py_XDECREF(hold);
             return r;
         }
         Py_XDECREF(hold);
         if (r == NULL) return NULL;
+        if (f->skip != 0 && PyLong_CheckExact(r) && PyLong_AsLongLong(r) == f->skip) {
+            PyObject *ref = PyWeakref_NewRef(args[0], NULL); /* (this model: skipped from now on) */
+            if (ref == NULL)
+                PyErr_Clear();
+            else
+                Py_XSETREF(f->skip_ref, ref);
+        }
         Py_DECREF(r);
     }
     return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
@@ -638,12 +688,15 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
 
 static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"entry", "fallback", "out", "named", "frames", "default", "par", "cls",
-                             NULL};
+                             "parts", "skip", NULL};
     PyObject *entry, *fallback, *frames = Py_None, *frame_default = Py_None, *par = Py_None,
                                 *cls = Py_None;
     int out = 0, named = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ppOOOO:function", kwlist, &EntryType, &entry,
-                                     &fallback, &out, &named, &frames, &frame_default, &par, &cls))
+    Py_ssize_t parts = 0;
+    long long skip = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ppOOOOnL:function", kwlist, &EntryType, &entry,
+                                     &fallback, &out, &named, &frames, &frame_default, &par, &cls,
+                                     &parts, &skip))
         return NULL;
     Py_ssize_t nin = ((EntryObject *)entry)->nin;
     if (frames == Py_None) frames = NULL;
@@ -651,7 +704,8 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (!PyCallable_Check(fallback) || (frames != NULL && (!named || !PyDict_CheckExact(frames))) ||
         (named && nin != 3 + (frames != NULL)) ||
         (cls != NULL && (named || out || nin < 3 || !PyArray_CheckExact(par) || !PyType_Check(cls) ||
-                         !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)))) {
+                         !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type))) ||
+        parts < 0 || parts > SPLIT_MAX_PARTS || (parts > 0 && (named || out || cls != NULL))) {
         PyErr_SetString(PyExc_TypeError,
                         "function(entry, fallback, out=False, named=False, frames=None, default=None, "
                         "par=None, cls=None): an entry and a callable; for a named front an entry of "
@@ -683,6 +737,10 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     f->par = cls != NULL ? par : NULL;
     Py_XINCREF(f->cls);
     Py_XINCREF(f->par);
+    f->parts_layout = NULL;
+    f->parts = parts;
+    f->skip_ref = NULL;
+    f->skip = skip;
     f->npos = 1 + nin;
     f->out = out;
     f->named = named;
@@ -718,6 +776,8 @@ static int front_traverse(FrontObject *f, visitproc visit, void *arg) {
     Py_VISIT(f->frame_default);
     Py_VISIT(f->par);
     Py_VISIT(f->cls);
+    Py_VISIT(f->parts_layout);
+    Py_VISIT(f->skip_ref);
     return 0;
 }
 
@@ -729,6 +789,8 @@ static int front_clear(FrontObject *f) {
     Py_CLEAR(f->frame_default);
     Py_CLEAR(f->par);
     Py_CLEAR(f->cls);
+    Py_CLEAR(f->parts_layout);
+    Py_CLEAR(f->skip_ref);
     return 0;
 }
 
@@ -812,6 +874,7 @@ PyMODINIT_FUNC PyInit__gate(void) {
     }
     PyModule_AddIntConstant(m, "DIM_NB1", DIM_NB1);
     PyModule_AddIntConstant(m, "DIM_NV", DIM_NV);
+    PyModule_AddIntConstant(m, "DIM_3NV", DIM_3NV);
     PyModule_AddIntConstant(m, "MI_COLS", GATE_MI_COLS);
     PyModule_AddIntConstant(m, "MF_COLS", GATE_MF_COLS);
     PyModule_AddIntConstant(m, "MAX_INPUTS", GATE_MAX_INPUTS);

@@ -269,6 +269,41 @@ def test_the_constrained_front_returns_what_its_python_function_returns():
     assert got == want and got[0] is dqdyn.errors.InfeasibleError
 
 
+@pytest.mark.parametrize("name", ["rnea_derivatives", "aba_derivatives"])
+def test_the_derivative_fronts_return_what_their_python_functions_return(tree, name):
+    """The derivatives' fronts (``parts=3``: the gate's (3 nv, nv) result split into three
+    views in C) against the Python functions behind them: one state, a small batch, a model
+    with a mimic joint (the entry declines it: the Python function's compiled chain rule),
+    ``fext`` positional and by keyword, lists, bad shapes, NaN, not a model."""
+    f = getattr(dqdyn, name)
+    fn = f.__wrapped__
+    rng = np.random.default_rng(14)
+    models = [tree]
+    try:
+        models.append(dqdyn.load_example("panda"))  # (its second finger mimics the first)
+    except Exception:  # noqa: BLE001 - example-robot-data missing: the random tree only
+        pass
+    for m in models:
+        q = dqdyn.random_configuration(m, seed=rng)
+        v, a = rng.normal(size=(2, m.nv))
+        Q = dqdyn.random_configuration(m, size=3, seed=rng)
+        V, A = rng.normal(size=(2, 3, m.nv))
+        F = rng.normal(size=(m.nbodies + 1, 6))
+        nanq = q.copy()
+        nanq[0] = np.nan
+        for args, kw in [((m, q, v, a), {}), ((m, Q, V, A), {}), ((m, q, v, a, F), {}),
+                         ((m, q, v, a), {"fext": F}), ((m, q, v, a), {"fext": None}),
+                         ((m, list(q), v, a), {}), ((m, q[:-1], v, a), {}), ((m, nanq, v, a), {}),
+                         ((None, q, v, a), {}), ((m, q, v), {})]:
+            got, want = _outcome(lambda: f(*args, **kw)), _outcome(lambda: fn(*args, **kw))
+            if isinstance(want, tuple) and len(want) == 3:
+                assert type(got) is tuple and len(got) == 3 and all(_same(x, y) for x, y in zip(got, want))
+            else:
+                assert got == want, (m.name, kw, got, want)
+    d = f(tree, dqdyn.random_configuration(tree, seed=1), np.ones(tree.nv), np.ones(tree.nv))
+    assert d[0].base is d[2].base and d[1].shape == (tree.nv, tree.nv)  # (views of one result)
+
+
 def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tree):
     """The C side of a front (_gate.c ``function``): exactly the entry's positional arguments,
     with or without ``out=`` (None: no array), and an ndarray from the entry are answered in C;
@@ -294,6 +329,22 @@ def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tre
                      ((tree, q), {"out": X, "x": 1}), ((tree, nanq), {}), ((tree, q[:3]), {})]:
         calls.clear()
         assert front(*args, **kw) == "python" and calls == [(len(args), sorted(kw))]
+    # skip: a model whose entry answered that code goes to the Python function; others do not
+    from dqdyn.algorithms.articulated import MIMIC
+
+    try:
+        mimic = dqdyn.load_example("panda")  # (its second finger mimics the first)
+    except Exception:  # noqa: BLE001 - example-robot-data missing
+        mimic = None
+    if mimic is not None:
+        skipping = _gate.function(aba._ABA_ENTRY, python, True, skip=MIMIC)
+        qm, vm = dqdyn.random_configuration(mimic, seed=1), np.zeros(mimic.nv)
+        v0 = np.zeros(tree.nv)
+        for _ in range(2):
+            calls.clear()
+            assert skipping(mimic, qm, vm, vm) == "python" and calls == [(4, [])]
+            calls.clear()
+            assert type(skipping(tree, q, v0, v0)) is np.ndarray and calls == []
     no_out = _gate.function(kinematics._FK_ENTRY, python, False)
     calls.clear()
     assert no_out(tree, q, out=X) == "python" and calls == [(2, ["out"])]

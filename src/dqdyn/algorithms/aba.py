@@ -142,7 +142,7 @@ def aba_batch(mi, mf, Q, V, TAU, QDD, status):
             status[n] = aba_kernel(mi, mf, Q[n], V[n], TAU[n], QDD[n], ws)
 
 
-@fast_front(_ABA_ENTRY)
+@fast_front(_ABA_ENTRY, skip=MIMIC)
 def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): the joint
     accelerations ``q̈ = M(q)⁻¹ (τ − C(q, v) v − g(q) + Σ Jᵢᵀ fextᵢ)``, in O(n).

@@ -109,7 +109,7 @@ from .boundary import (
     raise_status,
 )
 from .articulated import MIMIC, SINGULAR, _has_mimic
-from .gate import GATE, SPLIT, gate_address, gate_tables, gate_vector
+from .gate import GATE, NV, NV3, SPLIT, fast_front, gate_address, gate_entry, gate_tables, gate_vector
 from .linalg import spd_inverse
 from .minverse import minv_kernel
 
@@ -982,6 +982,10 @@ def _c_aba_derivatives(mip, mfp, nb1, bufs, lens):
 
 _RNEA_D_C = 0  # their addresses, set on first use
 _ABA_D_C = 0
+# the public functions' compiled fronts (gate.fast_front): one state or a small batch of a model
+# without mimic joints, the three matrices split in C; anything else calls the Python function
+_RNEA_D_ENTRY = gate_entry(globals(), "_RNEA_D_C", _c_rnea_derivatives, 3, NV3, NV)
+_ABA_D_ENTRY = gate_entry(globals(), "_ABA_D_C", _c_aba_derivatives, 3, NV3, NV)
 
 
 # ------------------------------------------------ models with mimic joints, compiled chain rule
@@ -1259,6 +1263,7 @@ def _mimic_rnea_derivatives(model: Model, q, v, a, fext):
     return tuple(G.T @ D @ G for D in rnea_derivatives(mx, qx, vx, ax, fext))
 
 
+@fast_front(_RNEA_D_ENTRY, out=False, parts=3, skip=MIMIC)
 def rnea_derivatives(model: Model, q, v, a, fext=None):
     """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)`` of inverse dynamics, each (..., nv, nv).
 
@@ -1287,6 +1292,7 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
                 "a", "the acceleration, model.nv entries", "rnea_derivatives")
 
 
+@fast_front(_ABA_D_ENTRY, out=False, parts=3, skip=MIMIC)
 def aba_derivatives(model: Model, q, v, tau, fext=None):
     """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)`` of forward dynamics, each (..., nv, nv).
 

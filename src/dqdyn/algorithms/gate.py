@@ -24,9 +24,9 @@ except ImportError:  # pragma: no cover - a build without a compiler: numba's di
 if nb.config.DISABLE_JIT:  # every kernel a plain Python function: nothing to compile a gate entry from
     GATE = _ENTRY = _FRONT = SPLIT = None
 
-#: result sizes a gate entry reads from the model's tables (_gate.c DIM_NB1, DIM_NV): the number
-#: of bodies + 1 and the number of velocities
-NB1, NV = -2, -3
+#: result sizes a gate entry reads from the model's tables (_gate.c DIM_NB1, DIM_NV, DIM_3NV): the
+#: number of bodies + 1, the number of velocities, and three times it (three nv × nv matrices)
+NB1, NV, NV3 = -2, -3, -4
 
 # numba types of the single-state fast paths' arguments (model tables, C-contiguous vectors)
 T_MI = nb.types.Array(nb.int64, 2, "C")
@@ -91,7 +91,8 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
 
 
 def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None = None,
-               default: str | None = None, par=None, cls: type | None = None):
+               default: str | None = None, par=None, cls: type | None = None, parts: int = 0,
+               skip: int = 0):
     """Decorator: the public function ``fn`` whose first step is ``r = entry(model, ...)``,
     returned when it is an ndarray, becomes a *front* (``_gate.c``, ``function``): a C callable
     that makes that call and that test itself and calls ``fn`` for everything else — the same
@@ -106,7 +107,11 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
     defaulting to ``default``.  With ``cls`` (a NamedTuple): ``fn(model, *inputs,
     constraints)`` with no keyword, ``constraints`` a list of one constraint whose compiled
     layout is cached for ``model`` (``constraints.dynamics._compiled_spec``), is the entry's
-    ``(model, *inputs, spec, par)`` split into ``cls`` as :data:`SPLIT` does.  The front
+    ``(model, *inputs, spec, par)`` split into ``cls`` as :data:`SPLIT` does.  With ``parts =
+    k``, a plain front whose entry gives ``(k n, n)`` returns its ``k`` ``(n, n)`` parts as a
+    tuple of views (the derivatives' three matrices).  ``skip``: a status code of the entry
+    that depends on the model alone (``articulated.MIMIC``); a model it was answered for goes
+    straight to ``fn`` from then on (the last such model), which has its own route.  The front
     carries ``fn``'s ``__name__``, ``__doc__``, ``__wrapped__`` … (``help``,
     ``inspect.signature`` and the documentation see ``fn``), pickles by name and binds as a
     method as a function does.  Without the compiled gate, ``fn`` itself."""
@@ -115,7 +120,7 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
         if _FRONT is None or entry is no_gate:
             return fn
         front = _FRONT(entry, fn, out=out, named=named, frames=frames, default=default, par=par,
-                       cls=cls)
+                       cls=cls, parts=parts, skip=skip)
         return functools.update_wrapper(front, fn)
 
     return decorate

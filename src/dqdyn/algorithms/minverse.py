@@ -488,7 +488,7 @@ def minv_batch(mi, mf, Q, MINV, status):
         status[n] = minv_kernel(mi, mf, Q[n], MINV[n])
 
 
-@fast_front(_MINV_ENTRY, out=False)
+@fast_front(_MINV_ENTRY, out=False, skip=MIMIC)
 def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     """``M(q)⁻¹`` (..., nv, nv) by articulated-body sweeps, without forming or inverting ``M``.
 
