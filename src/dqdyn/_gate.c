@@ -477,11 +477,11 @@ static PyTypeObject EntryType = {
 
 /* ------------------------------------------------------------------------ function
  * function(entry, fallback, out=False, named=False, frames=None, default=None, par=None,
- * cls=None, parts=0, skip=0): a public function whose single-state call goes to its gate entry without the
- * Python function's frame.  Calling a
- * Python function and its first steps (``r = entry(model, ...); if type(r) is ndarray: return
- * r``) cost 0.12-0.15 us of a 0.6 us forward_kinematics, and with a frame name to look up
- * 0.3-0.5 us of a 1.1 us twist_jacobian; such a *front* is ``fallback`` with those steps in C.
+ * cls=None, parts=0, skip=0): a public function whose single-state call goes to its gate entry
+ * without the Python function's frame.  Calling a Python function and its first steps (``r =
+ * entry(model, ...); if type(r) is ndarray: return r``) cost 0.12-0.15 us of a 0.6 us
+ * forward_kinematics, and with a frame name to look up 0.3-0.5 us of a 1.1 us twist_jacobian;
+ * such a *front* is ``fallback`` with those steps in C.
  *
  * Plain (named false): fallback(model, x0, ..., x{nin-1}) with exactly the entry's 1 + nin
  * positional arguments and no keyword but ``out`` (when ``out`` is true: the result's array,
@@ -653,12 +653,12 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *ea[GATE_MAX_INPUTS + 2], *hold = NULL, *layout = NULL;
     EntryObject *e = (EntryObject *)f->entry;
-    Py_ssize_t rows = e->rows;
-    Py_ssize_t n = f->cls != NULL ? laid_out_args(f, args, nargs, kwnames, ea, &rows, &layout, &hold)
-                   : f->named     ? named_args(f, args, nargs, kwnames, ea, &hold)
-                                  : plain_args(f, args, nargs, kwnames, ea);
-    if (n > 0 && f->skip_ref != NULL && refers_to(f->skip_ref, args[0]))
-        n = 0; /* (a model the entry declines, e.g. one with mimic joints: the fallback's) */
+    Py_ssize_t rows = e->rows, n = 0;
+    /* (a model the entry declines for what it is, e.g. one with mimic joints: the fallback's) */
+    if (!(f->skip_ref != NULL && nargs > 0 && refers_to(f->skip_ref, args[0])))
+        n = f->cls != NULL ? laid_out_args(f, args, nargs, kwnames, ea, &rows, &layout, &hold)
+            : f->named     ? named_args(f, args, nargs, kwnames, ea, &hold)
+                           : plain_args(f, args, nargs, kwnames, ea);
     if (n > 0) {
         /* (a plain or named front's last argument beyond the entry's inputs is its dest, out=) */
         PyObject *dest = n == 2 + e->nin ? ea[--n] : NULL;
@@ -708,9 +708,10 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         parts < 0 || parts > SPLIT_MAX_PARTS || (parts > 0 && (named || out || cls != NULL))) {
         PyErr_SetString(PyExc_TypeError,
                         "function(entry, fallback, out=False, named=False, frames=None, default=None, "
-                        "par=None, cls=None): an entry and a callable; for a named front an entry of "
-                        "(q, placement, body[, code]) with frames a dict; with cls (a tuple class) an "
-                        "array par and neither named nor out (see the module source)");
+                        "par=None, cls=None, parts=0, skip=0): an entry and a callable; for a named "
+                        "front an entry of (q, placement, body[, code]) with frames a dict; with cls "
+                        "(a tuple class) an array par and neither named nor out; parts 0-8, without "
+                        "named, out or cls (see the module source)");
         return NULL;
     }
     if (frames != NULL) {

@@ -717,6 +717,7 @@ _CFD_C = 0  # its address, set on first use
 _NO_DICT = {}
 _PAR = {}  # [α, β, rcond, tol] arrays by value
 _PAR_DEFAULT = np.array([0.0, 0.0, 1e-10, 1e-9])  # (no Baumgarte terms, the default rcond and tol)
+_PAR_DEFAULT.flags.writeable = False  # (shared by every call, the compiled front's included)
 # the one-call kernel as the public function's compiled front (gate.fast_front: the result's size
 # comes with the constraint's cached layout, so the entry's own is a placeholder)
 _CFD_ENTRY = gate_entry(globals(), "_CFD_C", _c_cfd, 5, 0, -1)
@@ -780,6 +781,7 @@ def _gate_parameters(baumgarte, rcond, tol) -> np.ndarray:
         rcond, tol = _rcond_tol(rcond, tol)
         alpha, beta = baumgarte_gains(baumgarte)
         par = np.array([alpha, beta, rcond, tol])
+        par.flags.writeable = False  # (kept and shared by value)
         if key is not None and len(_PAR) < 64:
             _PAR[key] = par
     return par
