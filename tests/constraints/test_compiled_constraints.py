@@ -64,13 +64,19 @@ def test_compiled_path_equals_the_general_path_and_kkt(name, m, cons, q0, baumga
     for ours, theirs in zip(r, ref):
         assert ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * (1 + np.abs(theirs).max(initial=0.0)))
-    M, h = dqdyn.mass_matrix(m, q), dqdyn.nonlinear_effects(m, q, v)
     if cons:
-        qdd, lam, res = kkt_solve(M, tau - h, r.A, r.b)
-        assert res < 1e-9
-        np.testing.assert_allclose(r.qdd, qdd, atol=1e-9 * (1 + np.abs(qdd).max()))
+        _assert_kkt(m, q, v, tau, r, 1e-9)
     else:
         np.testing.assert_allclose(r.qdd, dqdyn.aba(m, q, v, tau), atol=1e-10)
+
+
+def _assert_kkt(m, q, v, tau, r, atol):
+    """Oracle: the KKT system (``kkt_solve``, least squares) with dqdyn's ``M`` and ``h`` and the
+    result's own ``A``, ``b`` — consistent, and the same ``q̈`` to ``atol`` of its scale."""
+    M, h = dqdyn.mass_matrix(m, q), dqdyn.nonlinear_effects(m, q, v)
+    qdd, lam, res = kkt_solve(M, tau - h, r.A, r.b)
+    assert res < 1e-9
+    np.testing.assert_allclose(r.qdd, qdd, rtol=0, atol=atol * (1 + np.abs(qdd).max()))
 
 
 def _refuse(*a, **k):
@@ -151,10 +157,7 @@ def test_udwadia_kalaba_takes_cholesky_only_where_the_pseudo_inverse_is_the_inve
     c6 = [LoopClosure((0, x), "tip", "6d")]
     v = null_velocity(m7, c6, q7, rng)
     tau = rng.normal(size=m7.nv)
-    res = cfd(m7, q7, v, tau, c6)
-    M, h = dqdyn.mass_matrix(m7, q7), dqdyn.nonlinear_effects(m7, q7, v)
-    qdd_kkt = kkt_solve(M, tau - h, res.A, res.b)[0]
-    np.testing.assert_allclose(res.qdd, qdd_kkt, rtol=0, atol=1e-9 * (1 + np.abs(qdd_kkt).max()))
+    _assert_kkt(m7, q7, v, tau, cfd(m7, q7, v, tau, c6), 1e-9)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -244,9 +247,7 @@ def test_compiled_path_far_from_the_world_origin_and_with_mimic_joints():
     ref = _general(m, q, v, tau, cons)
     for ours, theirs in zip(r, ref):
         np.testing.assert_allclose(ours, theirs, rtol=1e-11, atol=1e-11 * (1 + np.abs(theirs).max(initial=0.0)))
-    M, h = dqdyn.mass_matrix(m, q), dqdyn.nonlinear_effects(m, q, v)
-    qdd = kkt_solve(M, tau - h, r.A, r.b)[0]
-    np.testing.assert_allclose(r.qdd, qdd, rtol=0, atol=1e-10 * (1 + np.abs(qdd).max()))
+    _assert_kkt(m, q, v, tau, r, 1e-10)
     # mimic: a 7R chain whose last joint follows j2
     b = dqdyn.ModelBuilder("mimic7")
     parent = "world"
@@ -262,7 +263,4 @@ def test_compiled_path_far_from_the_world_origin_and_with_mimic_joints():
     cm = [LoopClosure((0, xm), "l6", "3d")]
     vm = null_velocity(mm, cm, qm, rng)
     tm = rng.normal(size=mm.nv)
-    r = cfd(mm, qm, vm, tm, cm)
-    M, h = dqdyn.mass_matrix(mm, qm), dqdyn.nonlinear_effects(mm, qm, vm)
-    qdd = kkt_solve(M, tm - h, r.A, r.b)[0]
-    np.testing.assert_allclose(r.qdd, qdd, rtol=0, atol=1e-9 * (1 + np.abs(qdd).max()))
+    _assert_kkt(mm, qm, vm, tm, cfd(mm, qm, vm, tm, cm), 1e-9)
