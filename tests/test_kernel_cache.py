@@ -265,6 +265,60 @@ def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():
     assert big[:5].tobytes() == small.tobytes() == gated.tobytes() == single.tobytes()
 
 
+def _current_index_entries():
+    """``{kernel file name: [signatures]}`` of the package cache's index files whose stamp is
+    the current source's (older stamps' files are ignored)."""
+    import glob
+    import pickle
+    import re
+
+    out = {}
+    for path in glob.glob(os.path.join(_jit.PACKAGE_CACHE, "**", "*.nbi"), recursive=True):
+        sub = os.path.relpath(os.path.dirname(path), _jit.PACKAGE_CACHE)
+        module = os.path.basename(path).split(".")[0]
+        rel = os.path.join("" if sub == "_top" else sub, module + ".py")
+        if not os.path.isfile(os.path.join(_jit.PKG_DIR, rel)):
+            continue
+        with open(path, "rb") as f:
+            pickle.load(f)  # (numba's version)
+            stamp, overloads = pickle.loads(f.read())
+        if stamp != _jit.source_stamp(rel):
+            continue
+        out[re.sub(r"\.py\d+\.nbi$", "", os.path.basename(path))] = [
+            tuple(getattr(k[0], "args", k[0])) for k in overloads]  # (a C callback's: a Signature)
+    return out
+
+
+def test_no_kernel_is_compiled_twice_for_a_literal_or_a_read_only_twin_of_one_signature():
+    """dqdyn._jit, "Literals": a kernel given ``False`` (``Literal[bool](False)``) by one caller
+    and a ``bool`` by another, or a read-only array beside a writable one, was compiled once for
+    each (``hybrid_kernel`` 29 s twice, the derivatives' sweeps three times).  Read from the
+    kernel cache that ``pip install`` fills: no two signatures of one kernel may differ only in
+    literal-ness or read-only-ness."""
+    from numba.core import types
+
+    entries = _current_index_entries()
+    if len(entries) < 50:
+        pytest.skip(f"the package cache holds {len(entries)} current kernels (not filled here)")
+
+    def plain(t):
+        t = types.unliteral(t)
+        return t.copy(readonly=False) if isinstance(t, types.Array) and not t.mutable else t
+
+    twins = {}
+    for name, sigs in entries.items():
+        seen = {}
+        for sig in sigs:
+            seen.setdefault(tuple(plain(t) for t in sig), []).append(sig)
+        for v in seen.values():
+            literal = any(isinstance(t, types.Literal) for s in v for t in s)
+            # (the algebra's core kernels are called straight from tests, with hypothesis'
+            # arrays, read-only ones among them; a literal can only come from dqdyn's code)
+            if len(v) > 1 and (literal or not name.startswith("_core.")):
+                twins[name] = v
+    assert not twins, "\n".join(f"{k}: {[str(s) for s in v]}" for k, v in twins.items())
+
+
 def test_faster_inlining_is_installed_and_copies_one_scope_per_ir():
     """dqdyn's stand-in for numba's IR copy while inlining (_jit._BlockCopier) is installed by
     the first compilation, and a kernel that inlines helpers compiles to the same numbers."""

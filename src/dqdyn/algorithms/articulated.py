@@ -499,7 +499,7 @@ def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt, 
     nvj = joint_nv(jt)
     ax = sc[SC_AX : SC_AX + 3]
     ax[0], ax[1], ax[2] = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
-    nf = 0
+    nf = int(0)  # (int64 from the start: see dqdyn._jit, "Literals")
     for k in range(nvj):
         s = W[i, K_S + 6 * k : K_S + 6 * k + 6]
         joint_column(jt, ax, mf[i, MF_PITCH], q, mi[i, MI_IQ], k, s)

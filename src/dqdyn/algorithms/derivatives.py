@@ -829,7 +829,7 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
     _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      dq, dv, M, True, tmp)
+                      dq, dv, M, bool(True), tmp)  # (a bool, not a literal: see dqdyn._jit, "Literals")
     return OK
 
 
@@ -956,14 +956,14 @@ _NO_FEXT1 = _NO_FEXT[0]
 def _rnea_derivatives_entry(mi, mf, q, v, a, out):
     if _has_mimic(mi):
         return MIMIC
-    return rnea_derivatives_kernel(mi, mf, q, v, a, out[0, :1], False, out)
+    return rnea_derivatives_kernel(mi, mf, q, v, a, out[0, :1], bool(False), out)
 
 
 @fjit
 def _aba_derivatives_entry(mi, mf, q, v, tau, out):
     if _has_mimic(mi):
         return MIMIC
-    return aba_derivatives_kernel(mi, mf, q, v, tau, out[0, :1], False, out)
+    return aba_derivatives_kernel(mi, mf, q, v, tau, out[0, :1], bool(False), out)
 
 
 def _c_rnea_derivatives(mip, mfp, nb1, bufs, lens):
@@ -1040,7 +1040,7 @@ def _mimic_rnea_derivatives_entry(mi, mf, q, v, a, mm, out):
     qx, vx, ax = ws[0:nqx], ws[nqx : nqx + nvx], ws[nqx + nvx : nqx + 2 * nvx]
     Dx = view(ws, nqx + 2 * nvx, (3, nvx, nvx))
     _mimic_expand(mm, q, v, a, qx, vx, ax)
-    st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], False, Dx)
+    st = rnea_derivatives_kernel(mi, mf, qx, vx, ax, Dx[0, :1], bool(False), Dx)
     if st != OK:
         return st
     for t in range(3):
@@ -1086,7 +1086,7 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     st = check_state(mi, qx, vx, ax, BAD_A_FINITE, Dx[0, :1], False)
     if st != OK:
         return st
-    _forward_sweep(mi, mf, qx, vx, ax, Dx[0, :1], False, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+    _forward_sweep(mi, mf, qx, vx, ax, Dx[0, :1], bool(False), X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
     _zero(Dx[2])
     _mass_sweep(mi, Pc, S, Fa, Dx[2])  # M_x
@@ -1111,7 +1111,7 @@ def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     _zero(Dx[1])
     _zero(Dx[2])
     _derivative_sweep(mi, qx, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      Dx[0], Dx[1], Dx[2], False, tmp)
+                      Dx[0], Dx[1], Dx[2], bool(False), tmp)
     for t in range(2):
         _mimic_reduce(mm, Dx[t], R[2])
         _neg_product(Mi, R[2], out[t])

@@ -33,7 +33,6 @@ T_MI = nb.types.Array(nb.int64, 2, "C")
 T_MF = nb.types.Array(nb.float64, 2, "C")
 T_V = nb.types.Array(nb.float64, 1, "C")
 T_M = nb.types.Array(nb.float64, 2, "C")
-T_VRO = nb.types.Array(nb.float64, 1, "C", readonly=True)
 
 
 def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):

@@ -270,7 +270,7 @@ def _acceleration_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_
             a5 += s5 * x
         else:
             nvj = joint_nv(jt)
-            nf = 0
+            nf = int(0)  # (int64 from the start: see dqdyn._jit, "Literals")
             for k in range(nvj):
                 if not (has_presc and presc[iv + k] != 0.0):
                     sc[SC_FREE + nf] = k
@@ -359,7 +359,7 @@ def hybrid_entry(mi, mf, q, v, a, tau, presc, qdd, tau_out):
             or presc.shape[0] != nv):
         return BAD_SHAPE
     ws = np.empty(workspace_size_nb(mi.shape[0], nv))
-    return hybrid_kernel(mi, mf, q, v, tau, ws[0:0].reshape((0, 6)), False, presc, a, qdd,
+    return hybrid_kernel(mi, mf, q, v, tau, ws[0:0].reshape((0, 6)), bool(False), presc, a, qdd,
                          tau_out, ws)
 
 

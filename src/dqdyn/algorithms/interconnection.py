@@ -83,7 +83,7 @@ from .jacobians import twist_jacobian
 from .kinematics import _resolve_frame, forward_kinematics
 from .kinematics import fk_kernel as _fk
 from .newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, newton_euler
-from .newton_euler import ne_core as _ne_core
+from .newton_euler import newton_euler_kernel as _ne_kernel
 
 _NOF = np.empty((0, 6))
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
@@ -567,7 +567,7 @@ class InterconnectionGraph:
                 nb1 = m.nbodies + 1
                 bufs = dict(qe=np.empty(m.nq), ve=np.empty(m.nv), ae=np.empty(m.nv),
                             ws=np.empty((nb1 + NSCRATCH, W_COLS)), tau=np.empty(m.nv),
-                            X=np.empty((nb1, 8)), fext=np.zeros((nb1, 6)))
+                            X=np.empty((nb1, 8)), fext=np.zeros((nb1, 6)), G=np.empty((nb1, 6)))
             plan.append((k, n, sl[k], kids, bufs))
         self._plan_sig, self._plan_data = sig, plan
         return plan
@@ -660,7 +660,10 @@ class InterconnectionGraph:
             b["ve"][6:] = v[sv]
             b["ae"][:6] = da
             b["ae"][6:] = a[sv]
-            st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], _NOF, b["ws"], b["tau"])
+            # (dqNE with the joint wrenches, unused here: newton_euler()'s kernel, compiled for
+            # it with these types — ne_core called from Python was a kernel of its own)
+            st = _ne_kernel(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], _NOF, b["ws"], b["tau"],
+                            b["G"])
             if st:
                 _raise_in(k, m, st)
             self.evaluations[k] += 1
@@ -692,7 +695,7 @@ class InterconnectionGraph:
             for j, body, to_a, off in kids:
                 _ad6(to_a, Z[j], w)  # ζ_b at the body origin, body axes
                 f[body] -= w  # the successor pushes back on its predecessor
-            st = _ne_core(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"])
+            st = _ne_kernel(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"], b["G"])
             if st:
                 _raise_in(k, m, st)
             Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()

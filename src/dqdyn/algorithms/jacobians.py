@@ -67,7 +67,6 @@ from .gate import (
     T_MF,
     T_MI,
     T_V,
-    T_VRO,
     armed_call,
     fast_front,
     flat_workspace,
@@ -433,7 +432,7 @@ def jacobian_entry(mi, mf, q, body, placement, frame, J):
 
 _JACOBIAN = _JOINT_JACOBIANS = None
 JOINT_JACOBIANS_SIG = FK_SIG
-JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, nb.types.int64, T_M)
+JACOBIAN_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_V, nb.types.int64, T_M)
 _JOINT_JACOBIANS_C = _JACOBIAN_C = 0  # their addresses, set on first use
 
 

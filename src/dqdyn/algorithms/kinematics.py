@@ -78,7 +78,6 @@ from .gate import (
     T_MF,
     T_MI,
     T_V,
-    T_VRO,
     armed_call,
     fast_front,
     gate_entry,
@@ -314,7 +313,7 @@ def _c_frame_pose(mip, mfp, nb1, bufs, lens):
 _FK_C = _FRAME_POSE_C = 0  # their addresses, set on first use
 _FK_ENTRY = gate_entry(globals(), "_FK_C", _c_fk, 1, NB1, 8)
 _FRAME_POSE_ENTRY = gate_entry(globals(), "_FRAME_POSE_C", _c_frame_pose, 3, 8, -1, scratch=True)
-FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_VRO, T_V)
+FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_V, T_V)
 _IDENTITY8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 _IDENTITY8.flags.writeable = False
 
@@ -335,7 +334,9 @@ def twists_batch(mi, mf, Q, V, X, T, status):
 # =============================================================================== public API
 def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
     """(body, placement) of a frame given by name, or a body index; the placement is a
-    read-only contiguous (8,) array (cached per model and name)."""
+    contiguous (8,) array (cached per model and name), which no kernel writes.  It is left
+    writable: numba types a read-only array apart, and one passed here beside the writable ones
+    of the entry kernels compiled every Jacobian kernel twice (see dqdyn._jit, "Literals")."""
     try:
         index = model._index
     except AttributeError:  # (twist_jacobian(None, ...) raised AttributeError)
@@ -356,10 +357,9 @@ def _resolve_frame(model: Model, name) -> tuple[int, np.ndarray]:
         b = int(name)
         if not 0 <= b <= model.nbodies:
             raise ShapeError(f"body index {b} out of range 0..{model.nbodies}")
-        return b, _IDENTITY8
+        return b, _IDENTITY8.copy()
     k = model.frame_index(name)
     pl = np.array(model.frame_placement[k], dtype=np.float64)
-    pl.flags.writeable = False
     cache[name] = hit = (int(model.frame_body[k]), pl)
     return hit
 

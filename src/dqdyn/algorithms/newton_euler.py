@@ -678,19 +678,16 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
 
 
 def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
+    """Every call the compiled front declines: batches, and single states given as lists, with
+    ``fext`` or ``out=`` (one state is a batch of one: the batch kernel's serial twin, whose code
+    is the single-state kernels', runs it — ``ne_core`` called from here was a kernel of its own,
+    19 s more to compile)."""
     (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, v_none, a_none)
-    if not batch:
-        tau = out_batch(out, (model.nv,))
-        tau = np.empty(model.nv) if tau is None else tau
-        ws = np.empty((model.nbodies + 1 + NSCRATCH, W_COLS))
-        st = ne_core(model.mi, model.mf, model.gravity, Q[0], V[0], A[0], F[0], ws, tau)
-        if st:
-            raise_status(model, st)
-        return tau
     TAU = out_batch(out, batch + (model.nv,))
     TAU = np.empty((N, model.nv)) if TAU is None else TAU.reshape(N, model.nv)
     run_chunked(rnea_batch, (model.mi, model.mf, model.gravity), [Q, V, A, F], [TAU], N, (1, 2, 3),
-                lambda st, row: raise_status(model, st, row))
+                (lambda st, row: raise_status(model, st, row)) if batch else
+                (lambda st, row: raise_status(model, st)))
     return TAU.reshape(batch + (model.nv,))
 
 

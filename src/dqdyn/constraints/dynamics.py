@@ -616,14 +616,14 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, sw, tw, A, b):
             A[r0, vm] -= sf[0]
             pe[0] = q[qj] - sf[0] * q[qm] - sf[1]
         elif kind == DIFF_DRIVE:
-            _frame(mi, mf, q, int(si[1]), sf[0:8], 0, sw, Ja, ga, Ra, pa, X)
+            _frame(mi, mf, q, int(si[1]), sf[0:8], int(0), sw, Ja, ga, Ra, pa, X)
             for j in range(nv):
                 A[r0, j] = Ja[4, j]
             b[r0] = -ga[4]
             has_pe = False
         else:  # LOOP_6D, LOOP_3D (base.py): world-aligned Jacobians of frames a and b
-            _frame(mi, mf, q, int(si[1]), sf[0:8], 2, sw, Ja, ga, Ra, pa, X)
-            _frame(mi, mf, q, int(si[2]), sf[8:16], 2, sw, Jb, gb, Rb, pb, X)
+            _frame(mi, mf, q, int(si[1]), sf[0:8], int(2), sw, Ja, ga, Ra, pa, X)
+            _frame(mi, mf, q, int(si[2]), sf[8:16], int(2), sw, Jb, gb, Rb, pb, X)
             first = 0 if kind == LOOP_6D else 3
             for k in range(dim):
                 row = first + k

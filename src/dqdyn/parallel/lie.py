@@ -197,6 +197,8 @@ def _arr(x, name, last):
         raise errors.ShapeError(f"{name} must have shape (..., {last}); got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise errors.NonFiniteError(f"{name} contains NaN or infinity")
+    if not a.flags.writeable:  # (numba compiles every kernel again for a read-only array)
+        a = a.copy()
     return a
 
 

@@ -223,7 +223,7 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
             regular = k_solve(Lam, F, th, n)
         else:  # (90) corrected E7: θ = −H⁻¹δ
             k_gradient_hessian(Lam, H2, F, prm[6], gn, dl, Hm)
-            regular = k_solve(Hm, dl, th, 6)
+            regular = k_solve(Hm, dl, th, int(6))
         if not regular:
             status = SINGULAR
             break
@@ -252,7 +252,7 @@ def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
     seed 001 §10.3: it allocates only what the square case uses and calls :func:`k_newton` directly."""
     n = geom.shape[0]
     eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
-    s, i, r, lo = k_newton(eta0, ell, geom, prm, True, out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,
+    s, i, r, lo = k_newton(eta0, ell, geom, prm, bool(True), out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,
                            Lam.reshape((n, 6, 1)), F, Lam, th, th)
     return s, i, r
 
@@ -260,7 +260,7 @@ def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
 @njit
 def fk_ls(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
     """One over-constrained solve (eqs. 88-90); returns ``(status, iterations, residual, loss)``."""
-    return fk_solve(eta0, ell, geom, prm, False, out)
+    return fk_solve(eta0, ell, geom, prm, bool(False), out)
 
 
 @pnjit

@@ -183,7 +183,10 @@ class ParallelRobot:
         self._geom.setflags(write=False)
         self.n = g.shape[0]
         self._is_square = self.n == 6 and bool(np.all(g[:, C_KIND] == KIND_LEG))
-        self.home = lie.pose() if home is None else lie.normalize(np.asarray(home, dtype=float))
+        # (the kernels get the writable array, a default guess of the same type as a user's: numba
+        # types a read-only array apart, which compiled each solver twice; see dqdyn._jit, "Literals")
+        self._home = lie.pose() if home is None else lie.normalize(np.asarray(home, dtype=float))
+        self.home = self._home.view()
         self.home.setflags(write=False)
         if length_scale is None:
             length_scale = float(np.max(np.linalg.norm(g[:, C_S : C_S + 3], axis=1)))
@@ -439,11 +442,13 @@ class ParallelRobot:
         if ell.shape != (6,):
             raise errors.ShapeError(f"ell must have shape (6,); got {ell.shape}")
         if guess is None:
-            g = self.home
+            g = self._home
         else:
             g = np.asarray(guess, dtype=float)
             if g.shape != (8,):
                 raise errors.ShapeError(f"guess must have shape (8,); got {g.shape}")
+            if not g.flags.writeable:  # (see lie._arr)
+                g = g.copy()
         if tol is None and ftol is None and maxit is None and loss_tol is None:
             prm = self._prm
         else:
@@ -462,7 +467,7 @@ class ParallelRobot:
         final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90) (``+H⁻¹δ``;
         wrong, E7) and exists only to demonstrate the erratum."""
         ell = self._check_ell(ell)
-        g = self.home if guess is None else lie._arr(guess, "guess", 8)
+        g = self._home if guess is None else lie._arr(guess, "guess", 8)
         out = np.empty(8)
         s, it, r, lo = fk_solve(g, ell, self._geom, self._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), False, out)
         res = LSFKResult(out, int(s), int(it), float(r), 1, float(lo))
@@ -485,7 +490,7 @@ class ParallelRobot:
     def _solve_batch(self, ell, guess, prm, square, check):
         ell = np.ascontiguousarray(self._check_ell(ell, batch=True))
         N = ell.shape[0]
-        g = self.home if guess is None else lie._arr(guess, "guess", 8)
+        g = self._home if guess is None else lie._arr(guess, "guess", 8)
         g = kernel_rows(np.broadcast_to(g, (N, 8)))
         out, st, it, rs, lo = batch_outputs(N)
         fk_batch(g, ell, self._geom, prm, square, out, st, it, rs, lo, 4 * nb.get_num_threads())
@@ -507,7 +512,7 @@ class ParallelRobot:
 
     def _solve_track(self, ells, eta0, prm, square, check):
         ells = np.ascontiguousarray(self._check_ell(ells, batch=True))
-        g = self.home if eta0 is None else lie._arr(eta0, "eta0", 8)
+        g = self._home if eta0 is None else lie._arr(eta0, "eta0", 8)
         out, st, it, rs, lo = batch_outputs(ells.shape[0])
         fk_track(np.ascontiguousarray(g, dtype=float), ells, self._geom, prm, square, out, st, it, rs, lo)
         res = FKBatchResult(out, st, it, rs) if square else LSFKBatchResult(out, st, it, rs, None, lo)
