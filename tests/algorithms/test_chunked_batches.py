@@ -99,6 +99,28 @@ def test_single_state_out_of_wrong_length_is_a_shape_error(arm):
             f(arm, q, v, a, out=np.empty(arm.nv + 2))
 
 
+def test_general_single_state_path_is_the_batch_of_one(arm):
+    """``rnea`` of one state given as lists, with ``fext`` or ``out=`` (the calls the compiled
+    front declines) runs as a batch of one through ``rnea_rows`` (newton_euler._rnea_general):
+    the bits of the batch and of the plain call, ``out`` itself returned, errors without a batch
+    element in their message."""
+    Q, V, A = _states(arm, 3, seed=5)
+    F = np.zeros((3, arm.nbodies + 1, 6))
+    F[:, 2, 1], F[:, -1, 4] = 0.7, -1.3
+    batch = dqdyn.rnea(arm, Q, V, A, F)
+    for k in range(3):
+        out = np.empty(arm.nv)
+        assert dqdyn.rnea(arm, Q[k], V[k], A[k], F[k], out=out) is out
+        assert out.tobytes() == batch[k].tobytes()
+        assert dqdyn.rnea(arm, Q[k].tolist(), V[k], A[k]).tobytes() == \
+            dqdyn.rnea(arm, Q[k], V[k], A[k]).tobytes()
+    v = V[0].copy()
+    v[1] = np.inf
+    with pytest.raises(NonFiniteError) as e:
+        dqdyn.rnea(arm, Q[0], v, A[0], F[0])
+    assert "batch element" not in str(e.value)
+
+
 def _peak_bytes(fn):
     tracemalloc.start()
     try:

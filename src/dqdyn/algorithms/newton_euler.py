@@ -91,6 +91,7 @@ from .boundary import (
     OK,
     as_vector_batch,
     check_state,
+    kernel_rows,
     lazy_batch,
     out_batch,
     raise_status,
@@ -679,15 +680,24 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
 
 def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
     """Every call the compiled front declines: batches, and single states given as lists, with
-    ``fext`` or ``out=`` (one state is a batch of one: the batch kernel's serial twin, whose code
-    is the single-state kernels', runs it — ``ne_core`` called from here was a kernel of its own,
-    19 s more to compile)."""
+    ``fext`` or ``out=``.  One state is a batch of one in :func:`rnea_rows`, called with the
+    argument types the batch kernel's serial twin gives it (``kernel_rows``, as
+    ``run_chunked``), so its compiled code is the batches' — ``ne_core`` called from here was a
+    kernel of its own, 19 s more to compile at install."""
     (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, v_none, a_none)
+    if not batch:
+        tau = out_batch(out, (model.nv,))
+        tau = np.empty(model.nv) if tau is None else tau
+        st = np.zeros(1, dtype=np.int64)
+        rnea_rows(model.mi, model.mf, model.gravity, kernel_rows(Q), kernel_rows(V), kernel_rows(A),
+                  kernel_rows(F), tau.reshape(1, model.nv), st, 0, 1)
+        if st[0]:
+            raise_status(model, int(st[0]))
+        return tau
     TAU = out_batch(out, batch + (model.nv,))
     TAU = np.empty((N, model.nv)) if TAU is None else TAU.reshape(N, model.nv)
     run_chunked(rnea_batch, (model.mi, model.mf, model.gravity), [Q, V, A, F], [TAU], N, (1, 2, 3),
-                (lambda st, row: raise_status(model, st, row)) if batch else
-                (lambda st, row: raise_status(model, st)))
+                lambda st, row: raise_status(model, st, row))
     return TAU.reshape(batch + (model.nv,))
 
 
