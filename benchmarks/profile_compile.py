@@ -2,8 +2,9 @@
 
 Runs each group of :mod:`dqdyn.precompile` in its own process with the kernel cache off
 (``DQDYN_NO_CACHE=1``: everything compiles) and listens to numba's ``numba:compile`` events:
-per kernel, its *self* time (its compile minus the kernels compiled inside it), how many times it
-was compiled (one per signature: two for one kernel is what ``dqdyn._jit``, "Literals", is about),
+per kernel, its *self* time (its compile minus the kernels compiled inside it), the part of it
+spent under numba's LLVM lock (LLVM optimising and emitting code), how many times it was
+compiled (one per signature: two for one kernel is what ``dqdyn._jit``, "Literals", is about),
 and which kernel or Python line asked for it.  Not a timing to compare across machines: a map of
 where the seconds are.
 
@@ -30,6 +31,7 @@ def _in_process(group: str) -> dict:
     self_t: collections.Counter = collections.Counter()
     count: collections.Counter = collections.Counter()
     parents: collections.Counter = collections.Counter()
+    llvm: collections.Counter = collections.Counter()  # seconds under numba's LLVM lock
 
     def caller() -> str:
         if stack:
@@ -57,13 +59,21 @@ def _in_process(group: str) -> dict:
             if stack:
                 stack[-1][2] += dt
 
+    class LLVM(event.Listener):
+        def on_start(self, ev):
+            self.t0 = time.perf_counter()
+
+        def on_end(self, ev):
+            llvm[stack[-1][0] if stack else "?"] += time.perf_counter() - self.t0
+
     event.register("numba:compile", Listener())
+    event.register("numba:llvm_lock", LLVM())
     from dqdyn import precompile
 
     t0 = time.perf_counter()
     precompile._run_group(group)
     return {"group": group, "wall": time.perf_counter() - t0,
-            "kernels": [[k, self_t[k], count[k]] for k in self_t],
+            "kernels": [[k, self_t[k], count[k], llvm[k]] for k in self_t],
             "parents": [[k, p, n] for (k, p), n in parents.items()]}
 
 
@@ -91,18 +101,20 @@ def main(argv=None) -> int:
 
     with ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(run, a.groups or list(GROUPS)))
-    total = 0.0
+    total = llvm_all = 0.0
     for r in results:
         rows = sorted(r["kernels"], key=lambda x: -x[1])
         total += sum(x[1] for x in rows)
         by = collections.defaultdict(list)
         for k, parent, n in r["parents"]:
             by[k].append(f"{parent.replace('dqdyn.', '')} ×{n}")
+        llvm_all += sum(x[3] for x in rows)
         print(f"\n{r['group']}: {r['wall']:.0f} s in the process, {sum(x[1] for x in rows):.0f} s compiling")
-        print(f"  {'self s':>7} {'times':>5}  kernel  <- asked for by")
-        for k, s, n in rows[: a.top]:
-            print(f"  {s:7.1f} {n:5d}  {k.replace('dqdyn.', '')}  <- {'; '.join(by[k])[:160]}")
-    print(f"\ncompile self time, all groups: {total:.0f} s")
+        print(f"  {'self s':>7} {'llvm s':>6} {'times':>5}  kernel  <- asked for by")
+        for k, s, n, lv in rows[: a.top]:
+            print(f"  {s:7.1f} {lv:6.1f} {n:5d}  {k.replace('dqdyn.', '')}  <- {'; '.join(by[k])[:160]}")
+    print(f"\ncompile self time, all groups: {total:.0f} s, of which under numba's LLVM lock "
+          f"{llvm_all:.0f} s")
     return 0
 
 
