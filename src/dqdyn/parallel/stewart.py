@@ -172,6 +172,19 @@ class ParallelRobot:
     #: argument names used in error messages: (end-effector points, fixed points)
     _arg_names = ("geometry[:, 1:4]", "geometry[:, 4:7]")
 
+    @property
+    def home(self) -> np.ndarray:
+        """(8,) unit pose, the reference pose (a read-only view)."""
+        return self._home_view
+
+    @home.setter
+    def home(self, value) -> None:
+        # (the kernels get ``_home``, writable, of the same numba type as a user's guess: a
+        # read-only array is typed apart and compiled each solver twice; dqdyn._jit, "Literals")
+        self._home = lie.normalize(np.array(value, dtype=float))
+        self._home_view = self._home.view()
+        self._home_view.setflags(write=False)
+
     def __init__(self, geometry, home=None, length_scale=None, name=None):
         g = np.ascontiguousarray(np.asarray(geometry, dtype=float))
         if g.ndim != 2 or g.shape[1] != NCOL or g.shape[0] < 1:
@@ -183,11 +196,7 @@ class ParallelRobot:
         self._geom.setflags(write=False)
         self.n = g.shape[0]
         self._is_square = self.n == 6 and bool(np.all(g[:, C_KIND] == KIND_LEG))
-        # (the kernels get the writable array, a default guess of the same type as a user's: numba
-        # types a read-only array apart, which compiled each solver twice; see dqdyn._jit, "Literals")
-        self._home = lie.pose() if home is None else lie.normalize(np.asarray(home, dtype=float))
-        self.home = self._home.view()
-        self.home.setflags(write=False)
+        self.home = lie.pose() if home is None else home
         if length_scale is None:
             length_scale = float(np.max(np.linalg.norm(g[:, C_S : C_S + 3], axis=1)))
         self.length_scale = float(length_scale)
