@@ -292,7 +292,7 @@ def _current_index_entries():
 def test_no_kernel_is_compiled_twice_for_a_literal_or_a_read_only_twin_of_one_signature():
     """dqdyn._jit, "Literals": a kernel given ``False`` (``Literal[bool](False)``) by one caller
     and a ``bool`` by another, or a read-only array beside a writable one, was compiled once for
-    each (``hybrid_kernel`` 29 s twice, the derivatives' sweeps three times).  Read from the
+    each (``hybrid_kernel`` twice, the derivatives' sweeps three times).  Read from the
     kernel cache that ``pip install`` fills: no two signatures of one kernel may differ only in
     literal-ness or read-only-ness."""
     from numba.core import types
