@@ -135,6 +135,10 @@ def group_forward():
         Ac = np.eye(m.nv)[1:2]  # (DoF 1 is free in ``presc``)
         dqdyn.constrained_aba(m, Q[0], V[0], T[0], Ac, np.zeros(1))
         dqdyn.constrained_hybrid_dynamics(m, Q[0], V[0], T[0], T[0], presc, Ac, np.zeros(1))
+    m = _mimic_chain()  # aba's compiled mimic path (aba_mimic_entry) and the batches' route
+    Q, V, T = _states(m)
+    _each_form(m, lambda q, v, t: dqdyn.aba(m, q, v, t), Q, V, T)
+    _each_form(m, lambda q: dqdyn.mass_matrix_inverse(m, q), Q)
     _entries("dqdyn.algorithms.aba", ("aba_entry", "ABA_SIG"))
     _entries("dqdyn.algorithms.hybrid", ("hybrid_entry", "HYBRID_SIG"))
     _entries("dqdyn.algorithms.minverse", ("minv_entry", "MINV_SIG"))

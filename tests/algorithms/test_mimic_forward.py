@@ -73,3 +73,43 @@ def test_algorithms_without_mimic_support_name_what_does():
     with pytest.raises(dqdyn.errors.ModelError, match="dqdyn.aba") as ei:
         dqdyn.hybrid_dynamics(m, q, z, z, z, np.zeros(m.nv, bool))
     assert "forward_dynamics" not in str(ei.value)  # (a function that never existed)
+
+
+def test_one_state_of_a_mimic_model_is_one_compiled_call_with_the_numpy_routes_bits(
+        mimic_robot, monkeypatch):
+    """A single state (and a small batch) of float64 vectors on a model with mimic joints goes
+    through one compiled call (``aba_mimic_entry`` behind the call gate) instead of the numpy
+    route ``_aba_reduced`` (``nonlinear_effects``, then Cholesky of the CRBA matrix): the same
+    arithmetic, so the same bits (that route is checked against ``rnea`` above).  Inputs the
+    compiled call declines — non-finite, wrong lengths, lists, ``out=`` — take that route, which
+    names what is wrong."""
+    from dqdyn.algorithms import aba as aba_mod
+    from dqdyn.algorithms.gate import GATE
+
+    m = mimic_robot
+    Q = dqdyn.random_configuration(m, size=4, seed=5)
+    rng = np.random.default_rng(6)
+    V, T = rng.normal(size=(4, m.nv)), 3 * rng.normal(size=(4, m.nv))
+    ref = [aba_mod._aba_reduced(m, Q[k], V[k], T[k], None, None) for k in range(4)]
+    calls = []
+    real = aba_mod._aba_reduced
+    monkeypatch.setattr(aba_mod, "_aba_reduced", lambda *a: (calls.append(1), real(*a))[1])
+    for k in range(4):
+        assert dqdyn.aba(m, Q[k], V[k], T[k]).tobytes() == ref[k].tobytes()
+    assert dqdyn.aba(m, Q, V, T).tobytes() == np.stack(ref).tobytes()
+    if GATE is not None:
+        assert not calls, "the numpy route ran for float64 vectors"
+    bad = T[0].copy()
+    bad[1] = np.nan
+    with pytest.raises(dqdyn.errors.NonFiniteError, match="tau"):
+        dqdyn.aba(m, Q[0], V[0], bad)
+    with pytest.raises(dqdyn.errors.ShapeError, match="tau"):
+        dqdyn.aba(m, Q[0], V[0], T[0][:-1])
+    qn = Q[0].copy()
+    qn[0] = np.inf
+    with pytest.raises(dqdyn.errors.NonFiniteError, match="q"):
+        dqdyn.aba(m, qn, V[0], T[0])
+    out = np.empty(m.nv)
+    assert dqdyn.aba(m, Q[1], V[1], T[1], out=out) is out
+    assert out.tobytes() == ref[1].tobytes()
+    assert dqdyn.aba(m, Q[2].tolist(), V[2].tolist(), T[2].tolist()).tobytes() == ref[2].tobytes()

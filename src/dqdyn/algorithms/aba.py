@@ -30,6 +30,8 @@ pieces it shares with ``M⁻¹`` and the constrained variants are in :mod:`.arti
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -54,25 +56,31 @@ from .articulated import (  # (and the decorators of the articulated-body kernel
 from .batching import BLOCKS, run_chunked
 from .boundary import (
     BAD_SHAPE,
+    BAD_TAU_FINITE,
     ND,
     OK,
     as_vector,
     as_vector_batch,
     lazy_batch,
     out_batch,
+    raise_status,
 )
 from .gate import (
+    GATE,
     NV,
     T_MF,
     T_MI,
     T_V,
     armed_call,
     fast_front,
+    gate_address,
     gate_entry,
     gate_tables,
     gate_vector,
 )
 from .hybrid import _run_hybrid, hybrid_kernel
+from .lagrange import solve_kernel
+from .newton_euler import rnea_entry
 
 # hybrid_kernel IR-inlined into aba_kernel (compiled once, shared by aba's entry, gate and batch
 # kernels), where the compiler drops its prescribed-DoF and external-force branches; as an
@@ -128,6 +136,53 @@ def _c_aba(mip, mfp, nb1, bufs, lens):
 
 _ABA_C = 0  # its address, set on first use
 _ABA_ENTRY = gate_entry(globals(), "_ABA_C", _c_aba, 3, NV, -1, scratch=True)
+
+
+@njit
+def aba_mimic_entry(mi, mf, q, v, tau, qdd):
+    """:func:`aba` of a model with mimic joints, one state, in one compiled call: ``M q̈ = τ − h``
+    with ``h = rnea(q, v, 0)`` and ``M`` the CRBA matrix of the model as it is (each mimic joint's
+    terms already in its master's entry: ``Gᵀ h_full``, ``Gᵀ M_full G``), solved by Cholesky
+    (:func:`dqdyn.algorithms.lagrange.solve_kernel`) — :func:`_aba_reduced`'s route and
+    arithmetic, so the same bits.  Status: OK, BAD_SHAPE, or MIMIC for anything else (a
+    non-finite input, a singular ``M``: :func:`_aba_reduced` then names it)."""
+    nv = mi[0, MI_IV]
+    if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
+        return BAD_SHAPE
+    for i in range(nv):
+        if not math.isfinite(tau[i]):
+            return MIMIC
+    if rnea_entry(mi, mf, q, v, np.empty(0), qdd) != OK:  # h (an empty a: nonlinear effects)
+        return MIMIC
+    B = np.empty((nv, 1))
+    for i in range(nv):
+        B[i, 0] = tau[i] - qdd[i]
+    if solve_kernel(mi, mf, q, np.empty((nv, nv)), B) != OK:
+        return MIMIC
+    for i in range(nv):
+        qdd[i] = B[i, 0]
+    return OK
+
+
+def _c_aba_mimic(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return aba_mimic_entry(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                           gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 3))
+
+
+_ABA_MIMIC_C = 0  # its address, set on first use
+
+
+def _aba_mimic(model: Model, q, v, tau, out):
+    """:func:`aba` of a model with mimic joints without ``fext``: one state or a small batch of
+    float64 vectors through the call gate (:func:`aba_mimic_entry`), the rest
+    :func:`_aba_reduced`."""
+    if GATE is not None and out is None:
+        r = GATE(_ABA_MIMIC_C or gate_address(globals(), "_ABA_MIMIC_C", _c_aba_mimic),
+                 model.mi, model.mf, model.nv, -1, q, v, tau)
+        if type(r) is ND:
+            return r
+    return _aba_reduced(model, q, v, tau, None, out)
 
 
 @pjit
@@ -186,11 +241,16 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         message names the joint.
     """
     if fext is None:
+        # (a model with mimic joints straight to its own gate entry: the front sends it here)
+        try:
+            mimic = model._index["mimic"]
+        except AttributeError:
+            mimic = False  # (not a Model: named below)
+        if mimic:
+            return _aba_mimic(model, q, v, tau, out)
         r = _ABA_ENTRY(model, q, v, tau) if out is None else _ABA_ENTRY(model, q, v, tau, out)
         if type(r) is ND:
             return r
-        if r == MIMIC:
-            return _aba_reduced(model, q, v, tau, fext, out)
         _gate_status(model, r, "aba")
     try:
         model.mi
@@ -246,6 +306,9 @@ def _aba_reduced(model: Model, q, v, tau, fext, out):
     from .newton_euler import rnea
 
     T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+    bad = np.flatnonzero(~np.isfinite(T).all(axis=-1))
+    if bad.size:
+        raise_status(model, BAD_TAU_FINITE, int(bad[0]) if bt else None)
     if fext is None:
         h = nonlinear_effects(model, q, v)
     else:
