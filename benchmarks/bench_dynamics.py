@@ -4,7 +4,8 @@
 
 Per call (interleaved A/B, median µs): ``rnea``, ``mass_matrix`` (vs ``crba``),
 ``coriolis_matrix`` (vs ``computeCoriolisMatrix``), ``gravity`` (vs
-``computeGeneralizedGravity``), ``nonlinear_effects`` (vs ``nonLinearEffects``) on Panda (9 DoF,
+``computeGeneralizedGravity``), ``nonlinear_effects`` (vs ``nonLinearEffects``), ``rnea`` with
+external wrenches on every body (vs ``rnea`` with ``fext``) on Panda (9 DoF,
 fingers independent as in Pinocchio's default), UR5, Talos (free-floating, 38 DoF) and a 50-DoF
 chain, and a 1-joint chain whose times are each library's fixed cost of a call.  Batched: ``rnea`` on 10⁵ states in one call against ``pin.rneaInParallel`` (1 thread and
 all cores) and a Python loop of ``pin.rnea``.  Scaling: ``rnea`` on n-link chains, n = 10 … 400
@@ -51,7 +52,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
-    from pinconv import pin_from_model, q_to_pin, tdot_v, v_transform
+    from pinconv import pin_fext, pin_from_model, q_to_pin, tdot_v, v_transform
 
     warnings.simplefilter("ignore")
     rounds = 5 if args.quick else 15
@@ -72,6 +73,14 @@ def main(argv=None):
             ("nonlinear_effects", lambda: dqdyn.nonlinear_effects(m, q, v),
              lambda: pin.nonLinearEffects(pm, pd, qp, vp)),
         ]
+        # external wrenches on every body (Pinocchio's kept in its own vector type, as a user
+        # of it would: a Python list is converted on every call)
+        F = rng.normal(size=(m.nbodies + 1, 6))
+        fp = pin.StdVec_Force()
+        for f in pin_fext(m, pm, F):
+            fp.append(f)
+        cases.append(("rnea with fext", lambda: dqdyn.rnea(m, q, v, a, F),
+                      lambda: pin.rnea(pm, pd, qp, vp, ap_, fp)))
         for fn, fa, fb in cases:
             ta, tb = interleaved(fa, fb, rounds=rounds)
             rows.append({"robot": label, "function": fn, "dqdyn_us": ta, "pin_us": tb, "ratio": ta / tb})

@@ -18,6 +18,8 @@ MODULES = (newton_euler, lagrange, coriolis, aba, minverse, kinematics, jacobian
 
 CALLS = {
     "rnea": lambda m, q, v, a: dqdyn.rnea(m, q, v, a),
+    "rnea_fext": lambda m, q, v, a: dqdyn.rnea(
+        m, q, v, a, np.cos(np.arange(6 * (m.nbodies + 1), dtype=float)).reshape(-1, 6)),
     "nonlinear_effects": lambda m, q, v, a: dqdyn.nonlinear_effects(m, q, v),
     "gravity": lambda m, q, v, a: dqdyn.gravity(m, q),
     "mass_matrix": lambda m, q, v, a: dqdyn.mass_matrix(m, q),

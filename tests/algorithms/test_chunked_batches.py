@@ -121,6 +121,40 @@ def test_general_single_state_path_is_the_batch_of_one(arm):
     assert "batch element" not in str(e.value)
 
 
+def test_one_state_with_external_wrenches_is_one_gate_call_with_the_batchs_bits(arm, monkeypatch):
+    """``rnea`` of one state with ``fext`` (float64 arrays) is one call through the call gate
+    (``newton_euler._c_rnea_fext``, ``fext`` passed as a flat view): the general path is not
+    reached, and the bits are the batch's.  A read-only or Fortran-ordered ``fext``, a small
+    batch sharing one ``fext``, lists: the same bits.  Bad wrenches are named."""
+    from dqdyn.algorithms import newton_euler as ne
+    from dqdyn.algorithms.gate import GATE
+
+    Q, V, A = _states(arm, 3, seed=7)
+    F = np.random.default_rng(8).normal(size=(3, arm.nbodies + 1, 6))
+    batch = dqdyn.rnea(arm, Q, V, A, F)
+    shared = dqdyn.rnea(arm, Q, V, A, np.broadcast_to(F[1], F.shape))
+    calls = []
+    real = ne._rnea_general
+    monkeypatch.setattr(ne, "_rnea_general", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    for k in range(3):
+        assert dqdyn.rnea(arm, Q[k], V[k], A[k], F[k]).tobytes() == batch[k].tobytes()
+    assert dqdyn.rnea(arm, Q, V, A, F[1]).tobytes() == shared.tobytes()  # (the gate's small batch)
+    if GATE is not None:
+        assert not calls, "one state with fext took the general path"
+    ro = F[2].copy()
+    ro.flags.writeable = False
+    assert dqdyn.rnea(arm, Q[2], V[2], A[2], ro).tobytes() == batch[2].tobytes()
+    assert dqdyn.rnea(arm, Q[2], V[2], A[2], np.asfortranarray(F[2])).tobytes() == batch[2].tobytes()
+    assert dqdyn.rnea(arm, Q[2].tolist(), V[2], A[2], F[2].tolist()).tobytes() == batch[2].tobytes()
+    bad = F[0].copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(NonFiniteError, match="fext"):
+        dqdyn.rnea(arm, Q[0], V[0], A[0], bad)
+    for wrong in (F[0].ravel(), F[0][:, :5].copy(), F[0][1:].copy()):
+        with pytest.raises(ShapeError, match="fext"):
+            dqdyn.rnea(arm, Q[0], V[0], A[0], wrong)
+
+
 def _peak_bytes(fn):
     tracemalloc.start()
     try:

@@ -535,6 +535,26 @@ _RNEA_C = 0  # address of the compiled _c_rnea, set on first use
 _RNEA_ENTRY = gate_entry(globals(), "_RNEA_C", _c_rnea, 3, NV, -1, scratch=True)
 
 
+def _c_rnea_fext(mip, mfp, nb1, bufs, lens):
+    """Gate kernel of :func:`rnea` with external wrenches (q, v, a, fext flattened to
+    ``(nbodies + 1) · 6`` entries, scratch → τ): :func:`ne_core` with them, as each state of
+    :func:`rnea_rows` — the same bits as a batch."""
+    mi, mf = gate_tables(mip, mfp, nb1)
+    nv = mi[0, MI_IV]
+    nb2 = nb1 + NSCRATCH
+    if (lens[0] != mi[0, MI_IQ] or lens[1] != nv or lens[2] != nv or lens[3] != nb1 * 6
+            or lens[4] < nb2 * W_COLS):
+        return BAD_SHAPE
+    return ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], gate_vector(bufs, lens, 0),
+                   gate_vector(bufs, lens, 1), gate_vector(bufs, lens, 2),
+                   nb.carray(bufs[3], (nb1, 6)), flat_workspace(gate_vector(bufs, lens, 4), nb2, W_COLS),
+                   gate_vector(bufs, lens, 5))
+
+
+_RNEA_FEXT_C = 0  # its address, set on first use
+_RNEA_FEXT_ENTRY = gate_entry(globals(), "_RNEA_FEXT_C", _c_rnea_fext, 4, NV, -1, scratch=True)
+
+
 @njit
 def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
     st = ne_core(mi, mf, g, q, v, a, fext, ws, tau)
@@ -655,7 +675,16 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         A spherical or free joint's (dual) quaternion is off the unit sphere
         (:func:`~dqdyn.normalize_configuration` fixes it).
     """
-    if fext is None:
+    if type(fext) is ND and out is None and fext.ndim == 2:
+        # one state with external wrenches (the compiled front declines fext): through the call
+        # gate, fext as one flat vector (a view); what it declines (lists, other dtypes, batches
+        # of q, wrong lengths) goes on to the general path, which names what is wrong
+        r = _RNEA_FEXT_ENTRY(model, q, v, a, fext.reshape(-1))
+        if type(r) is ND:
+            return r
+        if r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
+    elif fext is None:
         r = _RNEA_ENTRY(model, q, v, a) if out is None else _RNEA_ENTRY(model, q, v, a, out)
         if type(r) is ND:
             return r
