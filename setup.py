@@ -3,11 +3,15 @@
 * ``src/dqdyn/_gate.c`` — the call gate that takes single-state calls from Python into the
   compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
   kernels through numba's dispatcher (same numbers, about 0.6 µs more per call).
-* ``dqdyn/_kernels/`` — every numba kernel compiled once, at install, by ``python -m
-  dqdyn.precompile`` (see ``dqdyn/_jit.py``), so that the first call after ``pip install`` loads
-  machine code instead of compiling it.  It runs after the extension is built, in parallel worker
-  processes, and never fails the install: whatever it could not compile compiles on first use.
-  ``DQDYN_SKIP_PRECOMPILE=1`` skips it (e.g. while editing kernels, which invalidates them).
+* ``dqdyn/_kernels_portable/`` and ``dqdyn/_kernels/`` — every numba kernel ready at install, so
+  that the first call after ``pip install`` loads machine code instead of compiling it: ``python
+  -m dqdyn.precompile`` (see ``dqdyn/_jit.py``) unpacks the portable kernels the source ships
+  (``_kernels_portable.tar.xz``, compiled for any x86-64 CPU with AVX2 / FMA, one CPython, one
+  numba) where they fit, then compiles what they lack — everything, elsewhere — into
+  ``_kernels/``.  It runs after the extension is built, in parallel worker processes, and never
+  fails the install: whatever it could not compile compiles on first use.  A wheel carries the
+  unpacked folders, not the archive.  ``DQDYN_SKIP_PRECOMPILE=1`` skips it (e.g. while editing
+  kernels, which invalidates them).
 """
 
 import os
@@ -31,14 +35,20 @@ class build_ext_and_kernels(build_ext):
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         env["DQDYN_BUILDING_CACHE"] = "1"
         env.pop("DQDYN_CACHE_DIR", None)
-        print(f"dqdyn: compiling the kernels into {os.path.join(root, 'dqdyn', '_kernels')} "
-              "(about 6 minutes on 2 cores; DQDYN_SKIP_PRECOMPILE=1 skips it)", flush=True)
+        print(f"dqdyn: readying the kernels in {os.path.join(root, 'dqdyn')} (seconds with the "
+              "shipped portable kernels, about 7 minutes on 2 cores without; "
+              "DQDYN_SKIP_PRECOMPILE=1 skips it)", flush=True)
         try:
             subprocess.run([sys.executable, "-m", "dqdyn.precompile"], env=env, check=True,
                            cwd=root)
         except (OSError, subprocess.CalledProcessError) as e:  # never fail the install
             print(f"dqdyn: precompiling the kernels failed ({e}); they compile on first use",
                   flush=True)
+        if not editable:  # the wheel carries the unpacked kernels, not the archive too
+            try:
+                os.unlink(os.path.join(root, "dqdyn", "_kernels_portable.tar.xz"))
+            except OSError:
+                pass
 
 
 setup(

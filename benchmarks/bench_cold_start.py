@@ -101,7 +101,7 @@ def fresh_venv(dest: str) -> str:
     t0 = time.perf_counter()
     subprocess.run([py, "-m", "pip", "install", "-q", clone], check=True)
     t_install = time.perf_counter() - t0
-    print(f"pip install of a fresh clone into a fresh venv: {t_install:.0f} s (kernels compiled during it)")
+    print(f"pip install of a fresh clone into a fresh venv: {t_install:.0f} s (kernels unpacked or compiled during it)")
     subprocess.run([py, "-m", "pip", "install", "-q", "example-robot-data"], check=False)
     return py
 

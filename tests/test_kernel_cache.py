@@ -124,6 +124,7 @@ def test_read_only_package_cache_falls_back_to_the_user_folder(tmp_path, monkeyp
     os.chmod(pkg, 0o555)
     user = tmp_path / "user"
     monkeypatch.setattr(_jit, "PACKAGE_CACHE", str(pkg))
+    monkeypatch.setattr(_jit, "PORTABLE_CACHE", str(tmp_path / "no_portable_kernels"))
     monkeypatch.setenv("DQDYN_CACHE_DIR", str(user))
     _jit.cache_roots.cache_clear()
     try:
@@ -135,62 +136,6 @@ def test_read_only_package_cache_falls_back_to_the_user_folder(tmp_path, monkeyp
     finally:
         os.chmod(pkg, 0o755)
         _jit.cache_roots.cache_clear()
-
-
-PROBE = r"""
-import json, sys, numpy as np, dqdyn
-from dqdyn.algorithms import aba, gate, lagrange, newton_euler
-m = dqdyn.random_tree(9, seed=11)
-Q = dqdyn.random_configuration(m, size=4, seed=3)
-rng = np.random.default_rng(4)
-V, A = rng.normal(size=(4, m.nv)), rng.normal(size=(4, m.nv))
-what = sys.argv[1]
-if what == "rnea":
-    out = [dqdyn.rnea(m, Q[k], V[k], A[k]).tolist() for k in range(4)] + [dqdyn.rnea(m, Q, V, A).tolist()]
-elif what == "aba":
-    out = [dqdyn.aba(m, Q[k], V[k], A[k]).tolist() for k in range(4)]
-else:
-    out = [dqdyn.mass_matrix(m, Q[k]).tolist() for k in range(4)]
-misses = 0
-for mod in (aba, lagrange, newton_euler):
-    for d in vars(mod).values():
-        st = getattr(d, "stats", None)
-        if st is not None and hasattr(st, "cache_misses"):
-            misses += sum(st.cache_misses.values())
-compiled = sum(1 for c in gate._GATED.values() if c._cache_hits == 0)
-print(json.dumps({"out": out, "misses": misses, "cfuncs_compiled": compiled}))
-"""
-
-
-def _probe(what, env_extra):
-    env = {**os.environ, **env_extra}
-    r = subprocess.run([sys.executable, "-c", PROBE, what], env=env, capture_output=True, text=True,
-                       timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("what", ["rnea"])  # (aba, mass_matrix: the same cache path, 75 s more)
-def test_fresh_process_loads_without_compiling_and_matches_a_fresh_compile_bit_for_bit(what):
-    """A first call in a new process loads its kernels (no compilation), and gives the bits a
-    JIT compile of the same call gives in a new process (``DQDYN_NO_CACHE=1``, numba's own IR
-    inlining).  (Within one
-    process, single states and batches agree to the bit too: test_call_gate.py,
-    test_chunked_batches.py.  A kernel compiled in another order in a long-lived process can
-    differ in the last bit where its flags allow FMA contraction, as any JIT's can.)"""
-    from dqdyn.precompile import precompile
-
-    precompile(["dynamics", "forward"], quiet=True)  # fills the cache (cheap when it is full)
-    cached = _probe(what, {})
-    assert cached["misses"] == 0 and cached["cfuncs_compiled"] == 0  # all came from the cache
-    # numba compiles every kernel in that process, as numba is (without dqdyn's faster IR
-    # inlining, _jit._BlockCopier): the cached kernels were compiled with it, so this compares
-    # the two compilations' machine code by their results, bit for bit
-    jit = _probe(what, {"DQDYN_NO_CACHE": "1", "DQDYN_NUMBA_INLINE_COPY": "0"})
-    assert jit["misses"] > 0 or jit["cfuncs_compiled"] > 0
-    for x, y in zip(cached["out"], jit["out"]):
-        assert np.array(x).tobytes() == np.array(y).tobytes()  # bit-identical
 
 
 LIGHT_PROBE = r"""
@@ -265,28 +210,43 @@ def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():
     assert big[:5].tobytes() == small.tobytes() == gated.tobytes() == single.tobytes()
 
 
-def _current_index_entries():
-    """``{kernel file name: [signatures]}`` of the package cache's index files whose stamp is
-    the current source's (older stamps' files are ignored)."""
+def _index_files(root):
+    """``(kernel file name, module path relative to the package, stamp, index keys)`` of every
+    index file of a cache folder (``root``), or of the portable archive (a ``.tar.xz`` path)."""
     import glob
     import pickle
     import re
+    import tarfile
 
-    out = {}
-    for path in glob.glob(os.path.join(_jit.PACKAGE_CACHE, "**", "*.nbi"), recursive=True):
-        sub = os.path.relpath(os.path.dirname(path), _jit.PACKAGE_CACHE)
-        module = os.path.basename(path).split(".")[0]
+    def parse(name, f):
+        sub = os.path.dirname(name)
+        module = os.path.basename(name).split(".")[0]
         rel = os.path.join("" if sub == "_top" else sub, module + ".py")
-        if not os.path.isfile(os.path.join(_jit.PKG_DIR, rel)):
-            continue
+        pickle.load(f)  # (numba's version)
+        stamp, overloads = pickle.loads(f.read())
+        return re.sub(r"\.py\d+\.nbi$", "", os.path.basename(name)), rel, stamp, overloads
+
+    if root.endswith(".tar.xz"):
+        with tarfile.open(root, "r:xz") as tar:
+            return [parse(ti.name, tar.extractfile(ti)) for ti in tar if ti.name.endswith(".nbi")]
+    out = []
+    for path in glob.glob(os.path.join(root, "**", "*.nbi"), recursive=True):
         with open(path, "rb") as f:
-            pickle.load(f)  # (numba's version)
-            stamp, overloads = pickle.loads(f.read())
-        if stamp != _jit.source_stamp(rel):
-            continue
-        out[re.sub(r"\.py\d+\.nbi$", "", os.path.basename(path))] = [
-            tuple(getattr(k[0], "args", k[0])) for k in overloads]  # (a C callback's: a Signature)
+            out.append(parse(os.path.relpath(path, root), f))
     return out
+
+
+def _current_index_entries():
+    """``{kernel file name: [signatures]}`` of the index files whose stamp is the current
+    source's, in the package cache and the portable kernels (older stamps' are ignored)."""
+    out = {}
+    for root in (_jit.PACKAGE_CACHE, _jit.PORTABLE_CACHE):
+        for name, rel, stamp, overloads in _index_files(root):
+            if not os.path.isfile(os.path.join(_jit.PKG_DIR, rel)) or stamp != _jit.source_stamp(rel):
+                continue
+            out.setdefault(name, set()).update(  # (one signature may be in both, for two CPUs)
+                tuple(getattr(k[0], "args", k[0])) for k in overloads)  # (a C callback's: a Signature)
+    return {k: sorted(v, key=str) for k, v in out.items()}
 
 
 def test_no_kernel_is_compiled_twice_for_a_literal_or_a_read_only_twin_of_one_signature():
@@ -420,3 +380,222 @@ def test_numba_disable_jit_runs_every_path_as_python_with_the_compiled_results()
             np.testing.assert_allclose(py[k], jit[k], rtol=0, atol=1e-11 * np.abs(jit[k]).max())
         else:
             assert np.array_equal(py[k], jit[k]), k
+
+
+# ------------------------------------------------------------- the portable kernels
+def test_the_portable_kernels_are_looked_up_after_the_packages_own_and_only_where_they_fit(
+        tmp_path, monkeypatch):
+    pkg, port, user = tmp_path / "pkg", tmp_path / "portable", tmp_path / "user"
+    pkg.mkdir()
+    port.mkdir()
+    monkeypatch.setattr(_jit, "PACKAGE_CACHE", str(pkg))
+    monkeypatch.setattr(_jit, "PORTABLE_CACHE", str(port))
+    monkeypatch.setenv("DQDYN_CACHE_DIR", str(user))
+    monkeypatch.delenv("DQDYN_PORTABLE_BUILD", raising=False)
+    fits = [True]
+    monkeypatch.setattr(_jit, "portable_fits", lambda: fits[0])
+    try:
+        _jit.cache_roots.cache_clear()
+        assert _jit.cache_roots() == ((str(pkg), True), (str(port), False))
+        fits[0] = False
+        _jit.cache_roots.cache_clear()
+        assert _jit.cache_roots() == ((str(pkg), True),)
+        fits[0] = True
+        pkg.rmdir()  # installed without the precompile: the user's folder takes the new entries
+        _jit.cache_roots.cache_clear()
+        assert _jit.cache_roots() == ((str(user), True), (str(port), False))
+        monkeypatch.setenv("DQDYN_PORTABLE_BUILD", str(tmp_path / "build"))
+        _jit.cache_roots.cache_clear()
+        assert _jit.cache_roots() == ((str(tmp_path / "build"), True),)
+    finally:
+        monkeypatch.undo()
+        _jit.cache_roots.cache_clear()
+
+
+def test_portable_entries_are_keyed_on_the_portable_cpu_and_host_entries_on_the_host():
+    from numba.core.registry import cpu_target
+
+    from dqdyn.algorithms.newton_euler import rnea_batch
+
+    codegen = cpu_target.target_context.codegen()
+    sig = (np.float64,)
+    host = _jit._RootCache(rnea_batch.py_func, _jit.PACKAGE_CACHE, "")._index_key(sig, codegen)
+    port = _jit._RootCache(rnea_batch.py_func, _jit.PORTABLE_CACHE, "")._index_key(sig, codegen)
+    assert host[1] == codegen.magic_tuple() != port[1]
+    assert port[1] == (codegen.magic_tuple()[0], "x86-64-v3", "")  # NUMBA_CPU_NAME's, features ""
+    assert host[0] == port[0] and host[2] == port[2]
+
+
+def _fake_archive(path, manifest, files):
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:xz") as tar:
+        for name, data in {"MANIFEST.json": json.dumps(manifest).encode(), **files}.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            tar.addfile(ti, io.BytesIO(data))
+
+
+def test_the_portable_archive_is_unpacked_only_for_its_python_numba_platform_and_cpu(
+        tmp_path, monkeypatch, capsys):
+    from dqdyn import precompile as pc
+
+    arc, dest = tmp_path / "k.tar.xz", tmp_path / "k"
+    monkeypatch.setattr(_jit, "PORTABLE_ARCHIVE", str(arc))
+    monkeypatch.setattr(_jit, "PORTABLE_CACHE", str(dest))
+    monkeypatch.setattr(_jit, "portable_fits", lambda: True)
+    mine = pc._platform_tag()
+    try:
+        assert pc.unpack_portable() is False  # no archive: nothing to do
+        _fake_archive(arc, {**mine, "kernels": 1}, {"algorithms/x.nbi": b"1"})
+        assert pc.unpack_portable() is True
+        assert (dest / "algorithms" / "x.nbi").read_bytes() == b"1"
+        (dest / "algorithms" / "x.nbi").write_bytes(b"kept")
+        assert pc.unpack_portable() is True  # the same manifest: unpacked already, not again
+        assert (dest / "algorithms" / "x.nbi").read_bytes() == b"kept"
+        for key, other in [("numba", "0.1.0"), ("python", "cpython-39"), ("platform", "win-amd64")]:
+            _fake_archive(arc, {**mine, key: other}, {"algorithms/x.nbi": b"2"})
+            capsys.readouterr()
+            assert pc.unpack_portable() is False
+            assert other in capsys.readouterr().out  # says what the archive was made for
+            assert (dest / "algorithms" / "x.nbi").read_bytes() == b"kept"  # left alone
+        _fake_archive(arc, {**mine, "kernels": 2}, {"algorithms/x.nbi": b"2"})
+        monkeypatch.setattr(_jit, "portable_fits", lambda: False)
+        assert pc.unpack_portable() is False
+        assert "x86-64-v3" in capsys.readouterr().out
+        monkeypatch.setattr(_jit, "portable_fits", lambda: True)
+        assert pc.unpack_portable() is True  # a new archive replaces the old folder
+        assert (dest / "algorithms" / "x.nbi").read_bytes() == b"2"
+        arc.write_bytes(b"not an archive")
+        assert pc.unpack_portable() is False
+        assert "portable kernels not used" in capsys.readouterr().out
+    finally:
+        monkeypatch.undo()
+        _jit.cache_roots.cache_clear()
+
+
+def test_the_install_runs_no_group_when_the_archive_was_made_from_this_very_source(
+        tmp_path, monkeypatch):
+    from dqdyn import precompile as pc
+
+    arc, dest = tmp_path / "k.tar.xz", tmp_path / "k"
+    monkeypatch.setattr(_jit, "PORTABLE_ARCHIVE", str(arc))
+    monkeypatch.setattr(_jit, "PORTABLE_CACHE", str(dest))
+    monkeypatch.setattr(_jit, "portable_fits", lambda: True)
+    monkeypatch.delenv("DQDYN_PORTABLE_BUILD", raising=False)
+    ran = []
+    monkeypatch.setattr(pc, "precompile", lambda *a, **k: ran.append(a))
+    try:
+        _fake_archive(arc, {**pc._platform_tag(), "source_hash": pc.source_hash()}, {})
+        assert pc.main(["--quiet"]) == 0 and not ran
+        _fake_archive(arc, {**pc._platform_tag(), "source_hash": "another source"}, {})
+        assert pc.main(["--quiet"]) == 0 and len(ran) == 1  # (they load what is current)
+        _fake_archive(arc, {**pc._platform_tag(), "source_hash": pc.source_hash()}, {})
+        assert pc.main(["--quiet", "--group", "models"]) == 0 and len(ran) == 2  # asked for
+    finally:
+        monkeypatch.undo()
+        _jit.cache_roots.cache_clear()
+
+
+def _portable_archive_fits():
+    """Why the shipped archive cannot be used here, or ``None``."""
+    import tarfile
+
+    from dqdyn.precompile import _platform_tag
+
+    if not os.path.isfile(_jit.PORTABLE_ARCHIVE):
+        return "no portable archive in this source"
+    with tarfile.open(_jit.PORTABLE_ARCHIVE, "r:xz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))
+    mine = _platform_tag()
+    if any(manifest.get(k) != v for k, v in mine.items()):
+        return f"the portable kernels were made for {manifest}, this is {mine}"
+    if not _jit.portable_fits():
+        return "this CPU cannot run the portable kernels"
+    return None
+
+
+def test_the_shipped_portable_kernels_are_current():
+    """The archive the source ships holds every kernel of the current source: a kernel edited
+    since it was made compiles at install (minutes, on 2 cores) — make it again with
+    ``python -m dqdyn.precompile --portable``.  (Where the archive cannot be used — another
+    Python, numba, platform or CPU — there is nothing to check.)"""
+    why = _portable_archive_fits()
+    if why:
+        pytest.skip(why)
+    entries = _index_files(_jit.PORTABLE_ARCHIVE)
+    stale = sorted({rel for _, rel, stamp, _ in entries
+                    if not os.path.isfile(os.path.join(_jit.PKG_DIR, rel))
+                    or stamp != _jit.source_stamp(rel)})
+    assert not stale, ("the portable kernels are older than these files' kernels (run `python -m "
+                       "dqdyn.precompile --portable`): " + ", ".join(stale))
+    assert len(entries) >= 140  # every group's kernels, not a part
+
+
+FRESH_PROBE = r"""
+import json, sys, numpy as np, dqdyn
+from dqdyn.algorithms import gate
+m = dqdyn.random_tree(9, seed=11)
+Q = dqdyn.random_configuration(m, size=4, seed=3)
+rng = np.random.default_rng(4)
+V, A = rng.normal(size=(4, m.nv)), rng.normal(size=(4, m.nv))
+out = []
+if sys.argv[1] in ("all", "rnea"):
+    out += [dqdyn.rnea(m, Q[k], V[k], A[k]) for k in range(4)] + [dqdyn.rnea(m, Q, V, A)]
+    out += list(dqdyn.rnea_derivatives(m, Q[0], V[0], A[0]))  # (FMA contraction allowed there)
+if sys.argv[1] in ("all", "gravity"):
+    out += [dqdyn.gravity(m, Q[k]) for k in range(4)] + [dqdyn.gravity(m, Q)]
+misses = sum(sum(d.stats.cache_misses.values()) for mod in list(sys.modules.values())
+             if getattr(mod, "__name__", "").startswith("dqdyn") for d in vars(mod).values()
+             if hasattr(getattr(d, "stats", None), "cache_misses"))
+misses += sum(1 for c in gate._GATED.values() if c._cache_hits == 0)
+print(json.dumps({"out": [np.asarray(x).tobytes().hex() for x in out], "misses": misses,
+                  "file": dqdyn.__file__}))
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_this_cpu(tmp_path):
+    """What a new process meets after ``pip install``: every kernel of ``rnea``,
+    ``rnea_derivatives`` and ``gravity`` (one state, a batch) loaded, none compiled, and the
+    bits a JIT compile for this CPU gives in a new process (``DQDYN_NO_CACHE=1``) — for
+    ``gravity`` with numba's own IR inlining instead of dqdyn's faster copy
+    (``_jit._BlockCopier``), with which the kernels were compiled.
+    Where the portable kernels fit, as after a fresh clone's install: a copy of the package with
+    them unpacked and no kernel of its own, so everything comes from them — compiled for
+    ``x86-64-v3``, not for this CPU.  Elsewhere, the package's own cache that the precompile
+    fills.  (Within one process, single states and batches agree to the bit too:
+    test_call_gate.py, test_chunked_batches.py.)"""
+    import shutil
+
+    env = {}
+    if _portable_archive_fits() is None and os.path.isdir(_jit.PORTABLE_CACHE):
+        pkg = tmp_path / "site" / "dqdyn"
+        shutil.copytree(_jit.PKG_DIR, pkg, ignore=shutil.ignore_patterns(
+            "_kernels", "_kernels_portable*", "__pycache__"))
+        os.symlink(_jit.PORTABLE_CACHE, pkg / "_kernels_portable")
+        env = {"PYTHONPATH": str(tmp_path / "site"), "DQDYN_CACHE_DIR": str(tmp_path / "user")}
+    else:
+        from dqdyn.precompile import precompile
+
+        precompile(["dynamics", "derivatives"], quiet=True)  # fills the cache (cheap when full)
+
+    def run(what, env):
+        r = subprocess.run([sys.executable, "-c", FRESH_PROBE, what], env={**os.environ, **env},
+                           capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    fresh = run("all", env)
+    if env:
+        assert fresh["file"].startswith(str(tmp_path))
+        assert not list((tmp_path / "user").rglob("*.nbi"))  # nothing written: nothing compiled
+    assert fresh["misses"] == 0, "a kernel was compiled, not loaded"
+    # numba compiles every kernel in those processes: this compares the compilations' machine
+    # code by their results, bit for bit (numba's own IR inlining, quadratic in the size of what
+    # it inlines, on the smaller gravity kernels: 17 s against 64 s for rnea's)
+    jit = run("rnea", {"DQDYN_NO_CACHE": "1"})
+    jit_numba_inlining = run("gravity", {"DQDYN_NO_CACHE": "1", "DQDYN_NUMBA_INLINE_COPY": "0"})
+    assert jit["misses"] > 0 and jit_numba_inlining["misses"] > 0
+    assert fresh["out"] == jit["out"] + jit_numba_inlining["out"]  # bit for bit

@@ -51,6 +51,19 @@ from numba.core import caching
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 #: folder of the cache filled at install time (inside the package)
 PACKAGE_CACHE = os.path.join(PKG_DIR, "_kernels")
+#: the portable kernels shipped with the source (``python -m dqdyn.precompile --portable``
+#: makes it): every kernel compiled for :data:`PORTABLE_CPU`, with a ``MANIFEST.json``
+PORTABLE_ARCHIVE = os.path.join(PKG_DIR, "_kernels_portable.tar.xz")
+#: where ``dqdyn.precompile`` (so ``pip install``) unpacks it, when it fits this machine
+PORTABLE_CACHE = os.path.join(PKG_DIR, "_kernels_portable")
+#: the CPU the portable kernels are compiled for: the x86-64 psABI's level 3 (AVX2 and FMA:
+#: every x86-64 CPU since Haswell, 2013, and Zen, 2017)
+PORTABLE_CPU = "x86-64-v3"
+#: what LLVM's ``x86-64-v3`` assumes (the psABI's levels 2 and 3), in LLVM's feature names;
+#: the portable kernels are loaded only where the host has every one
+PORTABLE_FEATURES = frozenset(
+    "cx16 sahf popcnt sse3 sse4.1 sse4.2 ssse3 avx avx2 bmi bmi2 f16c fma lzcnt movbe xsave".split()
+)
 
 
 def user_cache_dir() -> str:
@@ -152,14 +165,47 @@ def _writable(path: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def cache_roots() -> tuple[tuple[str, bool], ...]:
-    """The cache folders, in lookup order, each with whether new entries may be written there."""
+    """The cache folders, in lookup order, each with whether new entries may be written there:
+    the package's (filled at install for this machine), the portable kernels unpacked from the
+    source (read only), then — when the package's is missing or read-only — the user's.
+    ``$DQDYN_PORTABLE_BUILD`` (set by ``precompile --portable``) makes that folder the only one,
+    so everything compiles into it."""
+    build = os.environ.get("DQDYN_PORTABLE_BUILD")
+    if build:
+        return ((build, _writable(build)),)
     roots = []
     if os.path.isdir(PACKAGE_CACHE) or os.environ.get("DQDYN_BUILDING_CACHE"):
         roots.append((PACKAGE_CACHE, _writable(PACKAGE_CACHE)))
-    user = user_cache_dir()
     if not roots or not roots[0][1]:
+        user = user_cache_dir()
         roots.append((user, _writable(user)))
+    if os.path.isdir(PORTABLE_CACHE) and portable_fits():
+        roots.insert(1, (PORTABLE_CACHE, False))
     return tuple(roots)
+
+
+@functools.lru_cache(maxsize=None)
+def portable_fits() -> bool:
+    """Whether this machine runs the portable kernels: x86-64, and every feature of
+    :data:`PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    from llvmlite import binding as ll
+
+    try:
+        have = {f[1:] for f in ll.get_host_cpu_features().flatten().split(",") if f.startswith("+")}
+    except RuntimeError:  # pragma: no cover - LLVM cannot read this CPU's features
+        return False
+    return PORTABLE_FEATURES <= have
+
+
+def portable_magic(codegen) -> tuple:
+    """numba's description of the code the portable kernels hold (``codegen.magic_tuple()`` as
+    in a process compiling with ``NUMBA_CPU_NAME=x86-64-v3 NUMBA_CPU_FEATURES=``): their
+    index key, which a host compile's never equals."""
+    return (codegen.magic_tuple()[0], PORTABLE_CPU, "")
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -230,9 +276,14 @@ class _StampedFile(caching.IndexDataCacheFile):
 
 
 class _RootCache(caching.Cache):
-    """numba's per-function cache (index + data files) in one root folder."""
+    """numba's per-function cache (index + data files) in one root folder.  In the portable
+    kernels' folder an entry's key names :data:`PORTABLE_CPU` (:func:`portable_magic`) instead
+    of this host's CPU: their object code runs here (:func:`portable_fits`), and gives the bits
+    a compile for this host gives (no fast-math reassociation in dqdyn; FMA contraction, where a
+    kernel allows it, happens alike: both CPUs have FMA)."""
 
     def __init__(self, py_func, root, variant):
+        self._portable = root == PORTABLE_CACHE
         self._name = repr(py_func)
         self._py_func = py_func
         self._impl = _Impl(py_func, root, variant)
@@ -251,6 +302,10 @@ class _RootCache(caching.Cache):
                 return self._load_overload(sig, target_context)
         except Exception:  # anything the light path lacked: numba's own way
             return super().load_overload(sig, target_context)
+
+    def _index_key(self, sig, codegen):
+        key = super()._index_key(sig, codegen)
+        return (key[0], portable_magic(codegen), key[2]) if self._portable else key
 
 
 # ------------------------------------------------------------- loading without numba's start-up

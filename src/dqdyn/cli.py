@@ -453,9 +453,14 @@ def _add_sweep(sub) -> None:
 
 # ------------------------------------------------------------------------------- precompile
 def cmd_precompile(args) -> int:
-    """``dqdyn precompile``: compile every kernel into the kernel cache (``pip install`` does it)."""
-    from .precompile import precompile
+    """``dqdyn precompile``: compile every kernel into the kernel cache (``pip install`` does it),
+    after unpacking the shipped portable kernels where they fit; ``--portable`` makes those."""
+    from .precompile import make_portable, precompile, unpack_portable
 
+    if args.portable:
+        print(f"dqdyn precompile: wrote {make_portable(args.jobs)}")
+        return EXIT_OK
+    unpack_portable()
     precompile(args.group, args.jobs)
     return EXIT_OK
 
@@ -470,6 +475,10 @@ def _add_precompile(sub) -> None:
                        "another CPU or in a container image.")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
     p.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups")
+    p.add_argument("--portable", action="store_true",
+                   help="compile every kernel for any x86-64-v3 CPU (AVX2, FMA) into the archive "
+                        "the source ships, dqdyn/_kernels_portable.tar.xz (maintainers, after "
+                        "editing kernels)")
     p.set_defaults(func=cmd_precompile)
 
 

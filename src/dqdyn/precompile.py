@@ -7,7 +7,13 @@ split into groups that run in parallel worker processes, each exercising the pub
 of one area on a small tree with every joint type (one state, a batch, and the general paths of
 lists and non-contiguous arrays), which compiles exactly the specialisations a user's calls need.
 
-    python -m dqdyn.precompile [--jobs N] [--group NAME ...] [--quiet]
+Before compiling, it unpacks the portable kernels shipped with the source
+(``dqdyn/_kernels_portable.tar.xz``: every kernel compiled for any x86-64 CPU with AVX2 and FMA,
+for one CPython and one numba) when they fit this machine, so that on such a machine it compiles
+only what they lack (kernels edited since they were made).  ``--portable`` makes that archive
+again from the current source (maintainers, after editing kernels).
+
+    python -m dqdyn.precompile [--jobs N] [--group NAME ...] [--quiet] [--portable]
 """
 
 from __future__ import annotations
@@ -344,6 +350,127 @@ def _run_group(name: str) -> None:
                   file=sys.stderr)
 
 
+def _platform_tag() -> dict:
+    """What the portable kernels must match besides the CPU: the Python ABI (``cpython-311``),
+    numba's version (its cache refuses another's entries anyway) and the platform."""
+    import sysconfig
+
+    import numba
+
+    return {"python": sys.implementation.cache_tag, "numba": numba.__version__,
+            "platform": sysconfig.get_platform()}
+
+
+def source_hash() -> str:
+    """The hash of every Python file of the package (names and contents): an archive made from
+    exactly this source holds everything the groups below compile, so the install need not run
+    them (a change to any file, kernel or not, runs them: they then load what is current)."""
+    import hashlib
+
+    from . import _jit
+
+    h = hashlib.sha256()
+    for base, dirs, files in os.walk(_jit.PKG_DIR):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_kernels", "__pycache__")))
+        for f in sorted(files):
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(base, f), _jit.PKG_DIR)
+                h.update(rel.replace(os.sep, "/").encode() + b"\0" + _jit._file_hash(rel))
+    return h.hexdigest()
+
+
+def unpack_portable(quiet: bool = False) -> bool:
+    """Unpack the shipped portable kernels (``_jit.PORTABLE_ARCHIVE``) into
+    ``_jit.PORTABLE_CACHE`` when they fit this machine: its Python ABI, numba version and
+    platform are the archive's (``MANIFEST.json``) and its CPU has every feature they were
+    compiled for (``_jit.portable_fits``).  Returns whether they are there now.  Kernels whose
+    source changed since the archive was made are not used (their stamps differ): they compile."""
+    import json
+    import shutil
+    import tarfile
+
+    from . import _jit
+
+    def say(msg):
+        if not quiet:
+            print(f"dqdyn.precompile: {msg}", flush=True)
+
+    if not os.path.isfile(_jit.PORTABLE_ARCHIVE):
+        return False
+    try:
+        with tarfile.open(_jit.PORTABLE_ARCHIVE, "r:xz") as tar:
+            manifest = json.load(tar.extractfile("MANIFEST.json"))
+            mine = _platform_tag()
+            if any(manifest.get(k) != v for k, v in mine.items()):
+                say(f"portable kernels not used: made for {manifest.get('python')}, numba "
+                    f"{manifest.get('numba')}, {manifest.get('platform')}; this is {mine['python']}, "
+                    f"numba {mine['numba']}, {mine['platform']}")
+                return False
+            if not _jit.portable_fits():
+                say(f"portable kernels not used: this CPU lacks part of {_jit.PORTABLE_CPU}")
+                return False
+            try:
+                with open(os.path.join(_jit.PORTABLE_CACHE, "MANIFEST.json")) as f:
+                    if json.load(f) == manifest:
+                        return True  # unpacked already
+            except (OSError, ValueError):
+                pass
+            tmp = _jit.PORTABLE_CACHE + ".tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(tmp, **safe)
+    except (OSError, tarfile.TarError, KeyError, ValueError) as e:
+        say(f"portable kernels not used: {type(e).__name__}: {e}")
+        return False
+    shutil.rmtree(_jit.PORTABLE_CACHE, ignore_errors=True)
+    os.replace(tmp, _jit.PORTABLE_CACHE)
+    _jit.cache_roots.cache_clear()
+    say(f"portable kernels unpacked ({manifest.get('kernels', '?')} kernels, {_jit.PORTABLE_CPU}, "
+        f"made from {manifest.get('source', '?')})")
+    return True
+
+
+def make_portable(jobs: int | None = None, quiet: bool = False) -> str:
+    """Compile every kernel for ``_jit.PORTABLE_CPU`` into an empty folder (nothing loaded from
+    any cache) and pack it, with its ``MANIFEST.json``, into ``_jit.PORTABLE_ARCHIVE``; then
+    unpack it for this process's package.  Returns the archive's path."""
+    import glob
+    import json
+    import shutil
+    import tarfile
+    import tempfile
+
+    from . import _jit
+
+    with tempfile.TemporaryDirectory(prefix="dqdyn-portable-") as d:
+        out = os.path.join(d, "kernels")
+        env = dict(os.environ, NUMBA_CPU_NAME=_jit.PORTABLE_CPU, NUMBA_CPU_FEATURES="",
+                   DQDYN_PORTABLE_BUILD=out)
+        env.pop("DQDYN_NO_CACHE", None)
+        precompile(None, jobs, quiet, env=env)
+        try:
+            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_jit.PKG_DIR,
+                                 capture_output=True, text=True).stdout.strip() or "?"
+        except OSError:
+            rev = "?"
+        manifest = {**_platform_tag(), "cpu": _jit.PORTABLE_CPU, "source": rev,
+                    "kernels": len(glob.glob(os.path.join(out, "**", "*.nbi"), recursive=True)),
+                    "source_hash": source_hash()}
+        with open(os.path.join(out, "MANIFEST.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
+        tmp = _jit.PORTABLE_ARCHIVE + ".tmp"
+        with tarfile.open(tmp, "w:xz", preset=9) as tar:
+            for name in sorted(os.listdir(out)):
+                tar.add(os.path.join(out, name), arcname=name,
+                        filter=lambda ti: (setattr(ti, "mtime", 0), setattr(ti, "uid", 0),
+                                           setattr(ti, "gid", 0), setattr(ti, "uname", ""),
+                                           setattr(ti, "gname", ""), ti)[-1])
+        os.replace(tmp, _jit.PORTABLE_ARCHIVE)
+    shutil.rmtree(_jit.PORTABLE_CACHE, ignore_errors=True)
+    unpack_portable(quiet)
+    return _jit.PORTABLE_ARCHIVE
+
+
 def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: dict | None = None) -> dict:
     """Compile the kernels of ``groups`` (default: all, see :data:`GROUPS`) into the kernel cache,
     ``jobs`` worker processes at a time (default: the number of CPUs).  Returns the wall seconds
@@ -378,8 +505,8 @@ def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: d
     if not quiet:
         from ._jit import cache_roots
 
-        print(f"dqdyn.precompile: done in {times['total']:.1f} s; cache in "
-              f"{cache_roots()[0][0] if cache_roots()[0][1] else cache_roots()[-1][0]}", flush=True)
+        where = env.get("DQDYN_PORTABLE_BUILD") or next(r for r, w in cache_roots() if w)
+        print(f"dqdyn.precompile: done in {times['total']:.1f} s; cache in {where}", flush=True)
     return times
 
 
@@ -388,13 +515,37 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
     p.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--portable", action="store_true",
+                   help="compile every kernel for any x86-64-v3 CPU and pack it into "
+                        "dqdyn/_kernels_portable.tar.xz (the archive the source ships)")
     p.add_argument("--in-process", metavar="GROUP", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.in_process:
         _run_group(a.in_process)
         return 0
+    if a.portable:
+        print(f"dqdyn.precompile: wrote {make_portable(a.jobs, a.quiet)}", flush=True)
+        return 0
+    if not os.environ.get("DQDYN_PORTABLE_BUILD"):
+        if unpack_portable(a.quiet) and not a.group and _portable_is_this_source():
+            if not a.quiet:
+                print("dqdyn.precompile: the portable kernels were made from this very source: "
+                      "nothing to compile", flush=True)
+            return 0
     precompile(a.group, a.jobs, a.quiet)
     return 0
+
+
+def _portable_is_this_source() -> bool:
+    import json
+
+    from . import _jit
+
+    try:
+        with open(os.path.join(_jit.PORTABLE_CACHE, "MANIFEST.json")) as f:
+            return json.load(f).get("source_hash") == source_hash()
+    except (OSError, ValueError):
+        return False
 
 
 if __name__ == "__main__":
