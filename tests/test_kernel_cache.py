@@ -518,7 +518,7 @@ def _portable_archive_fits():
 
 def test_the_shipped_portable_kernels_are_current():
     """The archive the source ships holds every kernel of the current source: a kernel edited
-    since it was made compiles at install (minutes, on 2 cores) — make it again with
+    since it was made compiles at install instead of loading — make it again with
     ``python -m dqdyn.precompile --portable``.  (Where the archive cannot be used — another
     Python, numba, platform or CPU — there is nothing to check.)"""
     why = _portable_archive_fits()
@@ -594,7 +594,7 @@ def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_t
     assert fresh["misses"] == 0, "a kernel was compiled, not loaded"
     # numba compiles every kernel in those processes: this compares the compilations' machine
     # code by their results, bit for bit (numba's own IR inlining, quadratic in the size of what
-    # it inlines, on the smaller gravity kernels: 17 s against 64 s for rnea's)
+    # it inlines, on the smaller gravity kernels)
     jit = run("rnea", {"DQDYN_NO_CACHE": "1"})
     jit_numba_inlining = run("gravity", {"DQDYN_NO_CACHE": "1", "DQDYN_NUMBA_INLINE_COPY": "0"})
     assert jit["misses"] > 0 and jit_numba_inlining["misses"] > 0
