@@ -233,6 +233,7 @@ def group_constraints():
 
     import dqdyn  # noqa: F401  (loads every kernel module)
     from dqdyn import constraints as C
+    from dqdyn.algorithms.batching import SERIAL_WORK
 
     for build in (C.mobile_manipulator, C.four_bar):
         m, cons, q0 = build()
@@ -241,9 +242,14 @@ def group_constraints():
         V, T = rng.normal(size=(2, m.nv)), rng.normal(size=(2, m.nv))
         for method in ("crba", "gauss"):  # (one state of vectors: the compiled one-call path)
             dqdyn.constrained_forward_dynamics(m, Q[0], V[0], T[0], cons, dynamics=method)
-        dqdyn.constrained_forward_dynamics(m, Q[0].tolist(), V[0], T[0], cons)  # the general path
+        # one state the gate declines (a list): the one-call kernel's batch, serially
+        dqdyn.constrained_forward_dynamics(m, Q[0].tolist(), V[0], T[0], cons)
+        n = SERIAL_WORK // m.mi.shape[0] + 1  # a batch larger than the gate's: in parallel
+        big = [np.repeat(X[:1], n, axis=0) for X in (Q, V, T)]
         try:  # batches, where the constraint kind supports them
             dqdyn.constrained_forward_dynamics(m, Q, V, T, cons)
+            dqdyn.constrained_forward_dynamics(m, *big, cons)
+            dqdyn.constrained_forward_dynamics(m, Q, V, T, cons, dynamics="gauss")  # the general path
         except (dqdyn.errors.DqdynError, ValueError):
             pass
         dqdyn.constraint_errors(m, Q[0], V[0], cons)

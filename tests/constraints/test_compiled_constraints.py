@@ -41,9 +41,10 @@ def _cases():
 CASES = _cases()
 
 
-def _general(m, q, v, tau, cons, **kw):
-    r = cfd(m, q[None], v[None], tau[None], cons, **kw)  # (a batch: always the general path)
-    return [x[0] for x in r]
+def _general(m, q, v, tau, cons, baumgarte=None):
+    """The general path itself (numpy rows, M and h from CRBA and RNEA): a batch of one through
+    the public function would run the compiled kernel too (the call gate takes small batches)."""
+    return list(D._general_path(m, q, v, tau, cons, baumgarte, "crba", 1e-10, 1e-9))
 
 
 @pytest.mark.parametrize("name,m,cons,q0", CASES, ids=[c[0] for c in CASES])
@@ -264,3 +265,57 @@ def test_compiled_path_far_from_the_world_origin_and_with_mimic_joints():
     vm = null_velocity(mm, cm, qm, rng)
     tm = rng.normal(size=mm.nv)
     _assert_kkt(mm, qm, vm, tm, cfd(mm, qm, vm, tm, cm), 1e-9)
+
+
+@pytest.mark.parametrize("name,m,cons,q0", CASES[:4], ids=[c[0] for c in CASES[:4]])
+def test_a_states_numbers_do_not_depend_on_the_batch_it_comes_in(name, m, cons, q0):
+    """Oracle: the single-state call, bit for bit.  A batch larger than the call gate runs
+    (N · nb1 > SERIAL_WORK), rows the gate does not take (a list, a strided view, a 3-D batch
+    with a shared τ) and a small batch: each state gets its single call's numbers (a batch of
+    jaco6 above ~585 states once took the general path, whose M and h — CRBA and RNEA — differ
+    from the one-call sweep's in the last bits: q̈ ~1e-12 apart, and a Dask chunk's result
+    depended on the chunk size)."""
+    from dqdyn.algorithms.batching import SERIAL_WORK
+
+    N = SERIAL_WORK // m.mi.shape[0] + 3
+    rng = np.random.default_rng(8)
+    Q = np.stack([dqdyn.integrate(m, q0, 0.01 * rng.normal(size=m.nv)) for _ in range(N)])
+    V, T = rng.normal(size=(2, N, m.nv))
+    one = [cfd(m, Q[k], V[k], T[k], cons) for k in range(N)]
+    big = cfd(m, Q, V, T, cons)
+    for f, part in enumerate(big):
+        assert part.shape == (N,) + one[0][f].shape
+        assert np.array_equal(part, np.stack([o[f] for o in one])), (name, big._fields[f])
+    rows = [3, N // 2, N - 1]
+    for got in ([cfd(m, Q[k].tolist(), V[k], T[k], cons) for k in rows],  # lists
+                [cfd(m, Q[k::N], V[k::N], T[k::N], cons) for k in rows],  # (1, n) rows
+                cfd(m, np.asfortranarray(Q[rows]), V[rows], T[rows], cons)):  # a strided batch
+        for i, k in enumerate(rows):
+            g = got[i] if isinstance(got, list) else [x[i] for x in got]
+            for f in range(5):
+                assert np.array_equal(np.reshape(g[f], one[k][f].shape), one[k][f]), (name, k, f)
+    r3 = cfd(m, Q[:6].reshape(2, 3, -1), V[:6].reshape(2, 3, -1), T[0], cons)  # τ shared
+    ref = cfd(m, Q[:6], V[:6], T[0], cons)
+    for a, b in zip(r3, ref):
+        assert a.shape == (2, 3) + b.shape[1:] and np.array_equal(a.reshape(b.shape), b)
+    bad = Q.copy()
+    bad[N - 2, 0] = np.nan  # a failing state in a large batch: the general path names it
+    with pytest.raises(dqdyn.errors.NonFiniteError, match="q"):
+        cfd(m, bad, V, T, cons)
+
+
+def test_gauss_dynamics_on_a_batch_is_each_states():
+    """``dynamics="gauss"`` (the dqGP terms, seed 000 eq. 63 literally) on a batch: each state's
+    single-call result (to round-off: ``C v`` is a batched matmul there) and the CRBA path's
+    (once a ValueError from ``C @ v`` on a batch)."""
+    m, cons, q0 = mobile_manipulator()
+    rng = np.random.default_rng(3)
+    Q = np.stack([dqdyn.integrate(m, q0, 0.01 * rng.normal(size=m.nv)) for _ in range(3)])
+    V, T = rng.normal(size=(2, 3, m.nv))
+    got = cfd(m, Q, V, T, cons, dynamics="gauss")
+    for k in range(3):
+        one = cfd(m, Q[k], V[k], T[k], cons, dynamics="gauss")
+        crba = cfd(m, Q[k], V[k], T[k], cons)
+        for a, b, c in zip(got, one, crba):
+            np.testing.assert_allclose(a[k], b, rtol=1e-12, atol=1e-12 * (1 + np.abs(b).max()))
+            np.testing.assert_allclose(a[k], c, rtol=1e-9, atol=1e-9 * (1 + np.abs(c).max()))

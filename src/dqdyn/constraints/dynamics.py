@@ -102,7 +102,9 @@ def _dynamics_terms(model: Model, q, v, dynamics: str):
         from ..algorithms.gauss import gauss_model
 
         G = gauss_model(model, q, v)
-        return G.M, G.C @ v + G.g
+        if np.ndim(v) == 1:
+            return G.M, G.C @ v + G.g
+        return G.M, np.matmul(G.C, v[..., None])[..., 0] + G.g  # (a batch: C v state by state)
     if dynamics != "crba":
         raise ShapeError(f"dynamics must be 'crba' or 'gauss', got {dynamics!r}")
     from ..algorithms.lagrange import mass_matrix, nonlinear_effects
@@ -835,7 +837,72 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
                      q, v, tau, sp[0], par)
             if type(r) is np.ndarray:
                 return SPLIT(r, sp[2], 1, ConstrainedDynamicsResult)
+            if r is None:  # a larger batch, or rows the gate does not take (lists, strides, ...)
+                r = _one_call_batch(model, q, v, tau, sp, par)
+                if r is not None:
+                    return r
     return _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
+
+
+class _Declined(Exception):
+    """A state of :func:`_one_call_batch` the one-call kernel declines (the general path names it)."""
+
+
+def _declined(status, row):
+    raise _Declined
+
+
+@kernel(parallel=True)
+def _cfd_batch(mi, mf, spec, par, Q, V, T, OUT, status):
+    """:func:`_cfd_checked` over a batch of states (``prange``; row ``k`` of ``OUT`` as the
+    gate's batch result): each state gets the one-call path's numbers, whatever the batch."""
+    for k in nb.prange(Q.shape[0]):
+        status[k] = _cfd_checked(mi, mf, Q[k], V[k], T[k], spec, par, OUT[k])
+
+
+def _one_call_batch(model: Model, q, v, tau, sp, par):
+    """:func:`constrained_forward_dynamics` of the bundled constraint kinds where the call gate
+    declines (more states than it runs serially, or inputs that are not C-contiguous float64
+    rows): the one-call kernel state by state — the gate's small batch on the rows made C
+    float64 and aligned, or for a larger batch :func:`_cfd_batch`, chunked as every batch
+    (:func:`~dqdyn.algorithms.batching.run_chunked`) — so a state's numbers do not depend on
+    the batch it comes in (the general path's M and h come from CRBA and RNEA, last bits apart).
+    None where the general path must run: input it must convert or name, a state the kernel
+    declines (a singular M, inconsistent constraints, an overflow)."""
+    from ..algorithms.batching import SERIAL_WORK, run_chunked
+    from ..algorithms.boundary import as_vector_batch, broadcast_batch, kernel_rows
+    from ..errors import DqdynError
+
+    try:
+        Q, V, batch = as_states(model, q, v)
+        T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+        (Q, V, T), batch = broadcast_batch([Q, V, T], [batch, batch, bt])
+    except DqdynError:
+        return None
+    N = Q.shape[0]
+    if N == 0:
+        return None
+    if N * model.mi.shape[0] <= SERIAL_WORK:  # the gate's own small batch, on rows it takes (so
+        # no serial twin of _cfd_batch to compile: it would cost as much as the kernel)
+        rows = [np.require(X if X.shape[0] == N else X[0], np.float64, "CA") for X in (Q, V, T)]
+        OUT = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf, sp[1], -1,
+                   *rows, sp[0], par)
+        if type(OUT) is not np.ndarray:
+            return None
+        OUT = OUT.reshape(N, sp[1])
+    else:
+        OUT = np.empty((N, sp[1]))
+        try:  # (N · nb1 > SERIAL_WORK: run_chunked runs the parallel kernel, never its twin)
+            run_chunked(_cfd_batch, (model.mi, model.mf, sp[0], kernel_rows(par)), [Q, V, T], [OUT], N, (),
+                        _declined)
+        except _Declined:
+            return None
+    if batch == ():  # one state (given as a list, a strided view, ...)
+        return SPLIT(OUT[0], sp[2], 1, ConstrainedDynamicsResult)
+    parts = SPLIT(OUT, sp[2], 1, ConstrainedDynamicsResult)
+    if len(batch) == 1:
+        return parts
+    return ConstrainedDynamicsResult(*(x.reshape(batch + x.shape[1:]) for x in parts))
 
 
 _ONE_CALL = GATE is not None or nb.config.DISABLE_JIT  # (the one-call kernel runs: gated, or as Python)
