@@ -51,6 +51,7 @@ class _Spec(NamedTuple):
     outputs: Callable | None  # model -> trailing shapes of the outputs; None: probe one state
     multi: bool  # the function returns a tuple
     names: tuple[str, ...] = ()  # its parts, as to_zarr names them (a named tuple's own fields)
+    out: bool = False  # it accepts out= (to_zarr's tasks then reuse one result buffer per thread)
 
 
 def _nv(m):
@@ -67,15 +68,15 @@ def _three(m):
 
 #: the batched functions :func:`apply` accepts, by name
 FUNCTIONS: dict[str, _Spec] = {
-    "rnea": _Spec("dqdyn.algorithms.newton_euler", ("q", "v", "a"), _nv, False),
-    "aba": _Spec("dqdyn.algorithms.forward", ("q", "v", "tau"), _nv, False),
-    "gravity": _Spec("dqdyn.algorithms.lagrange", ("q",), _nv, False),
-    "nonlinear_effects": _Spec("dqdyn.algorithms.lagrange", ("q", "v"), _nv, False),
-    "mass_matrix": _Spec("dqdyn.algorithms.lagrange", ("q",), _nvnv, False),
-    "coriolis_matrix": _Spec("dqdyn.algorithms.lagrange", ("q", "v"), _nvnv, False),
+    "rnea": _Spec("dqdyn.algorithms.newton_euler", ("q", "v", "a"), _nv, False, out=True),
+    "aba": _Spec("dqdyn.algorithms.forward", ("q", "v", "tau"), _nv, False, out=True),
+    "gravity": _Spec("dqdyn.algorithms.lagrange", ("q",), _nv, False, out=True),
+    "nonlinear_effects": _Spec("dqdyn.algorithms.lagrange", ("q", "v"), _nv, False, out=True),
+    "mass_matrix": _Spec("dqdyn.algorithms.lagrange", ("q",), _nvnv, False, out=True),
+    "coriolis_matrix": _Spec("dqdyn.algorithms.coriolis", ("q", "v"), _nvnv, False, out=True),
     "mass_matrix_inverse": _Spec("dqdyn.algorithms.forward", ("q",), _nvnv, False),
     "forward_kinematics": _Spec("dqdyn.algorithms.kinematics", ("q",),
-                                lambda m: [(m.nbodies + 1, 8)], False),
+                                lambda m: [(m.nbodies + 1, 8)], False, out=True),
     "rnea_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "a"), _three, True,
                               ("dtau_dq", "dtau_dv", "dtau_da")),
     "aba_derivatives": _Spec("dqdyn.algorithms.derivatives", ("q", "v", "tau"), _three, True,
@@ -128,27 +129,56 @@ def _apply_threads() -> None:
             config.set_num_threads(_THREADS)
 
 
-def call_block(name: str, model: Model, kwargs: dict, *blocks):
-    """Run the batched function ``name`` on one chunk of states (the body of every task)."""
+def call_block(name: str, model: Model, kwargs: dict, *blocks, out=None):
+    """Run the batched function ``name`` on one chunk of states (the body of every task);
+    ``out``: the result array, for a function that accepts one (:data:`FUNCTIONS`)."""
     fn = _function(name)
+    if out is not None:
+        kwargs = {**kwargs, "out": out}
+    # (a block Dask sliced out of a message at an odd address is copied: the call gate takes
+    # aligned arrays only, and a declined chunk would run another kernel than the same chunk in
+    # process — the derivatives' FMA contraction then differs in the last bit)
+    blocks = tuple(b.copy() if type(b) is np.ndarray and not b.flags.aligned else b for b in blocks)
     with _LOCK:
         _apply_threads()
-        out = fn(model, *blocks, **kwargs)
-    return tuple(out) if FUNCTIONS[name].multi else out
+        res = fn(model, *blocks, **kwargs)
+    return tuple(res) if FUNCTIONS[name].multi else res
+
+
+_RESULTS = threading.local()  # per task thread: write_block's result buffer of each function
+
+
+def _result_buffer(name: str, shape: tuple) -> np.ndarray:
+    """A result array of ``shape`` kept for this thread's next chunk of ``name``: a fresh
+    chunk-sized array would be fresh memory from the kernel each time (Dask's workers set
+    ``MALLOC_TRIM_THRESHOLD_``, so glibc maps and unmaps every large array), zeroed page by page."""
+    got = _RESULTS.__dict__.get(name)
+    if got is None or got.shape != shape:
+        got = _RESULTS.__dict__[name] = np.empty(shape)
+    return got
 
 
 def write_block(url: str, paths: tuple, start: int, name: str, model: Model, kwargs: dict,
                 *blocks) -> int:
     """Run ``name`` on one chunk of states and write its rows ``start:`` of the Zarr arrays
-    ``paths`` under ``url`` (the body of :func:`to_zarr`'s tasks); the number of states."""
+    ``paths`` under ``url`` (the body of :func:`to_zarr`'s tasks); the number of states.
+
+    The result is computed into a buffer this thread reuses (for the functions that take
+    ``out=``), and written with ``write_empty_chunks``: Zarr would otherwise compare every
+    chunk with its fill value first (a pass over the chunk, to skip storing an empty one)."""
     import zarr
 
-    out = call_block(name, model, kwargs, *blocks)
-    outs = out if FUNCTIONS[name].multi else (out,)
+    spec = FUNCTIONS[name]
+    out = None
+    rows = [np.shape(b)[0] for b in blocks if np.ndim(b) == 2]  # (a 1-D block: a shared row)
+    if spec.out and spec.outputs is not None and rows:
+        out = _result_buffer(name, (max(rows),) + tuple(spec.outputs(model)[0]))
+    res = call_block(name, model, kwargs, *blocks, out=out)
+    outs = res if spec.multi else (res,)
     n = 0
     for path, x in zip(paths, outs):
         n = np.shape(x)[0]
-        zarr.open_array(url, path=path, mode="r+")[start : start + n] = x
+        zarr.open_array(url, path=path, mode="r+", config={"write_empty_chunks": True})[start : start + n] = x
     return n
 
 
@@ -222,17 +252,31 @@ def _accepts_n_workers(client) -> bool:
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
+#: what :func:`local_cluster` changes in Dask's environment of new worker processes
+#: (``distributed.nanny.pre-spawn-environ``; None: not set)
+WORKER_ENVIRON = {"MALLOC_TRIM_THRESHOLD_": None}
+
+
 def local_cluster(n_workers: int | None = None, *, threads: int | None = None, **kwargs):
     """A ``distributed.Client`` on a new ``LocalCluster`` of ``n_workers`` single-threaded
     worker processes (default: one per core, at most 4), started by ``spawn``, with
     :class:`NumbaThreads` installed.  ``kwargs`` go to ``LocalCluster`` (``dashboard_address=None``
-    by default).  Close it with ``client.close(); client.cluster.close()``."""
+    by default).  Close it with ``client.close(); client.cluster.close()``.
+
+    The workers keep glibc's own malloc thresholds (:data:`WORKER_ENVIRON`): Dask sets
+    ``MALLOC_TRIM_THRESHOLD_=65536`` for its workers, which also fixes glibc's mmap threshold at
+    128 KiB, so every chunk-sized array (inputs read, results, Zarr's buffers) is mapped, zeroed
+    page by page and unmapped again — ~10 % more CPU on ``rnea`` chunks (module notes in the
+    README).  A process that set the variable itself passes it on unchanged."""
+    import dask
     from distributed import Client, LocalCluster
 
     n = n_workers or max(1, min(4, host_cores()))
     kwargs.setdefault("dashboard_address", None)
     kwargs.setdefault("threads_per_worker", 1)
-    cluster = LocalCluster(n_workers=n, processes=True, **kwargs)
+    env = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
+    with dask.config.set(env):  # (read when each nanny is made, kept for its restarts)
+        cluster = LocalCluster(n_workers=n, processes=True, **kwargs)
     client = Client(cluster)
     client.wait_for_workers(n)  # the per-host count of configure() needs them all
     configure(client, threads)

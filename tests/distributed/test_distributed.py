@@ -77,6 +77,32 @@ def test_apply_bit_identical_to_in_process_batch(client, model, states):
         assert np.array_equal(g, ref)
 
 
+def test_every_registered_function_is_the_public_one_and_runs_on_the_workers(client, model, states):
+    """Each name of the registry resolves to the public function of that name (a moved function
+    once left ``coriolis_matrix`` pointing at a module without it: an AttributeError, and
+    ``dqdyn sweep --quantities C`` failing), and its blocks on the workers equal the in-process
+    batched call bit for bit (chunks of 50 and the whole 130 states both run state by state in
+    the call gate; a block that arrived unaligned once ran the batch kernel instead, whose FMA
+    contraction in ``aba_derivatives`` differs in the last bit — now it is copied first)."""
+    from dqdyn.constraints import JointCoupling
+
+    q, v, a = (x[:130] for x in states)
+    kw = {"constrained_forward_dynamics": {"constraints": [JointCoupling(model.joint_names[2],
+                                                                        model.joint_names[1], 0.5)]}}
+    for name, spec in dd.FUNCTIONS.items():
+        fn = getattr(dqdyn, name)
+        assert dd.resolve(fn) == name and dd.resolve(name) == name
+        args = {"q": q, "v": v, "a": a, "tau": a}
+        xs = [args[k] for k in spec.inputs]
+        ref = fn(model, *xs, **kw.get(name, {}))
+        got = dd.apply(fn, model, da.from_array(xs[0], chunks=(50, -1)), *xs[1:], **kw.get(name, {}))
+        got = dask.compute(*got) if spec.multi else (got.compute(),)
+        refs = tuple(ref) if spec.multi else (ref,)
+        assert len(got) == len(refs), name
+        for g, r in zip(got, refs):
+            assert g.dtype == r.dtype and np.array_equal(g, r), name
+
+
 def _transferred_keys(client) -> set:
     """Keys every worker has received from another worker so far (distributed's transfer log)."""
     logs = client.run(lambda dask_worker: [k for x in dask_worker.transfer_incoming_log for k in x["keys"]])
@@ -139,6 +165,12 @@ def test_to_zarr_writes_the_in_process_batch_one_task_per_chunk(client, model, s
     g = dd.to_zarr(dqdyn.rnea_derivatives, model, Q, v, a, url=str(tmp_path / "d.zarr"), component="d")
     for part, ref in zip(("dtau_dq", "dtau_dv", "dtau_da"), dqdyn.rnea_derivatives(model, q, v, a)):
         assert np.array_equal(g[part][:], ref)
+    # results of more than one axis per state, computed into each worker thread's reused buffer
+    # (chunks of 300, 300, 300, 100: the last one another size)
+    for fn, ref in ((dqdyn.mass_matrix, dqdyn.mass_matrix(model, q)),
+                    (dqdyn.forward_kinematics, dqdyn.forward_kinematics(model, q))):
+        z = dd.to_zarr(fn, model, Q, url=str(tmp_path / f"{fn.__name__}.zarr"))
+        assert z.shape == ref.shape and np.array_equal(z[:], ref)
     # inputs in Zarr: one task per chunk (read, compute, write), no read or store tasks
     ins = []
     for k, x in (("q", q), ("v", v), ("a", a)):
@@ -154,6 +186,24 @@ def test_to_zarr_writes_the_in_process_batch_one_task_per_chunk(client, model, s
     assert np.array_equal(zarr.open_array(str(tmp_path / "t.zarr"), path="tau")[:], dqdyn.rnea(model, q, v, a))
     with pytest.raises(ShapeError, match="overwrite=True"):
         dd.to_zarr(dqdyn.rnea, model, Q, v, a, url=str(tmp_path / "t.zarr"), component="tau")
+
+
+def test_local_cluster_workers_keep_glibc_malloc_thresholds(monkeypatch):
+    """dd.local_cluster's workers do not get Dask's MALLOC_TRIM_THRESHOLD_ (which fixes glibc's
+    mmap threshold, so every chunk-sized array is mapped and zeroed anew); NumbaThreads is
+    installed."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))  # (Dask's: 65536)
+    c = dd.local_cluster(1, threads=1)
+    try:
+        env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+        assert list(env.values()) == [None]
+        assert list(c.run(dd._worker_threads).values()) == [1]
+    finally:
+        cluster = c.cluster
+        c.close()
+        cluster.close()
+    assert dict(dask.config.get("distributed.nanny.pre-spawn-environ")) == before  # (untouched outside)
 
 
 def test_numpy_inputs_are_chunked_like_config(client, model, states):
@@ -180,6 +230,45 @@ def test_model_is_one_key_of_the_graph(model, states):
 
     sizes = [len(pickle.dumps(g[k])) for k in blocks]
     assert max(sizes) < len(pickle.dumps(model)) // 2  # no block task carries the model
+
+
+def _odd_offset(b) -> memoryview:
+    """A writable copy of the buffer ``b`` at an odd address (as Dask slices buffers out of one
+    message at any byte offset)."""
+    raw = bytearray(b.raw().nbytes + 1)
+    mv = memoryview(raw)[1:]
+    mv[:] = b.raw()
+    return mv
+
+
+def test_a_model_unpickles_from_read_only_or_unaligned_out_of_band_buffers(model, states):
+    """Pickle protocol 5 with the arrays out of band, handed back read-only (``bytes``, as
+    object stores and shared memory give them; once a ValueError 'assignment destination is
+    read-only') or at odd addresses (as Dask's frames do; the call gate then declined every call
+    on that model, and ``constrained_forward_dynamics`` took the general path): a model with
+    aligned tables whose results equal the original's bit for bit."""
+    import pickle
+
+    from dqdyn.constraints import JointCoupling
+    from dqdyn.constraints import dynamics as D
+
+    q, v, a = states
+    cons = [JointCoupling(model.joint_names[2], model.joint_names[1], 0.5)]
+    ref = dqdyn.constrained_forward_dynamics(model, q[:5], v[:5], a[:5], cons)
+    for hand_back in (lambda b: bytes(b.raw()), _odd_offset):
+        bufs = []
+        data = pickle.dumps(model, protocol=5, buffer_callback=bufs.append)
+        assert bufs  # (the arrays did go out of band)
+        m2 = pickle.loads(data, buffers=[hand_back(b) for b in bufs])
+        assert m2.mi.flags.aligned and m2.mf.flags.aligned
+        assert m2.mf.flags.writeable == model.mf.flags.writeable and m2.joint_names == model.joint_names
+        assert np.array_equal(dqdyn.rnea(m2, q, v, a), dqdyn.rnea(model, q, v, a))
+        sp = D._compiled_spec(m2, cons)  # the gate takes its tables (None: it declines them)
+        assert type(D.GATE(D.gate_address(vars(D), "_CFD_C", D._c_cfd), m2.mi, m2.mf, sp[1], -1,
+                           q[0], v[0], a[0], sp[0], D._PAR_DEFAULT)) is np.ndarray
+        got = dqdyn.constrained_forward_dynamics(m2, q[:5], v[:5], a[:5], cons)
+        for x, y in zip(got, ref):
+            assert np.array_equal(x, y)
 
 
 def _install_counter():

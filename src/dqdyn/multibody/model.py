@@ -327,8 +327,15 @@ class Model:
 
 
 def _rebuild_model(cls, kwargs):
-    """Unpickle a :class:`Model` (see ``Model.__reduce__``)."""
-    return cls(**kwargs)
+    """Unpickle a :class:`Model` (see ``Model.__reduce__``).  Arrays that arrive read-only
+    or unaligned are copied (pickle protocol 5's out-of-band buffers: handed back as ``bytes``
+    or shared memory by object stores, read-only — the constructor writes gravity into ``mf``;
+    sliced out of one message at any byte offset by Dask — the C call gate takes aligned model
+    tables only, so on a worker whose model came unaligned every single call and small batch
+    took the slower Python route, and ``constrained_forward_dynamics`` the general path's last
+    bits)."""
+    return cls(**{k: x.copy() if type(x) is np.ndarray and not (x.flags.writeable and x.flags.aligned)
+                  else x for k, x in kwargs.items()})
 
 
 def pack_model(
