@@ -496,6 +496,9 @@ static PyTypeObject EntryType = {
  * cache — with a result of rows entries, returned as split(result, layout, 1, cls) makes it.
  * With parts = k (> 0), a plain front whose entry's result is (k n, n) returns the tuple of its
  * k (n, n) parts (views, as split makes them; a batch (N, k n, n): parts (N, n, n)).
+ * With fext (an entry of one more input), a plain front's call with one more argument, given
+ * positionally or as the only keyword ``fext``, that is a C-contiguous float64 2-D array is
+ * fext(model, x0, ..., that array as one flat view) (rnea with external wrenches).
  * With skip (a status code that depends on the model only, such as "has mimic joints"), the
  * model of a call whose entry answered skip goes straight to fallback on its next calls (the
  * last such model, by weak reference): the entry's declined call is not paid twice.
@@ -517,13 +520,15 @@ typedef struct {
     PyObject *parts_layout;           /* with parts: ((n, n),) * parts of the last result's n */
     PyObject *skip_ref;               /* a weak reference to the last model the entry answered
                                          skip for, or NULL */
+    PyObject *fext;                   /* a plain front's entry with one more input, the flat
+                                         wrenches (rnea's fext), or NULL */
     long long skip;                   /* a status code that is a property of the model, or 0 */
     Py_ssize_t npos, parts;
     int out, named;
 } FrontObject;
 
 static PyObject *str_out, *str_frame, *str_index, *str_frame_cache, *str_qualname, *str_dict,
-    *str_cspec, *int_one;
+    *str_cspec, *str_fext, *int_one;
 
 static int key_is(PyObject *k, PyObject *s) { return k == s || PyUnicode_Compare(k, s) == 0; }
 
@@ -654,6 +659,34 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
     PyObject *ea[GATE_MAX_INPUTS + 2], *hold = NULL, *layout = NULL;
     EntryObject *e = (EntryObject *)f->entry;
     Py_ssize_t rows = e->rows, n = 0;
+    if (f->fext != NULL) { /* fallback(model, x0, ..., fext) or (..., fext=fext), no other keyword:
+                              entry fext(model, x0, ..., fext as one flat view) */
+        PyObject *fx = NULL;
+        if (kwnames == NULL && nargs == f->npos + 1)
+            fx = args[nargs - 1];
+        else if (kwnames != NULL && nargs == f->npos && PyTuple_GET_SIZE(kwnames) == 1 &&
+                 key_is(PyTuple_GET_ITEM(kwnames, 0), str_fext))
+            fx = args[nargs];
+        if (fx != NULL && fx != Py_None) {
+            PyArrayObject *xa = (PyArrayObject *)fx;
+            if (PyArray_CheckExact(fx) && PyArray_NDIM(xa) == 2 && PyArray_TYPE(xa) == NPY_DOUBLE &&
+                PyArray_ISCARRAY_RO(xa)) {
+                npy_intp size = PyArray_SIZE(xa);
+                PyArray_Dims flat_dims = {&size, 1};
+                PyObject *flat = PyArray_Newshape(xa, &flat_dims, NPY_CORDER); /* (a view) */
+                if (flat == NULL) return NULL;
+                EntryObject *fe = (EntryObject *)f->fext;
+                PyObject *fa[GATE_MAX_INPUTS + 2];
+                for (Py_ssize_t k = 0; k < f->npos; k++) fa[k] = args[k];
+                fa[f->npos] = flat;
+                PyObject *r = entry_call(fe, fa, f->npos + 1, NULL, fe->rows, fe->cols);
+                Py_DECREF(flat);
+                if (r == NULL || PyArray_CheckExact(r)) return r;
+                Py_DECREF(r);
+            }
+            return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
+        }
+    }
     /* (a model the entry declines for what it is, e.g. one with mimic joints: the fallback's) */
     if (!(f->skip_ref != NULL && nargs > 0 && refers_to(f->skip_ref, args[0])))
         n = f->cls != NULL ? laid_out_args(f, args, nargs, kwnames, ea, &rows, &layout, &hold)
@@ -688,19 +721,26 @@ static PyObject *front_vectorcall(PyObject *self, PyObject *const *args, size_t 
 
 static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"entry", "fallback", "out", "named", "frames", "default", "par", "cls",
-                             "parts", "skip", NULL};
+                             "parts", "skip", "fext", NULL};
     PyObject *entry, *fallback, *frames = Py_None, *frame_default = Py_None, *par = Py_None,
-                                *cls = Py_None;
+                                *cls = Py_None, *fext = Py_None;
     int out = 0, named = 0;
     Py_ssize_t parts = 0;
     long long skip = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ppOOOOnL:function", kwlist, &EntryType, &entry,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O|ppOOOOnLO:function", kwlist, &EntryType, &entry,
                                      &fallback, &out, &named, &frames, &frame_default, &par, &cls,
-                                     &parts, &skip))
+                                     &parts, &skip, &fext))
         return NULL;
     Py_ssize_t nin = ((EntryObject *)entry)->nin;
     if (frames == Py_None) frames = NULL;
     if (cls == Py_None) cls = NULL;
+    if (fext == Py_None) fext = NULL;
+    if (fext != NULL && (!PyObject_TypeCheck(fext, &EntryType) || ((EntryObject *)fext)->nin != nin + 1 ||
+                         named || cls != NULL || parts > 0)) {
+        PyErr_SetString(PyExc_TypeError, "function: fext must be an entry with one more input than "
+                                         "entry's, for a plain front");
+        return NULL;
+    }
     if (!PyCallable_Check(fallback) || (frames != NULL && (!named || !PyDict_CheckExact(frames))) ||
         (named && nin != 3 + (frames != NULL)) ||
         (cls != NULL && (named || out || nin < 3 || !PyArray_CheckExact(par) || !PyType_Check(cls) ||
@@ -708,7 +748,7 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         parts < 0 || parts > SPLIT_MAX_PARTS || (parts > 0 && (named || out || cls != NULL))) {
         PyErr_SetString(PyExc_TypeError,
                         "function(entry, fallback, out=False, named=False, frames=None, default=None, "
-                        "par=None, cls=None, parts=0, skip=0): an entry and a callable; for a named "
+                        "par=None, cls=None, parts=0, skip=0, fext=None): an entry and a callable; for a named "
                         "front an entry of (q, placement, body[, code]) with frames a dict; with cls "
                         "(a tuple class) an array par and neither named nor out; parts 0-8, without "
                         "named, out or cls (see the module source)");
@@ -742,6 +782,8 @@ static PyObject *front_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     f->parts = parts;
     f->skip_ref = NULL;
     f->skip = skip;
+    Py_XINCREF(fext);
+    f->fext = fext;
     f->npos = 1 + nin;
     f->out = out;
     f->named = named;
@@ -779,6 +821,7 @@ static int front_traverse(FrontObject *f, visitproc visit, void *arg) {
     Py_VISIT(f->cls);
     Py_VISIT(f->parts_layout);
     Py_VISIT(f->skip_ref);
+    Py_VISIT(f->fext);
     return 0;
 }
 
@@ -792,6 +835,7 @@ static int front_clear(FrontObject *f) {
     Py_CLEAR(f->cls);
     Py_CLEAR(f->parts_layout);
     Py_CLEAR(f->skip_ref);
+    Py_CLEAR(f->fext);
     return 0;
 }
 
@@ -854,10 +898,11 @@ PyMODINIT_FUNC PyInit__gate(void) {
     str_qualname = PyUnicode_InternFromString("__qualname__");
     str_dict = PyUnicode_InternFromString("__dict__");
     str_cspec = PyUnicode_InternFromString("_cspec");
+    str_fext = PyUnicode_InternFromString("fext");
     int_one = PyLong_FromLong(1);
     if (str_mi == NULL || str_mf == NULL || str_scratch == NULL || str_out == NULL ||
         str_frame == NULL || str_index == NULL || str_frame_cache == NULL || str_qualname == NULL ||
-        str_dict == NULL || str_cspec == NULL || int_one == NULL)
+        str_dict == NULL || str_cspec == NULL || str_fext == NULL || int_one == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&gate_module);
     if (m == NULL) return NULL;

@@ -231,6 +231,43 @@ def _same_result(x, y):
     return x == y
 
 
+def test_the_rnea_front_with_fext_returns_what_its_python_function_returns():
+    """``rnea(model, q, v, a, fext)`` with a C-contiguous float64 ``fext``, positional or the
+    only keyword, is the front's own call (no Python frame of ``rnea`` runs: a profiler sees
+    none); every other way of passing wrenches — None, Fortran order, read-only, a list, another
+    dtype, the wrong shape, NaN, a batch, with ``out=`` or another keyword — returns what the
+    Python function behind it returns (same bits, same error type and message)."""
+    m = dqdyn.random_tree(9, seed=11)
+    f = dqdyn.rnea
+    fn = f.__wrapped__
+    rng = np.random.default_rng(21)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    F = rng.normal(size=(m.nbodies + 1, 6))
+    Q = dqdyn.random_configuration(m, size=2, seed=rng)
+    ro = F.copy()
+    ro.flags.writeable = False
+    nan = F.copy()
+    nan[2, 1] = np.nan
+    for args, kw in [((m, q, v, a, F), {}), ((m, q, v, a), {"fext": F}), ((m, q, v, a, None), {}),
+                     ((m, q, v, a), {"fext": None}), ((m, q, v, a, np.asfortranarray(F)), {}),
+                     ((m, q, v, a, ro), {}), ((m, q, v, a, F.tolist()), {}),
+                     ((m, q, v, a, F.astype(np.float32)), {}), ((m, q, v, a, F[:3]), {}),
+                     ((m, q, v, a, F.ravel()), {}), ((m, q, v, a, nan), {}),
+                     ((m, Q, Q[:, :m.nv], Q[:, :m.nv], F), {}), ((m, list(q), v, a, F), {}),
+                     ((m, q, v, a, F), {"out": np.empty(m.nv)}), ((m, q, v, a), {"fext": F, "x": 1}),
+                     ((None, q, v, a, F), {}), ((m, q[:-1], v, a, F), {})]:
+        got, want = _outcome(lambda: f(*args, **kw)), _outcome(lambda: fn(*args, **kw))
+        assert _same(got, want), (args[4:], kw, got, want)
+    seen = []
+    sys.setprofile(lambda frame, event, arg: seen.append(1) if frame.f_code is fn.__code__ else None)
+    try:
+        r1, r2 = f(m, q, v, a, F), f(m, q, v, a, fext=F)
+    finally:
+        sys.setprofile(None)
+    assert not seen and _same(r1, fn(m, q, v, a, F)) and _same(r2, r1)
+
+
 def test_the_constrained_front_returns_what_its_python_function_returns():
     """constrained_forward_dynamics's front (a layout: the constraint's cached compiled rows,
     split in C into ConstrainedDynamicsResult): every way of calling it against the Python

@@ -91,7 +91,7 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
 
 def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None = None,
                default: str | None = None, par=None, cls: type | None = None, parts: int = 0,
-               skip: int = 0):
+               skip: int = 0, fext=None):
     """Decorator: the public function ``fn`` whose first step is ``r = entry(model, ...)``,
     returned when it is an ndarray, becomes a *front* (``_gate.c``, ``function``): a C callable
     that makes that call and that test itself and calls ``fn`` for everything else — the same
@@ -110,7 +110,10 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
     k``, a plain front whose entry gives ``(k n, n)`` returns its ``k`` ``(n, n)`` parts as a
     tuple of views (the derivatives' three matrices).  ``skip``: a status code of the entry
     that depends on the model alone (``articulated.MIMIC``); a model it was answered for goes
-    straight to ``fn`` from then on (the last such model), which has its own route.  The front
+    straight to ``fn`` from then on (the last such model), which has its own route.  ``fext``:
+    an entry of one more input, for a plain front's call with one more argument (positional, or
+    the only keyword ``fext``) that is a C-contiguous float64 2-D array, passed to it as one
+    flat view (``rnea`` with external wrenches).  The front
     carries ``fn``'s ``__name__``, ``__doc__``, ``__wrapped__`` … (``help``,
     ``inspect.signature`` and the documentation see ``fn``), pickles by name and binds as a
     method as a function does.  Without the compiled gate, ``fn`` itself."""
@@ -119,7 +122,7 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
         if _FRONT is None or entry is no_gate:
             return fn
         front = _FRONT(entry, fn, out=out, named=named, frames=frames, default=default, par=par,
-                       cls=cls, parts=parts, skip=skip)
+                       cls=cls, parts=parts, skip=skip, fext=fext)
         return functools.update_wrapper(front, fn)
 
     return decorate
@@ -139,9 +142,11 @@ def gate_address(namespace: dict, name: str, body) -> int:
     The public functions' single-state fast paths call ``GATE(namespace[name] or
     gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
     buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
-    the dispatcher path.  No kernel of dqdyn uses fast-math flags (not even FMA contraction):
-    LLVM inlines the recursion differently into this function and into a batch kernel, and only
-    strict IEEE arithmetic makes single and batched results agree to the bit whatever it inlines.
+    the dispatcher path.  LLVM inlines the recursion differently into this function and into a
+    batch kernel, so the kernels keep strict IEEE arithmetic, which makes single and batched
+    results agree to the bit whatever it inlines — except the analytic derivatives
+    (``derivatives.fjit``: FMA contraction), whose shared pieces are inlined at the IR level
+    (``ijit``) so that the single-state and batch kernels contract the same products.
     """
     fn = cfunc(GATE_SIG, body, error_model="numpy")
     _GATED[body] = fn

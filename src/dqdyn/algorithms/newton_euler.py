@@ -633,7 +633,7 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
     return (Q, V, A, F2.reshape(F2.shape[0], -1, 6)), batch, N
 
 
-@fast_front(_RNEA_ENTRY)
+@fast_front(_RNEA_ENTRY, fext=_RNEA_FEXT_ENTRY)
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
     Newton–Euler recursion (dqNE, seed 000 eqs. 16–30; trees: thesis eqs. 4.38–4.39).
@@ -676,9 +676,10 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         (:func:`~dqdyn.normalize_configuration` fixes it).
     """
     if type(fext) is ND and out is None and fext.ndim == 2:
-        # one state with external wrenches (the compiled front declines fext): through the call
-        # gate, fext as one flat vector (a view); what it declines (lists, other dtypes, batches
-        # of q, wrong lengths) goes on to the general path, which names what is wrong
+        # one state with external wrenches (the compiled front makes this call itself for a
+        # C-contiguous float64 fext; here the calls it passed on): through the call gate, fext
+        # as one flat vector (a view); what it declines (lists, other dtypes, batches of q,
+        # wrong lengths) goes on to the general path, which names what is wrong
         r = _RNEA_FEXT_ENTRY(model, q, v, a, fext.reshape(-1))
         if type(r) is ND:
             return r
