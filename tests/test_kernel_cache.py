@@ -560,7 +560,7 @@ def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_t
     """What a new process meets after ``pip install``: every kernel of ``rnea``,
     ``rnea_derivatives`` and ``gravity`` (one state, a batch) loaded, none compiled, and the
     bits a JIT compile for this CPU gives in a new process (``DQDYN_NO_CACHE=1``) — for
-    ``gravity`` with numba's own IR inlining instead of dqdyn's faster copy
+    ``gravity`` with numba's own IR inlining instead of dqdyn's block copy
     (``_jit._BlockCopier``), with which the kernels were compiled.
     Where the portable kernels fit, as after a fresh clone's install: a copy of the package with
     them unpacked and no kernel of its own, so everything comes from them — compiled for
@@ -579,11 +579,11 @@ def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_t
     else:
         from dqdyn.precompile import precompile
 
-        precompile(["dynamics", "derivatives"], quiet=True)  # fills the cache (cheap when full)
+        precompile(["dynamics", "derivatives"], quiet=True)  # fills the cache (nothing to do when full)
 
     def run(what, env):
         r = subprocess.run([sys.executable, "-c", FRESH_PROBE, what], env={**os.environ, **env},
-                           capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+                           capture_output=True, text=True, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-3000:]
         return json.loads(r.stdout.strip().splitlines()[-1])
 
