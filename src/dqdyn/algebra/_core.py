@@ -125,17 +125,6 @@ def qlog_unit(r, out):
     out[2] = k * r[3]
 
 
-@jit
-def axis_angle_quat(axis, angle, out):
-    """``out = cos(angle/2) + axis sin(angle/2)`` for a unit 3-vector ``axis``."""
-    h = 0.5 * angle
-    s = math.sin(h)
-    out[0] = math.cos(h)
-    out[1] = s * axis[0]
-    out[2] = s * axis[1]
-    out[3] = s * axis[2]
-
-
 # --------------------------------------------------------------------------- dual quaternions
 @jit
 def dq_mul(a, b, out):
@@ -190,12 +179,13 @@ def pose_from_rt(r, p, out):
 
 
 @jit
-def ad6(x, xi, out):
-    """``out = Ad(x) ξ = x ξ x*`` for a unit ``x`` and a pure ``ξ`` in vec6 form.
+def ad6_values(x, xi):
+    """``Ad(x) ξ = x ξ x*`` as a 6-tuple, for a unit ``x`` and a pure ``ξ`` in vec6 form; ``x``
+    (8 entries) and ``ξ`` (6) arrays or tuples, so a caller can keep both in registers.
 
     Expanded form (digest §1.1): with ``x = r + ε ½ p r`` and ``ξ = a + ε b``,
     ``Ad(x) ξ = a' + ε (b' + p × a')`` where ``a' = r a r*``, ``b' = r b r*``.  Twists
-    ``ω + ε v`` and wrenches ``f + ε τ`` transform with the same map.  ``out`` may alias ``xi``.
+    ``ω + ε v`` and wrenches ``f + ε τ`` transform with the same map.
     """
     r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
     # translation p = 2 D r*
@@ -219,12 +209,14 @@ def ad6(x, xi, out):
     bx = vx + r0 * tx + (r2 * tz - r3 * ty)
     by = vy + r0 * ty + (r3 * tx - r1 * tz)
     bz = vz + r0 * tz + (r1 * ty - r2 * tx)
-    out[0] = ax
-    out[1] = ay
-    out[2] = az
-    out[3] = bx + (py * az - pz * ay)
-    out[4] = by + (pz * ax - px * az)
-    out[5] = bz + (px * ay - py * ax)
+    return (ax, ay, az, bx + (py * az - pz * ay), by + (pz * ax - px * az),
+            bz + (px * ay - py * ax))
+
+
+@jit
+def ad6(x, xi, out):
+    """``out = Ad(x) ξ = x ξ x*`` (the adjoint, :func:`ad6_values`).  ``out`` may alias ``xi``."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = ad6_values(x, xi)
 
 
 @jit

@@ -26,7 +26,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
-from ..algebra._core import ad6, ad6_inv, ad6_inv_values, cross6, jit
+from ..algebra._core import ad6, ad6_inv, ad6_inv_values, ad6_values, cross6, jit
 from ..algebra.dualquat import from_vec6, mul
 from ..multibody.joints import (
     PLANAR,
@@ -137,7 +137,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
         return st
     if body == 0:
         return OK
-    sc = X[0]  # a column, or x_J(q) of a joint that local_pose does not expand
+    sc = X[0]  # a column of a joint that is not revolute
     T = X[1]
     t = (placement[0], placement[1], placement[2], placement[3],
          placement[4], placement[5], placement[6], placement[7])
@@ -159,7 +159,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
                 col = mi[j, MI_IV] + k
                 for r in range(6):
                     J[r, col] += scale * sc[r]
-        t = dq_mul_tuple(local_pose(mi, mf, j, q, sc), t)
+        t = dq_mul_tuple(local_pose(mi, mf, j, q), t)
         j = mi[j, MI_PARENT]
     if frame == 0:
         return OK
@@ -239,7 +239,7 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
         for r in range(6):
             jdv[r] += tmp[r]
             eta[r] += u[r]
-        t = dq_mul_tuple(local_pose(mi, mf, j, q, sc), t)
+        t = dq_mul_tuple(local_pose(mi, mf, j, q), t)
         j = mi[j, MI_PARENT]
     for k in range(8):
         xf[k] = t[k]
@@ -261,21 +261,29 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
 
 @njit
 def joint_jacobians_kernel(mi, mf, q, X, J):
-    """Spatial columns ``Ad(x_j^0) S_j`` of every joint (Pinocchio's ``data.J``); J zeroed."""
+    """Spatial columns ``Ad(x_j^0) S_j`` of every joint (Pinocchio's ``data.J``); J zeroed.
+    ``X`` (nb1 × 8): the poses, then row 0 (the world's) scratch for a column that is not a
+    revolute joint's (a revolute column is computed in registers)."""
     st = fk_kernel(mi, mf, q, X)
     if st != OK:
         return st
-    s = np.empty(6)
-    c = np.empty(6)
+    s = X[0, 0:6]
     for j in range(1, mi.shape[0]):
         jt = mi[j, MI_JTYPE]
         scale = mf[j, MF_SCALE]
-        for k in range(joint_nv(jt)):
-            joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, s)
-            ad6(X[j], s, c)
-            col = mi[j, MI_IV] + k
+        if jt == REVOLUTE:  # S = [axis; 0]
+            c = ad6_values((X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5], X[j, 6], X[j, 7]),
+                           (mf[j, MF_AXIS], mf[j, MF_AXIS + 1], mf[j, MF_AXIS + 2], 0.0, 0.0, 0.0))
+            col = mi[j, MI_IV]
             for r in range(6):
                 J[r, col] += scale * c[r]
+            continue
+        for k in range(joint_nv(jt)):
+            joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, s)
+            ad6(X[j], s, s)
+            col = mi[j, MI_IV] + k
+            for r in range(6):
+                J[r, col] += scale * s[r]
     return OK
 
 
@@ -312,7 +320,7 @@ def _path_twists(mi, mf, q, v, body, X, T, scratch):
     for d in range(depth):
         i = path[d]
         p = mi[i, MI_PARENT]
-        r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, i, q, xl)
+        r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, i, q)
         xl[0], xl[1], xl[2], xl[3], xl[4], xl[5], xl[6], xl[7] = r0, r1, r2, r3, r4, r5, r6, r7
         mul_local(X, p, (r0, r1, r2, r3, r4, r5, r6, r7), i)
         # ξ_{0,i}^i = Ad(x_i^λ*) ξ_{0,λ}^λ + S_i v_i
@@ -396,14 +404,22 @@ def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
 
 
 
-@njit
-def joint_jacobians_entry(mi, mf, q, J):
-    if q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != mi[0, MI_IV]:
+@jit
+def joint_jacobians_checked(mi, mf, q, J, ws):
+    """Every joint's spatial columns (:func:`joint_jacobians_kernel`) on the flat scratch ``ws``."""
+    nb1 = mi.shape[0]
+    if (q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != mi[0, MI_IV]
+            or ws.shape[0] < nb1 * 8):
         return BAD_SHAPE
     for r in range(6):
         for c in range(J.shape[1]):
             J[r, c] = 0.0
-    return joint_jacobians_kernel(mi, mf, q, np.empty((mi.shape[0], 8)), J)
+    return joint_jacobians_kernel(mi, mf, q, flat_workspace(ws, nb1, 8), J)
+
+
+@njit
+def joint_jacobians_entry(mi, mf, q, J):
+    return joint_jacobians_checked(mi, mf, q, J, np.empty(mi.shape[0] * 8))
 
 
 
@@ -439,7 +455,8 @@ _JOINT_JACOBIANS_C = _JACOBIAN_C = 0  # their addresses, set on first use
 # gate kernels (see gate.gate_address): raw buffers → the entries above
 def _c_joint_jacobians(mip, mfp, nb1, bufs, lens):
     mi, mf = gate_tables(mip, mfp, nb1)
-    return joint_jacobians_entry(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 1, 6))
+    return joint_jacobians_checked(mi, mf, gate_vector(bufs, lens, 0), gate_matrix(bufs, lens, 2, 6),
+                                   gate_vector(bufs, lens, 1))
 
 
 
@@ -451,7 +468,8 @@ def _c_jacobian(mip, mfp, nb1, bufs, lens):
                             gate_matrix(bufs, lens, 5, 6), gate_vector(bufs, lens, 4))
 
 
-_JOINT_JACOBIANS_ENTRY = gate_entry(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians, 1, 6, NV)
+_JOINT_JACOBIANS_ENTRY = gate_entry(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians, 1, 6, NV,
+                                    scratch=True)
 _JACOBIAN_ENTRY = gate_entry(globals(), "_JACOBIAN_C", _c_jacobian, 4, 6, NV, scratch=True)
 
 

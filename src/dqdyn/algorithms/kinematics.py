@@ -33,6 +33,7 @@ from ..errors import ShapeError, UnknownNameError
 from ..multibody.joints import (
     PRISMATIC,
     REVOLUTE,
+    joint_pose,
     joint_transform,
     joint_velocity,
 )
@@ -112,12 +113,13 @@ def _times_rot_z(p0, p1, p2, p3, b0, b3):
 
 
 @jit
-def local_pose(mi, mf, i, q, xj):
+def local_pose(mi, mf, i, q):
     """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19), the pose of body ``i`` in its parent's
-    frame, as 8 scalars.  Revolute and prismatic joints skip forming ``x_J(q)``: the same
-    operations as :func:`~dqdyn.multibody.joints.joint_transform` then ``dq_mul`` with its
-    zero entries left out (the same result: every product left out is a zero; only the sign
-    of a zero result may differ); other joints use ``xj`` (8) as scratch."""
+    frame, as 8 scalars (no array: a kernel calling it allocates nothing).  Revolute and
+    prismatic joints skip forming ``x_J(q)``: the same operations as
+    :func:`~dqdyn.multibody.joints.joint_pose` then ``dq_mul`` with its zero entries left out
+    (the same result: every product left out is a zero; only the sign of a zero result may
+    differ)."""
     jt = mi[i, MI_JTYPE]
     p0, p1, p2, p3 = mf[i, MF_PLACEMENT], mf[i, MF_PLACEMENT + 1], mf[i, MF_PLACEMENT + 2], mf[i, MF_PLACEMENT + 3]
     d0, d1, d2, d3 = mf[i, MF_PLACEMENT + 4], mf[i, MF_PLACEMENT + 5], mf[i, MF_PLACEMENT + 6], mf[i, MF_PLACEMENT + 7]
@@ -148,9 +150,9 @@ def local_pose(mi, mf, i, q, xj):
         return (p0, p1, p2, p3,
                 (-(p1 * b5) - p2 * b6 - p3 * b7) + d0, (p0 * b5 + p2 * b7 - p3 * b6) + d1,
                 (p0 * b6 - p1 * b7 + p3 * b5) + d2, (p0 * b7 + p1 * b6 - p2 * b5) + d3)
-    joint_transform(jt, mf[i, MF_AXIS : MF_AXIS + 3], mf[i, MF_PITCH], q, mi[i, MI_IQ],
-                    mf[i, MF_SCALE], mf[i, MF_OFFSET], xj)
-    b0, b1, b2, b3, b4, b5, b6, b7 = xj[0], xj[1], xj[2], xj[3], xj[4], xj[5], xj[6], xj[7]
+    b0, b1, b2, b3, b4, b5, b6, b7 = joint_pose(
+        jt, mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2], mf[i, MF_PITCH], q,
+        mi[i, MI_IQ], mf[i, MF_SCALE], mf[i, MF_OFFSET])
     return (p0 * b0 - p1 * b1 - p2 * b2 - p3 * b3, p0 * b1 + p1 * b0 + p2 * b3 - p3 * b2,
             p0 * b2 - p1 * b3 + p2 * b0 + p3 * b1, p0 * b3 + p1 * b2 - p2 * b1 + p3 * b0,
             (p0 * b4 - p1 * b5 - p2 * b6 - p3 * b7) + (d0 * b0 - d1 * b1 - d2 * b2 - d3 * b3),
@@ -191,13 +193,18 @@ def fk_kernel(mi, mf, q, X):
     st = check_q(mi, q)
     if st != OK:
         return st
+    # two passes: first every body's x_i^λ = x_J^λ x_J(q) into its own row, then from the root
+    # x_i^0 = x_λ^0 x_i^λ in place (seed 003 eq. 3.19).  The same operations as one pass, in
+    # another order: the joints' sines and cosines no longer wait on the chain of products
+    # (UR5: the kernel 185 -> 125 ns in a loop inside numba).
+    for i in range(1, mi.shape[0]):
+        r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, i, q)
+        X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5], X[i, 6], X[i, 7] = r0, r1, r2, r3, r4, r5, r6, r7
     for k in range(8):
         X[0, k] = 0.0
     X[0, 0] = 1.0
-    xj = np.empty(8)  # x_J(q) of a joint that local_pose does not expand
     for i in range(1, mi.shape[0]):
-        # x_i^0 = x_λ^0 x_i^λ,  x_i^λ = x_J^λ x_J(q)     (seed 003 eq. 3.19)
-        mul_local(X, mi[i, MI_PARENT], local_pose(mi, mf, i, q, xj), i)
+        mul_local(X, mi[i, MI_PARENT], (X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5], X[i, 6], X[i, 7]), i)
     return OK
 
 

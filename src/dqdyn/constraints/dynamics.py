@@ -567,7 +567,7 @@ def _frame(mi, mf, q, body, pl, code, sw, J, jdv, R, p, t):
         pose_translation(mf[root, MF_PLACEMENT : MF_PLACEMENT + 8], t[0:3])
     else:
         xr = t[8:16]
-        xt = local_pose(mi, mf, root, q, xr)
+        xt = local_pose(mi, mf, root, q)
         for k in range(8):
             xr[k] = xt[k]
         pose_translation(xr, t[0:3])

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from ..algebra._core import axis_angle_quat, dq_exp_pure, dq_log_unit, dq_mul, jit
+from ..algebra._core import dq_exp_pure, dq_log_unit, dq_mul, jit
 
 FIXED = 0
 REVOLUTE = 1
@@ -92,60 +92,57 @@ def joint_nq(jt):
 
 
 @jit
-def _dual_along_axis(axis, d, out):
-    """``D = ½ p r`` of ``out = r + ε ½ p r`` for the translation ``p = 2d·axis`` along the unit
-    axis (helical and cylindrical joints), ``r = out[0:4]`` already set (seed 003 eq. 3.10)."""
-    r0, r1, r2, r3 = out[0], out[1], out[2], out[3]
-    px, py, pz = d * axis[0], d * axis[1], d * axis[2]
-    out[4] = -px * r1 - py * r2 - pz * r3
-    out[5] = px * r0 + py * r3 - pz * r2
-    out[6] = -px * r3 + py * r0 + pz * r1
-    out[7] = px * r2 - py * r1 + pz * r0
+def _dual_along_axis(a0, a1, a2, d, r0, r1, r2, r3):
+    """``D = ½ p r`` (4 scalars) of ``r + ε ½ p r`` for the translation ``p = 2d·axis`` along the
+    unit axis ``(a0, a1, a2)`` (helical and cylindrical joints; seed 003 eq. 3.10)."""
+    px, py, pz = d * a0, d * a1, d * a2
+    return (-px * r1 - py * r2 - pz * r3, px * r0 + py * r3 - pz * r2,
+            -px * r3 + py * r0 + pz * r1, px * r2 - py * r1 + pz * r0)
+
+
+@jit
+def joint_pose(jt, a0, a1, a2, pitch, q, iq, scale, offset):
+    """``x_J(q)``, the pose of the child body frame in the joint frame (a unit DQ), as 8 scalars
+    (kept in registers: a kernel calling it needs no scratch array).  ``(a0, a1, a2)``: the unit
+    axis.  ``q[iq:]`` is the joint's configuration; 1-DoF joints read ``scale·q[iq] + offset``
+    (mimic).  A rotation by θ about the axis is ``cos(θ/2) + sin(θ/2) axis``."""
+    if jt == REVOLUTE:
+        h = 0.5 * (scale * q[iq] + offset)
+        s = math.sin(h)
+        return (math.cos(h), s * a0, s * a1, s * a2, 0.0, 0.0, 0.0, 0.0)
+    if jt == PRISMATIC:
+        d = 0.5 * (scale * q[iq] + offset)
+        return (1.0, 0.0, 0.0, 0.0, 0.0, d * a0, d * a1, d * a2)
+    if jt == HELICAL or jt == CYLINDRICAL:
+        if jt == HELICAL:
+            th = scale * q[iq] + offset
+            d = 0.5 * pitch * th  # p = pitch·θ·axis, parallel to the rotation axis
+        else:
+            th = q[iq]
+            d = 0.5 * q[iq + 1]
+        h = 0.5 * th
+        s = math.sin(h)
+        r0, r1, r2, r3 = math.cos(h), s * a0, s * a1, s * a2
+        d0, d1, d2, d3 = _dual_along_axis(a0, a1, a2, d, r0, r1, r2, r3)
+        return (r0, r1, r2, r3, d0, d1, d2, d3)
+    if jt == PLANAR:
+        h = 0.5 * q[iq + 2]
+        c, s = math.cos(h), math.sin(h)
+        px, py = 0.5 * q[iq], 0.5 * q[iq + 1]
+        # ½ p r with p = (x, y, 0), r = c + s k
+        return (c, 0.0, 0.0, s, 0.0, px * c + py * s, -px * s + py * c, 0.0)
+    if jt == SPHERICAL:
+        return (q[iq], q[iq + 1], q[iq + 2], q[iq + 3], 0.0, 0.0, 0.0, 0.0)
+    if jt == FREE:
+        return (q[iq], q[iq + 1], q[iq + 2], q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6], q[iq + 7])
+    return (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @jit
 def joint_transform(jt, axis, pitch, q, iq, scale, offset, out):
-    """``out = x_J(q)``: pose of the child body frame in the joint frame (a unit DQ).
-
-    ``q[iq:]`` is the joint's configuration; 1-DoF joints read ``scale·q[iq] + offset`` (mimic).
-    """
-    for k in range(8):
-        out[k] = 0.0
-    if jt == REVOLUTE:
-        axis_angle_quat(axis, scale * q[iq] + offset, out[0:4])
-    elif jt == PRISMATIC:
-        d = 0.5 * (scale * q[iq] + offset)
-        out[0] = 1.0
-        out[5] = d * axis[0]
-        out[6] = d * axis[1]
-        out[7] = d * axis[2]
-    elif jt == HELICAL:
-        th = scale * q[iq] + offset
-        axis_angle_quat(axis, th, out[0:4])
-        # D = ½ p r with p = pitch·θ·axis parallel to the rotation axis
-        _dual_along_axis(axis, 0.5 * pitch * th, out)
-    elif jt == CYLINDRICAL:
-        axis_angle_quat(axis, q[iq], out[0:4])
-        _dual_along_axis(axis, 0.5 * q[iq + 1], out)
-    elif jt == PLANAR:
-        h = 0.5 * q[iq + 2]
-        c, s = math.cos(h), math.sin(h)
-        out[0] = c
-        out[3] = s
-        px, py = 0.5 * q[iq], 0.5 * q[iq + 1]
-        # ½ p r with p = (x, y, 0), r = c + s k
-        out[4] = 0.0
-        out[5] = px * c + py * s
-        out[6] = -px * s + py * c
-        out[7] = 0.0
-    elif jt == SPHERICAL:
-        for k in range(4):
-            out[k] = q[iq + k]
-    elif jt == FREE:
-        for k in range(8):
-            out[k] = q[iq + k]
-    else:
-        out[0] = 1.0
+    """``out = x_J(q)`` (8 entries): :func:`joint_pose` stored into an array."""
+    (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]) = joint_pose(
+        jt, axis[0], axis[1], axis[2], pitch, q, iq, scale, offset)
 
 
 @jit
