@@ -46,7 +46,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
-from .._views import view
+from .._views import unmanaged, view
 
 from .base import (
     COUPLING,
@@ -307,7 +307,19 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
     status 1: M not positive definite."""
     n = M.shape[0]
     m = A.shape[0]
-    w = np.empty(4 * n + 2 * m + n * m + 3 * m * m)  # one scratch block for the arrays below
+    # one scratch block for the arrays below
+    _uk_on(M, Qf, A, b, rcond, L, qdd, Qc, lam, info, np.empty(4 * n + 2 * m + n * m + 3 * m * m))
+
+
+@njit
+def _uk_on(M, Qf, A, b, rcond, L, qdd, Qc, lam, info, w):
+    """:func:`_uk_kernel` on the scratch block ``w``, every array without its reference count
+    (:func:`~dqdyn._views.unmanaged`; the caller holds them)."""
+    M, Qf, A, b, L, qdd, Qc, lam, info, w = (
+        unmanaged(M), unmanaged(Qf), unmanaged(A), unmanaged(b), unmanaged(L), unmanaged(qdd),
+        unmanaged(Qc), unmanaged(lam), unmanaged(info), unmanaged(w))
+    n = M.shape[0]
+    m = A.shape[0]
     d = w[3 * n + 2 * m + n * m + 3 * m * m :]
     if not _chol(M, L, d):
         info[0] = 1.0
@@ -678,6 +690,22 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     for k in range(nv):
         if not (math.isfinite(v[k]) and math.isfinite(tau[k])):
             return 1
+    # one scratch block: M, L, h, info, the rows', the sweep's
+    return _cfd_on(mi, mf, q, v, tau, spec, par, out, np.empty(
+        2 * nv * nv + nv + 4 + _terms_size(nv) + dynamics_sweep_size(mi.shape[0], nv)))
+
+
+@njit
+def _cfd_on(mi, mf, q, v, tau, spec, par, out, w):
+    """The work of :func:`_cfd_checked` (arguments checked) on the scratch block ``w``, every
+    array without its reference count (:func:`~dqdyn._views.unmanaged`; the caller holds them):
+    the sweep and the rows take views of ``w`` per body, each an increment and a decrement of
+    a shared count otherwise."""
+    mi, mf, q, v, tau, spec, par, out, w = (
+        unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v), unmanaged(tau), unmanaged(spec),
+        unmanaged(par), unmanaged(out), unmanaged(w))
+    nv = mi[0, MI_IV]
+    m = (out.shape[0] - 2 * nv) // (nv + 2)
     qdd = out[0:nv]
     Qc = out[nv : 2 * nv]
     lam = out[2 * nv : 2 * nv + m]
@@ -685,8 +713,6 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     b = out[2 * nv + m + m * nv :]
     o = 2 * nv * nv + nv + 4
     o2 = o + _terms_size(nv)
-    # one scratch block: M, L, h, info, the rows', the sweep's
-    w = np.empty(o2 + dynamics_sweep_size(mi.shape[0], nv))
     M = view(w, 0, (nv, nv))
     L = view(w, nv * nv, (nv, nv))
     h = w[2 * nv * nv : 2 * nv * nv + nv]
