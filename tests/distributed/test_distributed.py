@@ -265,7 +265,7 @@ def test_a_model_unpickles_from_read_only_or_unaligned_out_of_band_buffers(model
         assert np.array_equal(dqdyn.rnea(m2, q, v, a), dqdyn.rnea(model, q, v, a))
         sp = D._compiled_spec(m2, cons)  # the gate takes its tables (None: it declines them)
         assert type(D.GATE(D.gate_address(vars(D), "_CFD_C", D._c_cfd), m2.mi, m2.mf, sp[1], -1,
-                           q[0], v[0], a[0], sp[0], D._PAR_DEFAULT)) is np.ndarray
+                           q[0], v[0], a[0], sp[0], D._PAR_DEFAULT, m2._scratch)) is np.ndarray
         got = dqdyn.constrained_forward_dynamics(m2, q[:5], v[:5], a[:5], cons)
         for x, y in zip(got, ref):
             assert np.array_equal(x, y)

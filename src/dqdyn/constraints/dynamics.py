@@ -671,14 +671,15 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, sw, tw, A, b):
 
 
 @njit
-def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
+def _cfd_checked(mi, mf, q, v, tau, spec, par, out, ws):
     """One state of :func:`constrained_forward_dynamics` in one compiled call: ``M`` and
     ``h = C v + g`` from one world-frame sweep (:func:`~dqdyn.algorithms.derivatives.dynamics_sweep`:
     one forward kinematics for the two, and the frames' Jacobians and drifts from it), the
     constraint rows (:func:`_terms_kernel`) and the Udwadia–Kalaba solve (:func:`_uk_kernel`).
     ``par = [α, β, rcond, tol]``; ``out = [q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]``.
     Status 0, or 1 to send the call down the general path, which names what is wrong (bad
-    input, a singular M, inconsistent constraints, an overflow)."""
+    input, a singular M, inconsistent constraints, an overflow).  ``ws``: a scratch block used
+    when it is large enough (the call gate passes the model's workspace), else one is allocated."""
     nv = mi[0, MI_IV]
     if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or par.shape[0] != 4:
         return 1
@@ -690,9 +691,12 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out):
     for k in range(nv):
         if not (math.isfinite(v[k]) and math.isfinite(tau[k])):
             return 1
-    # one scratch block: M, L, h, info, the rows', the sweep's
-    return _cfd_on(mi, mf, q, v, tau, spec, par, out, np.empty(
-        2 * nv * nv + nv + 4 + _terms_size(nv) + dynamics_sweep_size(mi.shape[0], nv)))
+    # one scratch block: M, L, h, info, the rows', the sweep's, the Udwadia–Kalaba step's
+    size = (2 * nv * nv + nv + 4 + _terms_size(nv) + dynamics_sweep_size(mi.shape[0], nv)
+            + 4 * nv + 2 * m + nv * m + 3 * m * m)
+    if ws.shape[0] >= size:  # (the gate's: the model's workspace, no allocation)
+        return _cfd_on(mi, mf, q, v, tau, spec, par, out, ws)
+    return _cfd_on(mi, mf, q, v, tau, spec, par, out, np.empty(size))
 
 
 @njit
@@ -717,7 +721,8 @@ def _cfd_on(mi, mf, q, v, tau, spec, par, out, w):
     L = view(w, nv * nv, (nv, nv))
     h = w[2 * nv * nv : 2 * nv * nv + nv]
     info = w[2 * nv * nv + nv : o]
-    sw = w[o2:]
+    o3 = o2 + dynamics_sweep_size(mi.shape[0], nv)
+    sw = w[o2:o3]
     dynamics_sweep(mi, mf, q, v, sw, M, h)
     if _terms_kernel(mi, mf, q, v, spec, par[0], par[1], sw, w[o:o2], A, b) != 0:
         return 1
@@ -725,7 +730,7 @@ def _cfd_on(mi, mf, q, v, tau, spec, par, out, w):
         h[k] = tau[k] - h[k]
     for k in range(4):
         info[k] = 0.0
-    _uk_kernel(M, h, A, b, par[2], L, qdd, Qc, lam, info)
+    _uk_on(M, h, A, b, par[2], L, qdd, Qc, lam, info, w[o3 : o3 + 4 * nv + 2 * m + nv * m + 3 * m * m])
     if info[0] == 1.0 or info[1] > par[3] * info[3]:
         return 1
     for k in range(2 * nv + m):
@@ -738,7 +743,8 @@ def _c_cfd(mip, mfp, nb1, bufs, lens):
     mi, mf = gate_tables(mip, mfp, nb1)
     return _cfd_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
                         gate_vector(bufs, lens, 2), gate_vector(bufs, lens, 3),
-                        gate_vector(bufs, lens, 4), gate_vector(bufs, lens, 5))
+                        gate_vector(bufs, lens, 4), gate_vector(bufs, lens, 6),
+                        gate_vector(bufs, lens, 5))
 
 
 _CFD_C = 0  # its address, set on first use
@@ -748,7 +754,7 @@ _PAR_DEFAULT = np.array([0.0, 0.0, 1e-10, 1e-9])  # (no Baumgarte terms, the def
 _PAR_DEFAULT.flags.writeable = False  # (shared by every call, the compiled front's included)
 # the one-call kernel as the public function's compiled front (gate.fast_front: the result's size
 # comes with the constraint's cached layout, so the entry's own is a placeholder)
-_CFD_ENTRY = gate_entry(globals(), "_CFD_C", _c_cfd, 5, 0, -1)
+_CFD_ENTRY = gate_entry(globals(), "_CFD_C", _c_cfd, 5, 0, -1, scratch=True)
 
 
 def _gate_layout(nv: int, spec: np.ndarray, m: int) -> tuple:
@@ -860,7 +866,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
                 return _one_call_as_python(model.mi, model.mf, q, v, tau, sp, par) or _general_path(
                     model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol)
             r = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf, sp[1], -1,
-                     q, v, tau, sp[0], par)
+                     q, v, tau, sp[0], par, model._scratch)
             if type(r) is np.ndarray:
                 return SPLIT(r, sp[2], 1, ConstrainedDynamicsResult)
             if r is None:  # a larger batch, or rows the gate does not take (lists, strides, ...)
@@ -882,8 +888,9 @@ def _declined(status, row):
 def _cfd_batch(mi, mf, spec, par, Q, V, T, OUT, status):
     """:func:`_cfd_checked` over a batch of states (``prange``; row ``k`` of ``OUT`` as the
     gate's batch result): each state gets the one-call path's numbers, whatever the batch."""
+    none = np.empty(0)  # (no workspace: each state allocates its own)
     for k in nb.prange(Q.shape[0]):
-        status[k] = _cfd_checked(mi, mf, Q[k], V[k], T[k], spec, par, OUT[k])
+        status[k] = _cfd_checked(mi, mf, Q[k], V[k], T[k], spec, par, OUT[k], none)
 
 
 def _one_call_batch(model: Model, q, v, tau, sp, par):
@@ -912,7 +919,7 @@ def _one_call_batch(model: Model, q, v, tau, sp, par):
         # no serial twin of _cfd_batch to compile: it would cost as much as the kernel)
         rows = [np.require(X if X.shape[0] == N else X[0], np.float64, "CA") for X in (Q, V, T)]
         OUT = GATE(_CFD_C or gate_address(globals(), "_CFD_C", _c_cfd), model.mi, model.mf, sp[1], -1,
-                   *rows, sp[0], par)
+                   *rows, sp[0], par, model._scratch)
         if type(OUT) is not np.ndarray:
             return None
         OUT = OUT.reshape(N, sp[1])
@@ -944,7 +951,7 @@ def _one_call_as_python(mi, mf, q, v, tau, sp, par):
         if type(x) is not np.ndarray or x.ndim != 1 or x.dtype != np.float64:
             return None
     out = np.empty(sp[1])
-    if _cfd_checked(mi, mf, q, v, tau, sp[0], par, out) != 0:
+    if _cfd_checked(mi, mf, q, v, tau, sp[0], par, out, np.empty(0)) != 0:
         return None
     parts, o = [], 0
     for shape in sp[2]:
