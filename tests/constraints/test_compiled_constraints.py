@@ -319,3 +319,36 @@ def test_gauss_dynamics_on_a_batch_is_each_states():
         for a, b, c in zip(got, one, crba):
             np.testing.assert_allclose(a[k], b, rtol=1e-12, atol=1e-12 * (1 + np.abs(b).max()))
             np.testing.assert_allclose(a[k], c, rtol=1e-9, atol=1e-9 * (1 + np.abs(c).max()))
+
+
+
+def test_more_rows_than_the_models_workspace_holds(monkeypatch):
+    """The call gate runs the one-call kernel on the model's workspace; with more constraint rows
+    than it holds (40 copies of one coupling on a 3-body chain: the Udwadia–Kalaba step alone
+    needs 3·40² floats, the workspace ~1000) the kernel allocates its own block.  Oracles: the
+    general path (CRBA + RNEA, numpy rows: to round-off), the rows' own equation A q̈ = b, and
+    the same state in a batch larger than the gate runs (each state allocating: bit for bit)."""
+    from dqdyn.algorithms.batching import SERIAL_WORK
+
+    mb = dqdyn.ModelBuilder("chain3")
+    parent = "world"
+    for k in range(3):
+        mb.add_body(f"b{k}", parent, "revolute", axis=(0, 0, 1) if k % 2 else (0, 1, 0),
+                    xyz=(0.1, 0.0, 0.3), mass=1.0 + k, inertia=np.eye(3) * 0.1)
+        parent = f"b{k}"
+    m = mb.build()
+    cons = [JointCoupling(m.joint_names[1], m.joint_names[2], ratio=0.5)] * 40
+    sp = D._compiled_spec(m, cons)
+    assert sp is not None and sp[2][2] == (40,)  # (the compiled rows: the gate runs it)
+    assert m._scratch.size < 3 * 40 * 40  # (the case under test)
+    rng = np.random.default_rng(3)
+    q, v, tau = rng.normal(size=(3, m.nv))
+    ref = _general(m, q, v, tau, cons)
+    monkeypatch.setattr(D, "stack_terms", _refuse)  # (the general path fails from here on)
+    got = cfd(m, q, v, tau, cons)
+    np.testing.assert_allclose(got.qdd, ref[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.A @ got.qdd, got.b, atol=1e-9)
+    N = SERIAL_WORK // m.mi.shape[0] + 2  # a batch the gate declines: the parallel kernel
+    big = cfd(m, np.tile(q, (N, 1)), np.tile(v, (N, 1)), np.tile(tau, (N, 1)), cons)
+    for f, part in enumerate(big):
+        assert np.array_equal(part[N - 1], got[f]), big._fields[f]
