@@ -125,20 +125,27 @@ def _turn_columns(T, J, sc):
 @njit
 def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     """Twist Jacobian (6 × nv) of the frame ``(body, placement)``; ``J`` must be zeroed; ``X``
-    (≥ 2 rows of 8): scratch.  One pass from the frame down to the root over the joints that
+    (nb1 rows of 8): scratch.  A pass from the frame down to the root over the joints that
     support it, nothing else visited, no world poses: with ``T = x_f^j`` (the frame's pose in
     body ``j``, ``placement`` at the start) joint ``j``'s column in the frame's axes is
     ``Ad(T*) S_j`` (seed 000 eqs. 16–19), then ``T ← x_j^λ T`` (seed 003 eq. 3.19).  At the root
     ``T = x_f^0``, which turns the body columns into world-aligned ``[R ω, R v]`` or spatial
     ``Ad(x_f^0)`` ones.  The body and world-aligned Jacobians never form a world position, so
-    they keep full precision however far the robot is from the world origin."""
+    they keep full precision however far the robot is from the world origin.  The supporting
+    bodies' ``x_j^λ`` are computed first, each into its row of ``X`` (their sines and cosines
+    then do not wait on the chain of products, as in
+    :func:`~dqdyn.algorithms.kinematics.fk_kernel`)."""
     st = check_q(mi, q)
     if st != OK:
         return st
     if body == 0:
         return OK
-    sc = X[0]  # a column of a joint that is not revolute
-    T = X[1]
+    j = body
+    while j > 0:
+        r0, r1, r2, r3, r4, r5, r6, r7 = local_pose(mi, mf, j, q)
+        X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5], X[j, 6], X[j, 7] = r0, r1, r2, r3, r4, r5, r6, r7
+        j = mi[j, MI_PARENT]
+    sc = X[0]  # a column of a joint that is not revolute (row 0: the world, never on the path)
     t = (placement[0], placement[1], placement[2], placement[3],
          placement[4], placement[5], placement[6], placement[7])
     j = body
@@ -151,18 +158,17 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
             for r in range(6):
                 J[r, col] += scale * c[r]
         else:
-            for k in range(8):
-                T[k] = t[k]
             for k in range(joint_nv(jt)):
                 joint_column(jt, mf[j, MF_AXIS : MF_AXIS + 3], mf[j, MF_PITCH], q, mi[j, MI_IQ], k, sc)
-                ad6_inv(T, sc, sc)  # Ad(x_j^f) S_k: the column in the frame's axes
+                ad6_inv(t, sc, sc)  # Ad(x_j^f) S_k: the column in the frame's axes
                 col = mi[j, MI_IV] + k
                 for r in range(6):
                     J[r, col] += scale * sc[r]
-        t = dq_mul_tuple(local_pose(mi, mf, j, q), t)
+        t = dq_mul_tuple((X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5], X[j, 6], X[j, 7]), t)
         j = mi[j, MI_PARENT]
     if frame == 0:
         return OK
+    T = X[1]
     for k in range(8):
         T[k] = t[k]
     if frame == 2:  # world-aligned: rotate only
