@@ -14,8 +14,10 @@
  *     int64 kernel(int64 *mi, double *mf, int64 nb1, double **bufs, int64 *lens)
  * mi, mf: the model tables (int64 (nb1, MI_COLS) and float64 (nb1, MF_COLS), C-contiguous);
  * x0, x1, ...: the inputs, each either an exact numpy array, float64, 1-D, C-contiguous and
- * aligned (bufs[k], lens[k] = its data and length), or an exact Python int (bufs[k] = NULL,
- * lens[k] = its value); the result, shape (rows,) when cols == -1 else (rows, cols), is
+ * aligned (bufs[k], lens[k] = its data and length), or, where the kernel takes one (an entry's
+ * ``ints``: a body index, a frame code), an exact Python int (bufs[k] = NULL, lens[k] = its
+ * value) — an int anywhere else is declined (a kernel would read it as an array of that length
+ * at address NULL); the result, shape (rows,) when cols == -1 else (rows, cols), is
  * allocated here and passed last (bufs[n], lens[n] = its size).
  *
  * Returns the result when the kernel returns 0, the kernel's status code (an int) otherwise,
@@ -81,7 +83,8 @@ static int dest_ok(PyArrayObject *d, Py_ssize_t rows, Py_ssize_t cols, double *c
 /* the kernel fn on checked tables mi, mf and the nin inputs args[0..nin-1] (see the top); with
    dest (not NULL, single states only) the result is written there instead of a new array */
 static PyObject *run_gate(kernel_t fn, PyObject *mi, PyObject *mf, Py_ssize_t rows,
-                          Py_ssize_t cols, PyObject *const *args, Py_ssize_t nin, PyObject *dest) {
+                          Py_ssize_t cols, PyObject *const *args, Py_ssize_t nin, PyObject *dest,
+                          unsigned int ints) {
     double *bufs[GATE_MAX_INPUTS + 1];
     int64_t lens[GATE_MAX_INPUTS + 1];
     double *base[GATE_MAX_INPUTS];
@@ -89,6 +92,7 @@ static PyObject *run_gate(kernel_t fn, PyObject *mi, PyObject *mf, Py_ssize_t ro
     for (Py_ssize_t k = 0; k < nin; k++) {
         PyObject *o = args[k];
         if (PyLong_CheckExact(o)) { /* an integer argument (a body index, a frame code) */
+            if (!((ints >> k) & 1u)) Py_RETURN_NONE; /* not where the kernel takes one */
             long long val = PyLong_AsLongLong(o);
             if (val == -1 && PyErr_Occurred()) {
                 PyErr_Clear();
@@ -171,7 +175,7 @@ static PyObject *gate_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         if (PyErr_Occurred()) return NULL;
         Py_RETURN_NONE;
     }
-    return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5, NULL);
+    return run_gate(fn, mi, mf, rows, cols, args + 5, nargs - 5, NULL, 0u);
 }
 
 /* ------------------------------------------------------------------------ split
@@ -283,12 +287,14 @@ static PyObject *gate_split(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 /* ------------------------------------------------------------------------ bound entries
- * entry(resolve, nin, rows, cols[, scratch]): ``call`` with the kernel, its number of inputs
+ * entry(resolve, nin, rows, cols[, scratch[, ints]]): ``call`` with the kernel, its number of inputs
  * and the result's shape bound, called as entry(model, x0, ..., x{nin-1}[, dest]) (any other
  * count: None; dest: an array of the result's shape that receives it, for one state — float64,
  * C-contiguous, writable, sharing no memory with an input, else None — and is returned): the
  * tables are the model's ``mi`` and ``mf`` attributes, read here, and with
- * ``scratch`` true the model's workspace ``_scratch`` is passed as one more, last, input.  An
+ * ``scratch`` true the model's workspace ``_scratch`` is passed as one more, last, input;
+ * ``ints``: a bit mask of the inputs that may be Python ints (bit k: input k; ``call`` takes
+ * none: every input of a raw call must be an array).  An
  * entry keeps the tables of the model of its last call (and a weak reference to it): a dqdyn
  * Model is never changed once built, and reading three attributes in C costs more than the
  * Python call they replace.
@@ -308,6 +314,7 @@ typedef struct {
     PyObject *resolve;
     Py_ssize_t nin, rows, cols;
     int scratch;
+    unsigned int ints;         /* bit k: input k may be a Python int (run_gate) */
     PyObject *model_ref;       /* a weak reference to the model of the last call, or NULL */
     PyObject *mi, *mf, *sc;    /* its tables and workspace (sc NULL without scratch) */
 } EntryObject;
@@ -396,7 +403,7 @@ static PyObject *entry_call(EntryObject *e, PyObject *const *args, Py_ssize_t na
     cols = entry_dim(cols, mi);
     if (rows < 0 || cols < -1) Py_RETURN_NONE;
     /* (the kernel runs no Python: the cached tables stay alive through the call) */
-    return run_gate(e->fn, mi, mf, rows, cols, in, nin, dest);
+    return run_gate(e->fn, mi, mf, rows, cols, in, nin, dest, e->ints);
 }
 
 static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -414,12 +421,14 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *resolve;
     Py_ssize_t nin, rows, cols;
     int scratch = 0;
-    if (!PyArg_ParseTuple(args, "Onnn|p:entry", &resolve, &nin, &rows, &cols, &scratch))
+    unsigned int ints = 0;
+    if (!PyArg_ParseTuple(args, "Onnn|pI:entry", &resolve, &nin, &rows, &cols, &scratch, &ints))
         return NULL;
     if (!PyCallable_Check(resolve) || nin < 0 || nin + (scratch != 0) > GATE_MAX_INPUTS ||
-        rows < DIM_3NV || cols < DIM_3NV) {
+        rows < DIM_3NV || cols < DIM_3NV || (ints >> nin) != 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "entry(resolve, nin, rows, cols[, scratch]): a callable and four sizes");
+                        "entry(resolve, nin, rows, cols[, scratch[, ints]]): a callable, four sizes "
+                        "and a mask of integer inputs among the nin");
         return NULL;
     }
     EntryObject *e = (EntryObject *)type->tp_alloc(type, 0);
@@ -433,6 +442,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     e->nin = nin;
     e->cols = cols;
     e->scratch = scratch;
+    e->ints = ints;
     return (PyObject *)e;
 }
 
@@ -467,7 +477,7 @@ static PyTypeObject EntryType = {
     .tp_vectorcall_offset = offsetof(EntryObject, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "entry(resolve, nin, rows, cols[, scratch]): the call gate with a kernel, its number "
+    .tp_doc = "entry(resolve, nin, rows, cols[, scratch[, ints]]): the call gate with a kernel, its number "
               "of inputs and its result's shape bound; called as entry(model, *inputs) (see the "
               "module source)",
     .tp_traverse = (traverseproc)entry_traverse,

@@ -696,3 +696,87 @@ def test_out_of_one_state_goes_through_the_gate(tree, name, monkeypatch):
     r = f(tree, Q, V, A, OB)  # (a view of OB, as before)
     assert np.shares_memory(r, OB)
     np.testing.assert_array_equal(OB, CALLS[name](tree, Q, V, A))
+
+
+_INT_CALLS = [
+    "dqdyn.forward_kinematics(m, m.nq)", "dqdyn.twist_jacobian(m, m.nq, m.frame_names[-1])",
+    "dqdyn.frame_pose(m, m.nq, m.frame_names[-1])", "dqdyn.joint_jacobians(m, m.nq)",
+    "dqdyn.jacobian_time_derivative(m, m.nq, v, m.frame_names[-1])",
+    "dqdyn.rnea(m, m.nq, m.nv, m.nv)", "dqdyn.rnea(m, q, v, m.nv)", "dqdyn.rnea(m, q, v, a, m.nbodies + 1)",
+    "dqdyn.aba(m, q, v, m.nv)", "dqdyn.mass_matrix(m, m.nq)", "dqdyn.gravity(m, m.nq)",
+    "dqdyn.coriolis_matrix(m, q, m.nv)", "dqdyn.nonlinear_effects(m, q, m.nv)",
+    "dqdyn.mass_matrix_inverse(m, m.nq)", "dqdyn.rnea_derivatives(m, q, v, m.nv)",
+    "dqdyn.aba_derivatives(m, q, v, m.nv)",
+    "dqdyn.constrained_forward_dynamics(m, q, v, m.nv, [JointCoupling(m.joint_names[1], m.joint_names[2], 0.5)])",
+]
+
+
+def test_an_int_where_an_array_belongs_is_a_named_error_not_a_crash():
+    """The call gate passes a Python int to its kernel as a length with no buffer (for a body
+    index or a frame code); a state argument given as the int equal to its length (``q =
+    model.nq``) was read as an array at address NULL: the process died (SIGSEGV) in every gated
+    function.  Now only the inputs an entry declares take ints; the rest decline and the Python
+    path names the argument.  Run in a child process, so a crash fails this test, not the run."""
+    import subprocess
+
+    prog = "\n".join([
+        "import numpy as np, dqdyn",
+        "from dqdyn.constraints import JointCoupling",
+        "m = dqdyn.serial_chain(6)",
+        "q, v, a = np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)",
+        "for call in %r:" % (_INT_CALLS,),
+        "    try:",
+        "        eval(call)",
+        "        print('returned', call)",
+        "    except dqdyn.errors.ShapeError as e:",
+        "        print('ShapeError', call)",
+    ])
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    lines = p.stdout.splitlines()
+    assert lines == [f"ShapeError {c}" for c in _INT_CALLS], p.stdout
+
+
+def test_a_raw_gate_call_declines_ints_and_an_entry_takes_them_where_declared():
+    """``_gate.call`` takes no int inputs (None: the caller's general path); an entry takes them
+    only at the positions of its ``ints`` mask (the frame Jacobian's body and frame code)."""
+    m = dqdyn.serial_chain(3)
+    q = np.zeros(m.nq)
+    addr = kinematics._FK_C or gate.gate_address(vars(kinematics), "_FK_C", kinematics._c_fk)
+    assert type(gate.GATE(addr, m.mi, m.mf, m.nbodies + 1, 8, q)) is np.ndarray
+    assert gate.GATE(addr, m.mi, m.mf, m.nbodies + 1, 8, m.nq) is None
+    body, pl = kinematics._resolve_frame(m, m.nbodies)
+    J = jacobians._JACOBIAN_ENTRY(m, q, pl, body, 0)
+    assert type(J) is np.ndarray and np.array_equal(J, dqdyn.twist_jacobian(m, q, m.nbodies))
+    assert jacobians._JACOBIAN_ENTRY(m, m.nq, pl, body, 0) is None  # (q as an int: declined)
+    with pytest.raises(ValueError, match="mask"):
+        gate._ENTRY(lambda: 0, 1, 6, -1, False, 1 << 1)  # (an int input beyond the inputs)
+
+
+def test_jacobian_time_derivative_through_the_gate_is_the_batched_kernels():
+    """``jacobian_time_derivative`` of one state or a small batch runs one gate call (its two
+    6 × nv parts split in C); oracle: the batched kernel, which a list input takes (the gate
+    declines lists), bit for bit — on trees with every joint type, three frame conventions, a
+    frame on a leaf, one inside the tree and the world.  Values against Pinocchio:
+    tests/algorithms/test_kinematics_tree.py.  Bad input still names itself."""
+    for m in [dqdyn.random_tree(14, seed=s) for s in range(2)] + [dqdyn.serial_chain(7)]:
+        rng = np.random.default_rng(0)
+        Q = dqdyn.random_configuration(m, size=4, seed=1)
+        V = rng.normal(size=(4, m.nv))
+        for frame in ("body", "spatial", "world_aligned"):
+            for name in (m.nbodies, 3, 0):
+                one = dqdyn.jacobian_time_derivative(m, Q[2], V[2], name, frame)
+                small = dqdyn.jacobian_time_derivative(m, Q, V, name, frame)
+                ref = dqdyn.jacobian_time_derivative(m, Q.tolist(), V.tolist(), name, frame)
+                assert isinstance(one, tuple) and len(one) == 2
+                for x, y, z in zip(one, small, ref):
+                    assert x.shape == (6, m.nv) and y.shape == (4, 6, m.nv)
+                    assert np.array_equal(x, z[2]) and np.array_equal(y, z), (frame, name)
+    q = Q[0].copy()
+    q[0] = np.nan
+    with pytest.raises(NonFiniteError):
+        dqdyn.jacobian_time_derivative(m, q, V[0], m.nbodies)
+    with pytest.raises(NonFiniteError):
+        dqdyn.jacobian_time_derivative(m, Q, np.where(np.arange(m.nv) == 1, np.inf, V), m.nbodies)
+    with pytest.raises(ShapeError):
+        dqdyn.jacobian_time_derivative(m, Q[0], V[0, :-1], m.nbodies)

@@ -69,7 +69,7 @@ def no_gate(*args):
 
 
 def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
-               scratch: bool = False):
+               scratch: bool = False, ints: tuple = ()):
     """A public function's single-state fast path, ``entry(model, *inputs)``: the gate call of
     ``body``'s kernel (:func:`gate_address`, compiled or loaded on the first call) on ``nin``
     inputs with the model's tables — and with ``scratch`` its workspace, passed last — read in
@@ -79,14 +79,18 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
     model, not ``nin`` inputs: the caller's general path).  Against ``GATE(namespace[name] or
     gate_address(...), model.mi, model.mf, rows, cols, *inputs)`` it saves the Python reads of
     the tables, sizes and address: 0.05 µs (``rnea``) to 0.12 µs (``forward_kinematics``) per
-    call (benchmarks/bench_gate_entry.py).  Without the compiled gate, :func:`no_gate`."""
+    call (benchmarks/bench_gate_entry.py).  ``ints``: the positions among the inputs where the
+    kernel takes a Python int (a body index, a frame code; ``lens[k]`` in the kernel); an int
+    anywhere else is declined (the kernel would read it as an array at address NULL: a
+    ``q`` of ``model.nq`` given as the int ``model.nq`` crashed the process).  Without the
+    compiled gate, :func:`no_gate`."""
     if _ENTRY is None:
         return no_gate
 
     def resolve():
         return namespace.get(name) or gate_address(namespace, name, body)
 
-    return _ENTRY(resolve, nin, rows, cols, scratch)
+    return _ENTRY(resolve, nin, rows, cols, scratch, sum(1 << k for k in ints))
 
 
 def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None = None,

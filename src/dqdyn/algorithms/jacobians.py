@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from .._jit import kernel
+from .._views import unmanaged, view
 from ..algebra._core import ad6, ad6_inv, ad6_inv_values, ad6_values, cross6, jit
 from ..algebra.dualquat import from_vec6, mul
 from ..multibody.joints import (
@@ -63,6 +64,7 @@ from .boundary import (
 from .configuration import _check, _q_in, _v_in
 from .gate import (
     NV,
+    SPLIT,
     T_M,
     T_MF,
     T_MI,
@@ -347,7 +349,17 @@ def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
     ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
     Poses and twists of the frame's body and its ancestors only (:func:`_path_twists`).
     """
-    w = np.empty(82)  # one scratch block instead of twelve small arrays
+    return _jacobian_dot_on(mi, mf, q, v, body, placement, frame, X, T, J, Jd, np.empty(82))
+
+
+@njit
+def _jacobian_dot_on(mi, mf, q, v, body, placement, frame, X, T, J, Jd, w):
+    """:func:`jacobian_dot_kernel` on the scratch ``w`` (82 floats: one block instead of twelve
+    small arrays), every array without its reference count (:func:`~dqdyn._views.unmanaged`;
+    the caller holds them: the pass takes views of ``X``, ``T`` and ``w`` per body)."""
+    mi, mf, q, v, placement, X, T, J, Jd, w = (
+        unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v), unmanaged(placement),
+        unmanaged(X), unmanaged(T), unmanaged(J), unmanaged(Jd), unmanaged(w))
     st = _path_twists(mi, mf, q, v, body, X, T, w[68:82])
     if st != OK:
         return st
@@ -445,6 +457,23 @@ def jacobian_checked(mi, mf, q, body, placement, frame, J, ws):
     return jacobian_kernel(mi, mf, q, body, placement, frame, flat_workspace(ws, nb1, 8), J)
 
 
+@jit
+def jacobian_dot_checked(mi, mf, q, v, body, placement, frame, out, ws):
+    """``J`` then ``J̇`` of a frame (:func:`jacobian_dot_kernel`) into ``out`` (12·nv entries: two
+    6 × nv blocks), on the flat scratch ``ws`` (the call gate's: the model's workspace)."""
+    nv = mi[0, MI_IV]
+    nb1 = mi.shape[0]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or out.shape[0] != 12 * nv
+            or placement.shape[0] != 8 or not 0 <= body < nb1 or not 0 <= frame <= 2
+            or ws.shape[0] < nb1 * 14 + 82):
+        return BAD_SHAPE
+    for k in range(12 * nv):
+        out[k] = 0.0
+    return _jacobian_dot_on(mi, mf, q, v, body, placement, frame, view(ws, 0, (nb1, 8)),
+                            view(ws, nb1 * 8, (nb1, 6)), view(out, 0, (6, nv)),
+                            view(out, 6 * nv, (6, nv)), view(ws, nb1 * 14, (82,)))
+
+
 @njit
 def jacobian_entry(mi, mf, q, body, placement, frame, J):
     return jacobian_checked(mi, mf, q, body, placement, frame, J, np.empty(mi.shape[0] * 8))
@@ -476,7 +505,22 @@ def _c_jacobian(mip, mfp, nb1, bufs, lens):
 
 _JOINT_JACOBIANS_ENTRY = gate_entry(globals(), "_JOINT_JACOBIANS_C", _c_joint_jacobians, 1, 6, NV,
                                     scratch=True)
-_JACOBIAN_ENTRY = gate_entry(globals(), "_JACOBIAN_C", _c_jacobian, 4, 6, NV, scratch=True)
+_JACOBIAN_ENTRY = gate_entry(globals(), "_JACOBIAN_C", _c_jacobian, 4, 6, NV, scratch=True,
+                             ints=(2, 3))  # (q, placement, body, frame code)
+
+
+def _c_jacobian_dot(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return jacobian_dot_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                lens[3], nb.carray(bufs[2], (min(lens[2], 8),)), lens[4],
+                                gate_vector(bufs, lens, 6), gate_vector(bufs, lens, 5))
+
+
+_JACOBIAN_DOT_C = 0  # its address, set on first use
+# (q, v, placement, body, frame code) -> J over J̇, (12, nv)
+_JACOBIAN_DOT_ENTRY = gate_entry(globals(), "_JACOBIAN_DOT_C", _c_jacobian_dot, 5, 12, NV,
+                                 scratch=True, ints=(3, 4))
+_JD_LAYOUTS = {}  # the two (6, nv) parts of the gate's result, for SPLIT, by nv
 
 
 # batched drivers ---------------------------------------------------------------------------
@@ -624,6 +668,17 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
     """``(J, J̇)`` of a frame, each (..., 6, nv), in the requested ``frame`` convention."""
     code = _frame_code(frame)
     body, pl = _resolve_frame(model, name)
+    # one state or a small batch of float64 rows: one call through the gate, the two parts split
+    # in C; anything else (and a failing state, which the path below names) the batched kernel
+    r = _JACOBIAN_DOT_ENTRY(model, q, v, pl, body, code)
+    if type(r) is ND:
+        nv = model.nv
+        lay = _JD_LAYOUTS.get(nv)
+        if lay is None:
+            lay = _JD_LAYOUTS[nv] = ((6, nv), (6, nv))
+        return SPLIT(r, lay, 2)
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     Q, bq = _q_in(model, q)
     V, bv = _v_in(model, v)
     (Q, V), batch = broadcast_batch([Q, V], [bq, bv])

@@ -319,7 +319,8 @@ def _c_frame_pose(mip, mfp, nb1, bufs, lens):
 
 _FK_C = _FRAME_POSE_C = 0  # their addresses, set on first use
 _FK_ENTRY = gate_entry(globals(), "_FK_C", _c_fk, 1, NB1, 8)
-_FRAME_POSE_ENTRY = gate_entry(globals(), "_FRAME_POSE_C", _c_frame_pose, 3, 8, -1, scratch=True)
+_FRAME_POSE_ENTRY = gate_entry(globals(), "_FRAME_POSE_C", _c_frame_pose, 3, 8, -1, scratch=True,
+                               ints=(2,))  # (q, placement, body)
 FRAME_POSE_SIG = (T_MI, T_MF, T_V, nb.types.int64, T_V, T_V)
 _IDENTITY8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 _IDENTITY8.flags.writeable = False
