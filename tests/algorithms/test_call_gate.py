@@ -31,6 +31,8 @@ CALLS = {
     "twist_jacobian": lambda m, q, v, a: dqdyn.twist_jacobian(m, q, m.nbodies, "spatial"),
     "frame_jacobian": lambda m, q, v, a: dqdyn.twist_jacobian(m, q, m.frame_names[-1], "body"),
     "frame_pose": lambda m, q, v, a: dqdyn.frame_pose(m, q, m.frame_names[-1]),
+    "jacobian_time_derivative": lambda m, q, v, a: dqdyn.jacobian_time_derivative(
+        m, q, v, m.frame_names[-1], "world_aligned")[1],
 }
 
 

@@ -672,6 +672,8 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
     # in C; anything else (and a failing state, which the path below names) the batched kernel
     r = _JACOBIAN_DOT_ENTRY(model, q, v, pl, body, code)
     if type(r) is ND:
+        if r.ndim == 3:  # a small batch (N, 12, nv): two C-contiguous (N, 6, nv), as the kernel's
+            return np.ascontiguousarray(r[:, :6]), np.ascontiguousarray(r[:, 6:])
         nv = model.nv
         lay = _JD_LAYOUTS.get(nv)
         if lay is None:
