@@ -33,6 +33,7 @@ CALLS = {
     "frame_pose": lambda m, q, v, a: dqdyn.frame_pose(m, q, m.frame_names[-1]),
     "jacobian_time_derivative": lambda m, q, v, a: dqdyn.jacobian_time_derivative(
         m, q, v, m.frame_names[-1], "world_aligned")[1],
+    "jacobian_dot_times_v": lambda m, q, v, a: dqdyn.jacobian_dot_times_v(m, q, v, m.frame_names[-1], "spatial"),
 }
 
 
@@ -704,6 +705,7 @@ _INT_CALLS = [
     "dqdyn.forward_kinematics(m, m.nq)", "dqdyn.twist_jacobian(m, m.nq, m.frame_names[-1])",
     "dqdyn.frame_pose(m, m.nq, m.frame_names[-1])", "dqdyn.joint_jacobians(m, m.nq)",
     "dqdyn.jacobian_time_derivative(m, m.nq, v, m.frame_names[-1])",
+    "dqdyn.jacobian_dot_times_v(m, q, m.nv, m.frame_names[-1])",
     "dqdyn.rnea(m, m.nq, m.nv, m.nv)", "dqdyn.rnea(m, q, v, m.nv)", "dqdyn.rnea(m, q, v, a, m.nbodies + 1)",
     "dqdyn.aba(m, q, v, m.nv)", "dqdyn.mass_matrix(m, m.nq)", "dqdyn.gravity(m, m.nq)",
     "dqdyn.coriolis_matrix(m, q, m.nv)", "dqdyn.nonlinear_effects(m, q, m.nv)",

@@ -474,6 +474,23 @@ def jacobian_dot_checked(mi, mf, q, v, body, placement, frame, out, ws):
                             view(out, 6 * nv, (6, nv)), view(ws, nb1 * 14, (82,)))
 
 
+@jit
+def jacobian_drift_checked(mi, mf, q, v, body, placement, frame, jdv, ws):
+    """``J̇ v`` of a frame (:func:`jacobian_drift_kernel`) into ``jdv`` (6), on the flat scratch
+    ``ws`` (the call gate's: the model's workspace; its J and pose there too)."""
+    nv = mi[0, MI_IV]
+    if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or jdv.shape[0] != 6
+            or placement.shape[0] != 8 or not 0 <= body < mi.shape[0] or not 0 <= frame <= 2
+            or ws.shape[0] < 48 + 6 * nv):
+        return BAD_SHAPE
+    J = view(ws, 40, (6, nv))
+    for r in range(6):
+        for c in range(nv):
+            J[r, c] = 0.0
+    return jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, view(ws, 0, (5, 8)), J, jdv,
+                                 view(ws, 40 + 6 * nv, (8,)))
+
+
 @njit
 def jacobian_entry(mi, mf, q, body, placement, frame, J):
     return jacobian_checked(mi, mf, q, body, placement, frame, J, np.empty(mi.shape[0] * 8))
@@ -521,6 +538,19 @@ _JACOBIAN_DOT_C = 0  # its address, set on first use
 _JACOBIAN_DOT_ENTRY = gate_entry(globals(), "_JACOBIAN_DOT_C", _c_jacobian_dot, 5, 12, NV,
                                  scratch=True, ints=(3, 4))
 _JD_LAYOUTS = {}  # the two (6, nv) parts of the gate's result, for SPLIT, by nv
+
+
+def _c_jacobian_drift(mip, mfp, nb1, bufs, lens):
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return jacobian_drift_checked(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                                  lens[3], nb.carray(bufs[2], (min(lens[2], 8),)), lens[4],
+                                  gate_vector(bufs, lens, 6), gate_vector(bufs, lens, 5))
+
+
+_JACOBIAN_DRIFT_C = 0  # its address, set on first use
+# (q, v, placement, body, frame code) -> J̇ v (6)
+_JACOBIAN_DRIFT_ENTRY = gate_entry(globals(), "_JACOBIAN_DRIFT_C", _c_jacobian_drift, 5, 6, -1,
+                                   scratch=True, ints=(3, 4))
 
 
 # batched drivers ---------------------------------------------------------------------------
@@ -704,6 +734,11 @@ def jacobian_dot_times_v(model: Model, q, v, name, frame: str = "body") -> np.nd
     forming ``J̇`` (:func:`jacobian_drift_kernel`: one cross product per joint of the frame's path)."""
     code = _frame_code(frame)
     body, pl = _resolve_frame(model, name)
+    r = _JACOBIAN_DRIFT_ENTRY(model, q, v, pl, body, code)  # (one state or a small batch)
+    if type(r) is ND:
+        return r
+    if r is not None and r != BAD_SHAPE:
+        raise_status(model, r)
     Q, bq = _q_in(model, q)
     V, bv = _v_in(model, v)
     (Q, V), batch = broadcast_batch([Q, V], [bq, bv])
