@@ -14,6 +14,9 @@ and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
 * ``in-process, new array``: the same call returning its result (a new array each run, as a plain
   ``dqdyn.rnea(model, Q, V, A)`` does): the result's pages are new memory each time, as a Dask
   run's Zarr chunks are new files;
+* ``in-process, new file``: the same call with ``out=`` a new ``.npy`` memmap made for each run
+  (dqdyn's out-of-core path writing a new dataset to disk, the in-process counterpart of a Dask
+  run writing new Zarr chunks): the storage-to-storage baseline;
 * ``in-process+zarr``: the same chunks read from and written to Zarr in a plain loop (the I/O
   and compression cost without Dask);
 * ``dask wN``: ``dqdyn.distributed.apply`` on ``da.from_zarr`` inputs, ``.to_zarr`` of the
@@ -26,7 +29,7 @@ and to ``.npy`` files under ``DIR``.  Measured, best of ``R`` runs each:
 Reported: seconds (best, and median [min–max] of the ``R`` runs), states/s, the scaling from the
 first to the last worker count, and the overhead of each run against the in-process batched call on
 the same cores — also as the median [min–max] over rounds of the ratio to the two in-process calls
-run just before it (the three interleaved, round by round, with the cluster up and idle).  A spot check compares stored
+run just before it (the four interleaved, round by round, with the cluster up and idle).  A spot check compares stored
 results with dqdyn's in-process call bit for bit.
 """
 
@@ -152,7 +155,7 @@ def main(argv=None):
           f"{time.perf_counter() - t0:.1f} s to {d}", flush=True)
     fns = [f for f in args.functions.split(",") if f]
     out = np.lib.format.open_memmap(os.path.join(d, "out.npy"), mode="w+", shape=(N, m.nv))
-    rows, base, inproc, inproc_new = [], {}, {}, {}
+    rows, base, inproc, inproc_new, inproc_file = [], {}, {}, {}, {}
     dqdyn.set_num_threads(min(cores, __import__("numba").config.NUMBA_NUM_THREADS))
     for fn in fns:
         f = getattr(dqdyn, fn)
@@ -168,6 +171,20 @@ def main(argv=None):
         inproc_new[fn] = lambda f=f: f(m, mm["q"], mm["v"], mm["a"])  # (the result dropped)
         t, c = _best(inproc_new[fn], args.repeat)
         rows.append({"function": fn, "run": "in-process, new array", "workers": 1,
+                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
+                     "cpu_s": c, "states_per_cpu_s": N / c,
+                     "overhead_vs_in_process": t / base[fn][0] - 1,
+                     "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
+                     "bit_identical": True})
+
+        def new_file(f=f):  # a new dataset on disk each run: the file made, then filled
+            o = np.lib.format.open_memmap(os.path.join(d, "new.npy"), mode="w+", shape=(N, m.nv))
+            f(m, mm["q"], mm["v"], mm["a"], out=o)  # (no msync: Zarr's writes are not synced either)
+            del o
+
+        inproc_file[fn] = new_file
+        t, c = _best(inproc_file[fn], args.repeat)
+        rows.append({"function": fn, "run": "in-process, new file", "workers": 1,
                      "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
                      "cpu_s": c, "states_per_cpu_s": N / c,
                      "overhead_vs_in_process": t / base[fn][0] - 1,
@@ -189,7 +206,7 @@ def main(argv=None):
                      "overhead_vs_in_process": t / base[fn][0] - 1,
                      "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
                      "bit_identical": bool(np.array_equal(zo[fn][:C], out[:C]))})
-        print(*rows[-3:], sep="\n", flush=True)
+        print(*rows[-4:], sep="\n", flush=True)
     workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
     writers = [x for x in args.writers.split(",") if x]
     sources = {}
@@ -232,12 +249,13 @@ def main(argv=None):
 
                 # rounds of (the in-process batched call, this run), interleaved: the machine's
                 # speed drifts between minutes, a ratio within one round does not
-                pairs = [(_once(inproc[fn]), _once(run, client), _once(inproc_new[fn]))
-                         for _ in range(args.repeat)]
+                pairs = [(_once(inproc[fn]), _once(run, client), _once(inproc_new[fn]),
+                          _once(inproc_file[fn])) for _ in range(args.repeat)]
                 t, c = min(p[1] for p in pairs)
                 walls = [p[1][0] for p in pairs]
                 ratios = [p[1][0] / p[0][0] for p in pairs]
                 ratios_new = [p[1][0] / p[2][0] for p in pairs]
+                ratios_file = [p[1][0] / p[3][0] for p in pairs]
                 res = zarr.open_group(path, mode="r")[fn]
                 k = N // 2
                 ref = getattr(dqdyn, fn)(m, mm["q"][k:k + 1000], mm["v"][k:k + 1000], mm["a"][k:k + 1000])
@@ -255,6 +273,10 @@ def main(argv=None):
                              "overhead_vs_new_array_same_round": float(np.median(ratios_new)) - 1,
                              "overhead_vs_new_array_min": min(ratios_new) - 1,
                              "overhead_vs_new_array_max": max(ratios_new) - 1,
+                             "in_process_file_median_s": float(np.median([p[3][0] for p in pairs])),
+                             "overhead_vs_new_file_same_round": float(np.median(ratios_file)) - 1,
+                             "overhead_vs_new_file_min": min(ratios_file) - 1,
+                             "overhead_vs_new_file_max": max(ratios_file) - 1,
                              "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
                              "cpu_overhead_vs_in_process_zarr": c / base[fn + "+zarr"][1] - 1,
                              "idle_cpu_per_s": idle,
@@ -289,6 +311,9 @@ def main(argv=None):
                         "in-process, new array s": f"{r['in_process_new_median_s']:.3g}",
                         "vs in-process, new array": f"{r['overhead_vs_new_array_same_round']:+.0%} "
                                                     f"[{r['overhead_vs_new_array_min']:+.0%} – {r['overhead_vs_new_array_max']:+.0%}]",
+                        "in-process, new file s": f"{r['in_process_file_median_s']:.3g}",
+                        "vs in-process, new file": f"{r['overhead_vs_new_file_same_round']:+.0%} "
+                                                   f"[{r['overhead_vs_new_file_min']:+.0%} – {r['overhead_vs_new_file_max']:+.0%}]",
                         "scaling vs first (medians)": f"{r.get('scaling_vs_first_median', 1.0):.2f}"}
                         for r in dk])
     js, md = write_results("distributed", rows, {"states": N, "chunk": C, "cores": cores})

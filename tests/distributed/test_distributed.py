@@ -191,14 +191,19 @@ def test_to_zarr_writes_the_in_process_batch_one_task_per_chunk(client, model, s
 def test_local_cluster_workers_keep_glibc_malloc_thresholds(monkeypatch):
     """dd.local_cluster's workers do not get Dask's MALLOC_TRIM_THRESHOLD_ (which fixes glibc's
     mmap threshold, so every chunk-sized array is mapped and zeroed anew); NumbaThreads is
-    installed."""
+    installed; the workers' profiler is off and Dask's monitors tick less often
+    (dd.WORKER_CONFIG), except a setting the user made, which is kept."""
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))  # (Dask's: 65536)
-    c = dd.local_cluster(1, threads=1)
+    mine = "distributed.admin.system-monitor.interval"
+    with dask.config.set({mine: "700ms"}):
+        c = dd.local_cluster(1, threads=1)
     try:
         env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
         assert list(env.values()) == [None]
         assert list(c.run(dd._worker_threads).values()) == [1]
+        got = list(c.run(lambda: {k: dask.config.get(k) for k in dd.WORKER_CONFIG}).values())[0]
+        assert got == {k: (v[1] if k != mine else "700ms") for k, v in dd.WORKER_CONFIG.items()}
     finally:
         cluster = c.cluster
         c.close()

@@ -137,15 +137,34 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
     raise NonFiniteError(f"{names.get(status, 'input')}{where} contains NaN or infinity")
 
 
+class _Inputs:
+    """The memory of a read-only C-contiguous array, offered to numpy as writable (numpy's
+    array interface, version 3) — for :func:`kernel_rows` only; holds the array alive."""
+
+    __slots__ = ("__array_interface__", "_held")
+
+    def __init__(self, a: np.ndarray):
+        self._held = a
+        self.__array_interface__ = {"data": (a.ctypes.data, False), "shape": a.shape,
+                                    "typestr": a.dtype.str, "version": 3}
+
+
 def kernel_rows(a) -> np.ndarray:
-    """``a`` as a C-contiguous, *writable* array (a copy only where needed).
+    """``a`` as a C-contiguous, *writable* array: the same memory where ``a`` is C-contiguous
+    (a copy only where it is not).
 
     A read-only array (a broadcast view — ``np.ascontiguousarray(np.broadcast_to(x, (1, n)))``
     is one —, a read-only memmap, an array with ``writeable=False``) has another numba type
     than a writable one: passed to a kernel it would compile a second specialisation of that
-    kernel and of everything it inlines — over a minute for ``aba`` — at run time."""
+    kernel and of everything it inlines — over a minute for ``aba`` — at run time.  It is not
+    copied either (a copy of every chunk of a read-only memmap cost ~5 % of a batched ``rnea``):
+    the kernel gets a writable array over the same memory, whose base holds ``a``.  Kernels
+    never write to their inputs (``tests/reliability/test_read_only_inputs.py`` runs every
+    batched function on read-only memmaps, whose pages a write would fault on)."""
     a = np.ascontiguousarray(a)
-    return a if a.flags.writeable else a.copy()
+    if a.flags.writeable:
+        return a
+    return np.asarray(_Inputs(a)) if a.size else a.copy()
 
 
 def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]:
@@ -159,7 +178,7 @@ def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]
     batch = a.shape[:-1]
     a = np.ascontiguousarray(a.reshape(math.prod(batch), n))  # (n may be 0)
     if not a.flags.writeable and a.shape[0] <= config.BATCH_CHUNK:  # (larger: chunk by chunk,
-        a = a.copy()                                                # batching.run_chunked)
+        a = kernel_rows(a)                                          # batching.run_chunked)
     return a, batch
 
 
