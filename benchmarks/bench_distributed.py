@@ -160,22 +160,23 @@ def main(argv=None):
     for fn in fns:
         f = getattr(dqdyn, fn)
         f(m, mm["q"][:10], mm["v"][:10], mm["a"][:10])  # compile / load
+
+        def measure(run, call, same=True, fn=fn):
+            """Best of ``repeat`` runs of the in-process ``call``: a row against ``base[fn]``."""
+            t, c = _best(call, args.repeat)
+            base.setdefault(fn, (t, c))
+            rows.append({"function": fn, "run": run, "workers": 1,
+                         "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
+                         "cpu_s": c, "states_per_cpu_s": N / c,
+                         "overhead_vs_in_process": t / base[fn][0] - 1,
+                         "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
+                         "bit_identical": bool(same() if callable(same) else same)})
+            return t, c
+
         inproc[fn] = lambda f=f: f(m, mm["q"], mm["v"], mm["a"], out=out)
-        t, c = _best(inproc[fn], args.repeat)
-        base[fn] = (t, c)
-        rows.append({"function": fn, "run": "in-process", "workers": 1,
-                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
-                     "cpu_s": c, "states_per_cpu_s": N / c,
-                     "overhead_vs_in_process": 0.0, "cpu_overhead_vs_in_process": 0.0,
-                     "bit_identical": True})
+        measure("in-process", inproc[fn])
         inproc_new[fn] = lambda f=f: f(m, mm["q"], mm["v"], mm["a"])  # (the result dropped)
-        t, c = _best(inproc_new[fn], args.repeat)
-        rows.append({"function": fn, "run": "in-process, new array", "workers": 1,
-                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
-                     "cpu_s": c, "states_per_cpu_s": N / c,
-                     "overhead_vs_in_process": t / base[fn][0] - 1,
-                     "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
-                     "bit_identical": True})
+        measure("in-process, new array", inproc_new[fn])
 
         def new_file(f=f):  # a new dataset on disk each run: the file made, then filled
             o = np.lib.format.open_memmap(os.path.join(d, "new.npy"), mode="w+", shape=(N, m.nv))
@@ -183,29 +184,17 @@ def main(argv=None):
             del o
 
         inproc_file[fn] = new_file
-        t, c = _best(inproc_file[fn], args.repeat)
-        rows.append({"function": fn, "run": "in-process, new file", "workers": 1,
-                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
-                     "cpu_s": c, "states_per_cpu_s": N / c,
-                     "overhead_vs_in_process": t / base[fn][0] - 1,
-                     "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
-                     "bit_identical": True})
+        measure("in-process, new file", new_file)
         zo = zarr.open_group(os.path.join(d, "inproc.zarr"), mode="w")
         zo.create_array(fn, shape=(N, m.nv), chunks=(C, m.nv), dtype="f8", **ZARR_KW)
 
-        def loop():
+        def loop(f=f, zo=zo, fn=fn):
             for s in range(0, N, C):
                 e = min(N, s + C)
                 zo[fn][s:e] = f(m, g["q"][s:e], g["v"][s:e], g["a"][s:e])
 
-        t, c = _best(loop, args.repeat)
-        base[fn + "+zarr"] = (t, c)
-        rows.append({"function": fn, "run": "in-process+zarr", "workers": 1,
-                     "threads": dqdyn.get_num_threads(), "seconds": t, "states_per_s": N / t,
-                     "cpu_s": c, "states_per_cpu_s": N / c,
-                     "overhead_vs_in_process": t / base[fn][0] - 1,
-                     "cpu_overhead_vs_in_process": c / base[fn][1] - 1,
-                     "bit_identical": bool(np.array_equal(zo[fn][:C], out[:C]))})
+        base[fn + "+zarr"] = measure("in-process+zarr", loop,
+                                     lambda zo=zo, fn=fn: np.array_equal(zo[fn][:C], out[:C]))
         print(*rows[-4:], sep="\n", flush=True)
     workers = [int(w) for w in args.workers.split(",")] if not args.scheduler else [0]
     writers = [x for x in args.writers.split(",") if x]
