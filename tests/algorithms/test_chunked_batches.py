@@ -203,9 +203,9 @@ def _read_only(*arrays):
 def test_read_only_inputs_compile_no_second_kernel(arm, chunk, name):
     """A read-only input (a broadcast view, a memmap opened 'r') has another numba type than a
     writable one: passed on as it is, it made numba compile a second copy of every kernel it
-    reached (over a minute for aba).  The batch paths copy such rows (boundary.kernel_rows):
-    no batch kernel is compiled for a read-only state array, and the numbers are those of
-    writable inputs."""
+    reached (over a minute for aba).  The batch paths hand the kernels writable views of such
+    rows (boundary.kernel_rows): no batch kernel is compiled for a read-only state array, and
+    the numbers are those of writable inputs."""
     from dqdyn.algorithms import aba, coriolis, hybrid, lagrange, newton_euler
 
     chunk(7)
