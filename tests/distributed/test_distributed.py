@@ -195,15 +195,16 @@ def test_local_cluster_workers_keep_glibc_malloc_thresholds(monkeypatch):
     (dd.WORKER_CONFIG), except a setting the user made, which is kept."""
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))  # (Dask's: 65536)
-    mine = "distributed.admin.system-monitor.interval"
-    with dask.config.set({mine: "700ms"}):
+    # (configuration text compared as text: no clock is read, nothing is timed)
+    mine, user_value = "distributed.admin.system-monitor.interval", "700ms"
+    with dask.config.set({mine: user_value}):
         c = dd.local_cluster(1, threads=1)
     try:
         env = c.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
         assert list(env.values()) == [None]
         assert list(c.run(dd._worker_threads).values()) == [1]
         got = list(c.run(lambda: {k: dask.config.get(k) for k in dd.WORKER_CONFIG}).values())[0]
-        assert got == {k: (v[1] if k != mine else "700ms") for k, v in dd.WORKER_CONFIG.items()}
+        assert got == {k: (user_value if k == mine else v[1]) for k, v in dd.WORKER_CONFIG.items()}
     finally:
         cluster = c.cluster
         c.close()
