@@ -32,8 +32,8 @@ from ..algebra.rotations import (
     translation_of,
 )
 from ..errors import ModelError, UnknownNameError
-from .joints import FIXED, FREE, JOINT_TYPE_NAMES, JOINT_TYPES, PLANAR, SPHERICAL
-from .model import DifferentialDrive, Model, pack_model
+from .joints import FIXED, FREE, JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES, PLANAR, SPHERICAL
+from .model import DifferentialDrive, Model, armature_values, pack_model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
@@ -162,13 +162,17 @@ class ModelBuilder:
         velocity: float = np.inf,
         effort: float = np.inf,
         mimic: tuple[str, float, float] | None = None,
+        armature=0.0,
     ) -> str:
         """Add body ``name`` moved relative to link ``parent`` by a joint.
 
         ``placement`` (unit dual quaternion or 4×4 matrix) — or ``xyz``/``rpy`` — places the joint
         frame in the parent link frame.  ``axis`` is in the joint frame.  ``com`` and ``inertia``
         (about the CoM, body axes) are in the new body's frame.  ``mimic=(master, scale, offset)``
-        makes a 1-DoF joint follow ``scale·q_master + offset``.
+        makes a 1-DoF joint follow ``scale·q_master + offset``.  ``armature`` (rotor inertia,
+        kg·m² or kg; see :attr:`Model.armature`): a scalar for every DoF of the joint, as MuJoCo's
+        joint ``armature``, or one value per DoF; finite and non-negative.  A mimic joint's is
+        folded into its master's, times ``scale²``.
         """
         if name in self._links:
             raise ModelError(f"a body or link named {name!r} already exists")
@@ -201,6 +205,10 @@ class ModelBuilder:
         _check_inertia(name, mass, com, inertia, self.inertia_check)
         if not np.isfinite(pitch):
             raise ModelError(f"joint {jname!r}: pitch must be finite")
+        arm = armature_values(jname, armature, max(JOINT_DIMS[jt][1], 1))
+        if jt == FIXED and np.any(arm != 0):
+            raise ModelError(f"joint {jname!r}: a fixed joint has no DoF to carry armature "
+                             f"{arm.tolist()}")
         pbody, ppose = self._links[parent]
         X = _pose_mul(ppose, X)  # joint frame in the parent *body* frame
         self._joint_names.add(jname)
@@ -246,6 +254,7 @@ class ModelBuilder:
                 inertia=inertia,
                 limits=(float(lower), float(upper), float(velocity), float(effort)),
                 mimic=mm,
+                armature=arm,
             )
         )
         idx = len(self._bodies) - 1
@@ -292,7 +301,9 @@ class ModelBuilder:
                 JOINT_TYPE_NAMES[jt], joint_name=prefix + model.joint_names_all[i],
                 axis=model.joint_axis[i], pitch=float(model.joint_pitch[i]),
                 placement=np.array(model.joint_placement[i]), mass=float(model.mass[i]),
-                com=np.array(model.com[i]), inertia=np.array(model.inertia[i]), mimic=mimic, **lim)
+                com=np.array(model.com[i]), inertia=np.array(model.inertia[i]), mimic=mimic,
+                armature=model.armature[int(model.idx_v[i]):int(model.idx_v[i] + model.joint_nv[i])]
+                if model.joint_nv[i] else 0.0, **lim)
         for f, b, pl in zip(model.frame_names, model.frame_body, model.frame_placement):
             if f in names:
                 continue
@@ -351,6 +362,7 @@ class ModelBuilder:
             gravity=self.gravity,
             limits=[None] + [b["limits"] for b in bodies[1:]],
             constraints=self._constraints,
+            armature=[None] + [b.get("armature") for b in bodies[1:]],
         )
 
 

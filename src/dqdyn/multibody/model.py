@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..errors import ModelError, UnknownNameError
+from ..errors import ModelError, ShapeError, UnknownNameError
 from .joints import FREE, JOINT_DIMS, JOINT_TYPE_NAMES, PLANAR, SPHERICAL
 
 # integer table columns
@@ -39,7 +39,8 @@ MF_COM = 13  # 3
 MF_INERTIA = 16  # 9 (row-major Ī_c)
 MF_SCALE = 25  # mimic multiplier (1 for ordinary joints)
 MF_OFFSET = 26  # mimic offset (0)
-MF_COLS = 27
+MF_ARMATURE = 27  # 6: armature (rotor inertia) of the joint's DoFs, in the order of v (0)
+MF_COLS = 33
 #: columns per body of :attr:`Model._scratch`, the workspace of the single-state kernels
 SCRATCH_COLS = 192
 #: row 0 (the world) has no joint: its axis slot holds the gravity vector, so that kernels get
@@ -198,6 +199,68 @@ class Model:
         return self._ro(self.mf[:, MF_OFFSET])
 
     @property
+    def armature(self) -> np.ndarray:
+        """Joint armature (rotor inertia), shape (nv,), in the order of ``v``: the kinetic energy
+        ``½ Σ_j armature_j v_j²`` of rotors geared to the DoFs, added to the joint-space inertia
+        matrix as ``M(q) + diag(armature)`` — Pinocchio's ``model.armature``, MuJoCo's joint
+        ``armature``.  It enters every algorithm through the acceleration term only: ``rnea``
+        adds ``armature ⊙ q̈``, ``mass_matrix`` its diagonal, ``aba`` the articulated-body
+        ``D_i = S_iᵀ I_iᴬ S_i + diag(armature_i)`` [Featherstone2008, §7.3]; the bias terms
+        (``nonlinear_effects``, ``gravity``, Coriolis) are unchanged, and so are the joint-frame
+        wrenches of ``newton_euler`` (the rotor's reaction is not transmitted through the links).
+
+        For a motor of rotor inertia ``J_m`` behind a gear of ratio ``N`` the value is
+        ``N² J_m``: Spong's elastic-joint model with infinite joint stiffness reduces to the
+        rigid model with this armature [Spong1987].  A mimic joint owns no DoF: the armature
+        given to it is folded into its master's, scaled by ``scale²`` (its rotor turns at
+        ``scale · q̇_master``).  Set from code with :meth:`with_armature`.
+        """
+        nb1 = self.mi.shape[0]
+        out = np.zeros(self.nv)
+        for i in range(1, nb1):
+            n = int(self.mi[i, MI_NV])
+            if n:
+                iv = int(self.mi[i, MI_IV])
+                out[iv:iv + n] = self.mf[i, MF_ARMATURE:MF_ARMATURE + n]
+        out.setflags(write=False)
+        return out
+
+    def with_armature(self, values) -> "Model":
+        """This model with joint armature ``values`` (see :attr:`armature`), as a new model.
+
+        ``values``: an array of shape (nv,) (the whole armature, in the order of ``v``), or a
+        dict ``{joint name: value}`` whose value is a scalar (every DoF of the joint) or one value
+        per DoF; joints the dict does not name keep their armature.  Values must be finite and
+        non-negative (:class:`~dqdyn.errors.ModelError` names the joint otherwise).
+        """
+        mf = self.mf.copy()
+        nb1 = self.mi.shape[0]
+        if isinstance(values, dict):
+            for name, val in values.items():
+                i = self.joint_index(name)
+                n = int(self.mi[i, MI_NV])
+                if n == 0:
+                    kind = "a mimic joint" if self.mi[i, MI_JTYPE] != 0 else "a fixed joint"
+                    raise ModelError(f"joint {name!r} is {kind} and owns no DoF: give its "
+                                     "armature to the joint that owns the DoF")
+                mf[i, MF_ARMATURE:MF_ARMATURE + n] = armature_values(name, val, n)
+        else:
+            try:
+                a = np.asarray(values, dtype=float)
+            except (TypeError, ValueError):
+                a = None
+            if a is None or a.shape != (self.nv,):
+                raise ShapeError(f"armature must be an array of shape ({self.nv},) (one value per "
+                                 f"DoF) or a {{joint name: value}} dict, got {values!r:.60}")
+            for i in range(1, nb1):
+                n = int(self.mi[i, MI_NV])
+                if n:
+                    iv = int(self.mi[i, MI_IV])
+                    mf[i, MF_ARMATURE:MF_ARMATURE + n] = armature_values(
+                        self.joint_names_all[i], a[iv:iv + n], n)
+        return replace(self, mf=mf, _index={})
+
+    @property
     def total_mass(self) -> float:
         return float(self.mass[1:].sum())
 
@@ -326,6 +389,25 @@ class Model:
         )
 
 
+def armature_values(joint: str, value, n: int) -> np.ndarray:
+    """``value`` (a scalar: every DoF of the joint; or one value per DoF) as ``n`` armature
+    values of joint ``joint``, checked finite and non-negative."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"joint {joint!r}: armature must be a number or one number per DoF "
+                         f"({n}), got {value!r:.60}") from None
+    if a.ndim == 0:
+        a = np.full(n, float(a))
+    if a.shape != (n,):
+        raise ModelError(f"joint {joint!r}: armature must be a scalar or {n} value(s), one per "
+                         f"DoF, got shape {a.shape}")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ModelError(f"joint {joint!r}: armature must be finite and non-negative, got "
+                         f"{a.tolist()}")
+    return a
+
+
 def _rebuild_model(cls, kwargs):
     """Unpickle a :class:`Model` (see ``Model.__reduce__``).  Arrays that arrive read-only
     or unaligned are copied (pickle protocol 5's out-of-band buffers: handed back as ``bytes``
@@ -360,8 +442,11 @@ def pack_model(
     gravity,
     limits,
     constraints=(),
+    armature=None,
 ) -> Model:
-    """Assemble the packed tables of a :class:`Model` from per-body lists (used by builders)."""
+    """Assemble the packed tables of a :class:`Model` from per-body lists (used by builders).
+    ``armature``: per body, ``None`` or the joint's checked armature values (one per DoF; a
+    mimic joint's single value is folded into its master's, times ``scale²``)."""
     nb1 = len(body_names)
     mi = np.zeros((nb1, MI_COLS), dtype=np.int64)
     mf = np.zeros((nb1, MF_COLS))
@@ -395,11 +480,15 @@ def pack_model(
             mi[i, MI_NV] = 0
             mf[i, MF_SCALE] = mimic_scale[i]
             mf[i, MF_OFFSET] = mimic_offset[i]
+            if armature is not None and armature[i] is not None:
+                mf[m, MF_ARMATURE] += mimic_scale[i] ** 2 * float(armature[i][0])
             continue
         mi[i, MI_IQ] = iq
         mi[i, MI_IV] = iv
         mi[i, MI_NQ] = nqj
         mi[i, MI_NV] = nvj
+        if armature is not None and armature[i] is not None:
+            mf[i, MF_ARMATURE:MF_ARMATURE + nvj] += armature[i]
         lo, hi, vl, el = limits[i]
         if t in (SPHERICAL, FREE):
             q_lower += [-np.inf] * nqj
