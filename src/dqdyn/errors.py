@@ -91,3 +91,11 @@ class SchedulerError(DqdynError, ConnectionError):
 
 
 __all__ += ["ChunkError", "SchedulerError"]
+
+
+class UnsafeNameError(DqdynError, ValueError):
+    """A name that would become part of generated source code (a function name given to
+    :mod:`dqdyn.symbolic`'s code generators) is not a plain identifier."""
+
+
+__all__ += ["UnsafeNameError"]
