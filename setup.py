@@ -3,12 +3,12 @@
 * ``src/dqdyn/_gate.c`` — the call gate that takes single-state calls from Python into the
   compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
   kernels through numba's dispatcher (same numbers, about 0.6 µs more per call).
-* ``dqdyn/_kernels_portable/`` and ``dqdyn/_kernels/`` — every numba kernel ready at install, so
-  that the first call after ``pip install`` loads machine code instead of compiling it: ``python
-  -m dqdyn.precompile`` (see ``dqdyn/_jit.py``) unpacks the portable kernels the source ships
-  (``_kernels_portable.tar.xz``, compiled for any x86-64 CPU with AVX2 / FMA, one CPython, one
-  numba) where they fit, then compiles what they lack — everything, elsewhere — into
-  ``_kernels/``.  It runs after the extension is built, in parallel worker processes, and never
+* ``dqdyn/_kernels_portable/<python>/`` and ``dqdyn/_kernels/`` — every numba kernel ready at
+  install, so that the first call after ``pip install`` loads machine code instead of compiling
+  it: ``python -m dqdyn.precompile`` (see ``dqdyn/_jit.py``) unpacks the portable kernels the
+  source ships for this CPython (``_kernels_portable-cpython-3XX.tar.xz``, compiled for any
+  x86-64 CPU with AVX2 / FMA, for the numba that ``pyproject.toml`` pins) where they fit, then
+  compiles what they lack — everything, elsewhere — into ``_kernels/``, with progress.  It runs after the extension is built, in parallel worker processes, and never
   fails the install: whatever it could not compile compiles on first use.  A wheel carries the
   unpacked folders, not the archive.  ``DQDYN_SKIP_PRECOMPILE=1`` skips it (e.g. while editing
   kernels, which invalidates them).
@@ -44,11 +44,14 @@ class build_ext_and_kernels(build_ext):
         except (OSError, subprocess.CalledProcessError) as e:  # never fail the install
             print(f"dqdyn: precompiling the kernels failed ({e}); they compile on first use",
                   flush=True)
-        if not editable:  # the wheel carries the unpacked kernels, not the archive too
-            try:
-                os.unlink(os.path.join(root, "dqdyn", "_kernels_portable.tar.xz"))
-            except OSError:
-                pass
+        if not editable:  # the wheel carries the unpacked kernels, not the archives too
+            import glob
+
+            for archive in glob.glob(os.path.join(root, "dqdyn", "_kernels_portable-*.tar.xz")):
+                try:
+                    os.unlink(archive)
+                except OSError:
+                    pass
 
 
 setup(

@@ -574,7 +574,8 @@ def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_t
         pkg = tmp_path / "site" / "dqdyn"
         shutil.copytree(_jit.PKG_DIR, pkg, ignore=shutil.ignore_patterns(
             "_kernels", "_kernels_portable*", "__pycache__"))
-        os.symlink(_jit.PORTABLE_CACHE, pkg / "_kernels_portable")
+        (pkg / "_kernels_portable").mkdir()
+        os.symlink(_jit.PORTABLE_CACHE, pkg / "_kernels_portable" / _jit.PY_TAG)
         env = {"PYTHONPATH": str(tmp_path / "site"), "DQDYN_CACHE_DIR": str(tmp_path / "user")}
     else:
         from dqdyn.precompile import precompile

@@ -45,17 +45,18 @@ import sys
 import tempfile
 import threading
 
-import numba
-from numba.core import caching
-
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 #: folder of the cache filled at install time (inside the package)
 PACKAGE_CACHE = os.path.join(PKG_DIR, "_kernels")
-#: the portable kernels shipped with the source (``python -m dqdyn.precompile --portable``
-#: makes it): every kernel compiled for :data:`PORTABLE_CPU`, with a ``MANIFEST.json``
-PORTABLE_ARCHIVE = os.path.join(PKG_DIR, "_kernels_portable.tar.xz")
-#: where ``dqdyn.precompile`` (so ``pip install``) unpacks it, when it fits this machine
-PORTABLE_CACHE = os.path.join(PKG_DIR, "_kernels_portable")
+#: the Python ABI of this interpreter (``cpython-312``): numba's cached code is specific to it
+PY_TAG = sys.implementation.cache_tag
+#: the portable kernels shipped with the source, one archive per CPython (``python -m
+#: dqdyn.precompile --portable`` makes this interpreter's): every kernel compiled for
+#: :data:`PORTABLE_CPU`, with a ``MANIFEST.json``
+PORTABLE_ARCHIVE = os.path.join(PKG_DIR, f"_kernels_portable-{PY_TAG}.tar.xz")
+#: where ``dqdyn.precompile`` (so ``pip install``) unpacks it, when it fits this machine (one
+#: folder per CPython, so that several interpreters can share an editable checkout)
+PORTABLE_CACHE = os.path.join(PKG_DIR, "_kernels_portable", PY_TAG)
 #: the CPU the portable kernels are compiled for: the x86-64 psABI's level 3 (AVX2 and FMA:
 #: every x86-64 CPU since Haswell, 2013, and Zen, 2017)
 PORTABLE_CPU = "x86-64-v3"
@@ -65,6 +66,74 @@ PORTABLE_FEATURES = frozenset(
     "cx16 sahf popcnt sse3 sse4.1 sse4.2 ssse3 avx avx2 bmi bmi2 f16c fma lzcnt movbe xsave".split()
 )
 
+
+@functools.lru_cache(maxsize=None)
+def portable_fits() -> bool:
+    """Whether this machine runs the portable kernels: x86-64, and every feature of
+    :data:`PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    from llvmlite import binding as ll
+
+    try:
+        have = {f[1:] for f in ll.get_host_cpu_features().flatten().split(",") if f.startswith("+")}
+    except RuntimeError:  # pragma: no cover - LLVM cannot read this CPU's features
+        return False
+    return PORTABLE_FEATURES <= have
+
+
+#: the CPU numba compiles for in a process that imported dqdyn (:func:`_pin_cpu_target`)
+CPU_TARGET: dict = {"name": None, "pinned": False, "why": ""}
+
+
+def _pin_cpu_target() -> None:
+    """Make every kernel compiled at run time target :data:`PORTABLE_CPU`, as the shipped ones do.
+
+    numba compiles for the host CPU by default: on a CPU with AVX-512 a kernel compiled at run
+    time (one the shipped kernels lack, or every kernel where they do not fit) is other machine
+    code than the shipped x86-64-v3 one, and results differ in the last bits (different FMA
+    contraction and vector widths) depending on which route computed them.  Here, before numba
+    is imported, ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` are set to x86-64-v3 where the host
+    runs it (:func:`portable_fits`), so that every route gives the same bits on every such CPU.
+    Not where the user set either variable (their choice stands), nor with
+    ``DQDYN_NATIVE_CPU=1`` (host-tuned kernels, results may then differ from the shipped ones in
+    the last bits).  numba holds one code generator per process: where it was started before
+    dqdyn was imported (a user's own kernel ran first), the kernels compiled at run time target
+    the host; ``dqdyn doctor`` says so.  The setting is process-wide: a user's own numba kernels
+    in the same process target x86-64-v3 too."""
+    CPU_TARGET.update(pinned=False)
+    if os.environ.get("DQDYN_NATIVE_CPU", "") not in ("", "0"):
+        CPU_TARGET["why"] = "DQDYN_NATIVE_CPU is set: kernels compiled here target the host CPU"
+        return
+    if "NUMBA_CPU_NAME" in os.environ or "NUMBA_CPU_FEATURES" in os.environ:
+        CPU_TARGET.update(name=os.environ.get("NUMBA_CPU_NAME"),
+                          why="NUMBA_CPU_NAME / NUMBA_CPU_FEATURES set by the user")
+        return
+    if not portable_fits():
+        CPU_TARGET["why"] = f"this CPU lacks part of {PORTABLE_CPU}: kernels target the host CPU"
+        return
+    numba_mod = sys.modules.get("numba")
+    if numba_mod is not None:
+        from numba.core.registry import cpu_target
+
+        if "_toplevel_target_context" in cpu_target.__dict__:
+            CPU_TARGET["why"] = ("numba's code generator started before dqdyn was imported: "
+                                 "kernels compiled in this process target the host CPU")
+            return
+    os.environ["NUMBA_CPU_NAME"] = PORTABLE_CPU
+    os.environ["NUMBA_CPU_FEATURES"] = ""
+    if numba_mod is not None:  # (numba reads its environment again before each compilation)
+        numba_mod.core.config.reload_config()
+    CPU_TARGET.update(name=PORTABLE_CPU, pinned=True, why="")
+
+
+_pin_cpu_target()
+
+
+import numba  # noqa: E402  (after the CPU target is set)
+from numba.core import caching  # noqa: E402
 
 def user_cache_dir() -> str:
     """``$DQDYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/dqdyn`` (``~/.cache/dqdyn``)."""
@@ -182,23 +251,6 @@ def cache_roots() -> tuple[tuple[str, bool], ...]:
     if os.path.isdir(PORTABLE_CACHE) and portable_fits():
         roots.insert(1, (PORTABLE_CACHE, False))
     return tuple(roots)
-
-
-@functools.lru_cache(maxsize=None)
-def portable_fits() -> bool:
-    """Whether this machine runs the portable kernels: x86-64, and every feature of
-    :data:`PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
-    import platform
-
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return False
-    from llvmlite import binding as ll
-
-    try:
-        have = {f[1:] for f in ll.get_host_cpu_features().flatten().split(",") if f.startswith("+")}
-    except RuntimeError:  # pragma: no cover - LLVM cannot read this CPU's features
-        return False
-    return PORTABLE_FEATURES <= have
 
 
 def portable_magic(codegen) -> tuple:
