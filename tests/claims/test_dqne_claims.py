@@ -1,5 +1,5 @@
-"""The thesis's and paper's dqNE / dqEL claims (seed 000 §3, seed 003 ch. 4–5 and appendices A–C;
-digest ``dq-newton-euler-and-gauss.md`` §3 claims 8–18, 24–25, errata §5 item 9)."""
+"""The dqNE / dqEL claims 8–18 and 24–25 of [Silva2022, §3] and [Silva2022thesis, ch. 4–5 and
+appendices A–C], with the corrected Fierro–Lewis sign of [Silva2022thesis, app. A]."""
 
 import numpy as np
 import pytest
@@ -224,7 +224,7 @@ def test_claim15_16_modular_tree_equals_monolithic_model_and_pinocchio():
 
 def test_claim16_black_box_subsystem_needs_only_its_connection_twist_and_wrench():
     """A subsystem's joint wrenches follow from its own model and its connection twist alone
-    (T:L1963): re-evaluating a leaf subsystem with just ``connection_twists`` reproduces them."""
+    [Silva2022thesis, §5.2, eqs. (5.10)–(5.11)]: re-evaluating a leaf subsystem with just ``connection_twists`` reproduces them."""
     asm = _assembly_38(joint_types=("revolute", "spherical", "prismatic"))
     m = asm.build()
     rng = np.random.default_rng(7)

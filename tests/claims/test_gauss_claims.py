@@ -1,6 +1,6 @@
-"""Claims of seed 000 §4 (digest ``dq-newton-euler-and-gauss.md`` §1.6): the Gauss-principle
+"""Claims 19–22 of [Silva2022, §4]: the Gauss-principle
 model (dqGP) equals the Newton–Euler / Euler–Lagrange terms; ``Ṁ − 2C`` is skew (Remark 4.1, with
-the printed closed form wrong and the corrected one right, digest §1.6.5 / §5 erratum 3); Gauss,
+the printed closed form eq. (52) wrong and the corrected one right); Gauss,
 Gibbs–Appell and Kane give the same equations (eqs. 53–61).
 
 Oracles: dqdyn's compiled CRBA / Christoffel C / gravity / ABA (themselves tested against
@@ -110,8 +110,8 @@ def test_mdot_minus_2c_is_skew(name, m):
 
 @pytest.mark.parametrize("name,m", MODELS, ids=[n for n, _ in MODELS])
 def test_remark41_printed_form_fails_corrected_form_holds(name, m):
-    """½Ṁ − C = −Σ Jᵀ S̄ J (printed, eq. 52) is wrong; the digest's corrected form
-    −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀΨJ − JᵀΨJ̇) (§1.6.5) holds.  Both right-hand sides are skew."""
+    """½Ṁ − C = −Σ Jᵀ S̄ J (printed, eq. 52) is wrong; the corrected form
+    −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀΨJ − JᵀΨJ̇) holds.  Both right-hand sides are skew."""
     q, v, _ = _state(m, 5)
     G = gauss.gauss_model(m, q, v)
     lhs = 0.5 * gauss.mass_matrix_derivative(m, q, v) - G.C

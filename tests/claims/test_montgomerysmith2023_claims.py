@@ -1,6 +1,6 @@
-"""Seed 001 (Montgomery-Smith & Shy, arXiv:2202.09268v9): one test per checkable claim of the
-digest's §3.1 (shared/spec/parallel-robots-and-lie-group-dynamics.md), named after the claim,
-plus the cross-document claim 37 (§3.3).
+"""[MontgomerySmith2023] (Montgomery-Smith & Shy, arXiv:2202.09268v9): one test per checkable
+result (claims 1–22), named after the claim, plus claim 37, which compares its Theorem 2 with
+[Kim2012, eq. (31)].
 
 Every oracle is independent of dqdyn.parallel's kernels: numpy dual-quaternion arithmetic and
 scipy rotations written here, finite differences, statics by summing forces, Newton-Euler of one
@@ -160,14 +160,37 @@ def test_claim04_frame_changes_and_jerk_commutator():
 
 
 def test_claim05_work_rate_pairing_and_com_shift():
-    w, v, q, p, r0 = (RNG.normal(size=3) for _ in range(5))
-    phi, tau = np.r_[0.5 * w, 0.5 * v], np.r_[2 * q, 2 * p]
-    assert phi @ tau == pytest.approx(q @ w + p @ v)
-    phi0 = np.r_[0.5 * w, 0.5 * v + 0.5 * np.cross(w, r0)]  # (27)
-    tau0 = np.r_[2 * q + 2 * np.cross(p, r0), 2 * p]  # (28)
-    assert tau0 @ phi0 == pytest.approx(q @ w + p @ v)  # (29)
-    xi, wr = np.r_[w, v], np.r_[p, q]  # dqdyn conventions
-    assert lie.twist_to_beta(xi) @ lie.wrench_to_beta(wr) == pytest.approx(q @ w + p @ v)
+    """τ·φ = q·w + p·v = τ₀·φ₀, eqs. (27)–(29).  Oracle: the power of the wrench as point forces
+    on a moving body, Σ f_k · ṙ_k, with each point's velocity by central differences of its
+    world position along the motion (body angular velocity w, body velocity v of the origin)."""
+    for _ in range(3):
+        w, v, q, p, r0 = (RNG.normal(size=3) for _ in range(5))
+        R0, t0 = random_rt(90, (0, 0, 0), 1)
+        R = lambda s: R0 @ rot(w / np.linalg.norm(w), s * np.linalg.norm(w))
+        pos = lambda s, r: t0 + s * (R0 @ v) + R(s) @ r  # a body point's world position
+        # the wrench (torque q about the origin, force p, body frame) as point forces:
+        # p at the origin, and a couple ±f at ±a with 2 a × f = q
+        a = np.cross(q, RNG.normal(size=3))
+        f = np.cross(q, a) / (2 * a @ a)
+        forces = [(np.zeros(3), p), (a, f), (-a, -f)]
+        np.testing.assert_allclose(sum(np.cross(r, fk) for r, fk in forces), q, atol=1e-12)
+        h = 1e-5
+        power = sum((R0 @ fk) @ (pos(h, r) - pos(-h, r)) / (2 * h) for r, fk in forces)
+        phi, tau = np.r_[0.5 * w, 0.5 * v], np.r_[2 * q, 2 * p]
+        assert phi @ tau == pytest.approx(power, rel=1e-7, abs=1e-9)
+        # about the point r0: the twist of (27) and the wrench of (28) give the same power (29)
+        phi0 = np.r_[0.5 * w, 0.5 * v + 0.5 * np.cross(w, r0)]  # (27)
+        tau0 = np.r_[2 * q + 2 * np.cross(p, r0), 2 * p]  # (28)
+        assert tau0 @ phi0 == pytest.approx(power, rel=1e-7, abs=1e-9)  # (29)
+        # (27) is the velocity of the body point r0 (its finite difference), (28) the torque
+        # about it of the same point forces
+        np.testing.assert_allclose(R0 @ (2 * phi0[3:]), (pos(h, r0) - pos(-h, r0)) / (2 * h),
+                                   rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(tau0[:3] / 2, sum(np.cross(r - r0, fk) for r, fk in forces),
+                                   atol=1e-12)
+        xi, wr = np.r_[w, v], np.r_[p, q]  # dqdyn conventions
+        assert lie.twist_to_beta(xi) @ lie.wrench_to_beta(wr) == pytest.approx(power, rel=1e-7,
+                                                                                abs=1e-9)
 
 
 def test_claim06_lie_derivative_independent_of_extension_and_eq48():
@@ -449,7 +472,7 @@ def test_claim22_tracking_never_fails():
 
 # ============================================================================ claim 37 (cross-document)
 def test_claim37_theorem2_is_twice_lie_group_equation_of_motion():
-    """For a free body, seed 001's Theorem 2 = 2 × seed 002's F = 𝓘 V̇ − ad*_V 𝓘 V (B eq. 31)."""
+    """For a free body, [MontgomerySmith2023]'s Theorem 2 = 2 × [Kim2012]'s F = 𝓘 V̇ − ad*_V 𝓘 V (B eq. 31)."""
     pl = dy.Platform(mass=3.0, com=[0.1, 0.2, -0.1], inertia=np.diag([0.2, 0.3, 0.4]), gravity=np.zeros(3))
     m, S = pl.mass, skew(pl.com)
     I6 = np.block([[pl.inertia - m * S @ S, m * S], [-m * S, m * np.eye(3)]])  # B eq. (22), R = I
