@@ -99,3 +99,20 @@ class UnsafeNameError(DqdynError, ValueError):
 
 
 __all__ += ["UnsafeNameError"]
+
+
+class StoreError(DqdynError, OSError):
+    """A Zarr store cannot be read or written as asked: a missing or unreadable chunk, a full
+    disk; the message names the store, the array and the chunk."""
+
+
+class IncompleteStoreError(StoreError):
+    """A dataset store was not written to the end (its run was stopped); the message names the
+    missing chunks and how to resume."""
+
+
+class ClusterError(DqdynError, RuntimeError):
+    """A Dask cluster can make no progress (no workers, or workers that keep dying)."""
+
+
+__all__ += ["StoreError", "IncompleteStoreError", "ClusterError"]
