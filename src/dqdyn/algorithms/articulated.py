@@ -30,6 +30,7 @@ from ..multibody.joints import (
     joint_nv,
 )
 from ..multibody.model import (
+    MF_ARMATURE,
     MF_AXIS,
     MF_COM,
     MF_INERTIA,
@@ -530,6 +531,7 @@ def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt, 
             for r in range(6):
                 acc += W[i, so + r] * W[i, K_U + 6 * b + r]
             Dm[a, b] = acc
+        Dm[a, a] += mf[i, MF_ARMATURE + int(sc[SC_FREE + a])]  # + armature [Featherstone2008, §7.3]
     if nf > 0 and not chol_factor(Dm, nf, W[i, K_L : K_L + 36].reshape((6, 6))):
         return SINGULAR + i, nf
     return OK, nf

@@ -112,6 +112,7 @@ from .articulated import MIMIC, SINGULAR, _has_mimic
 from .gate import GATE, NV, NV3, SPLIT, fast_front, gate_address, gate_entry, gate_tables, gate_vector
 from .linalg import spd_inverse
 from .minverse import minv_kernel
+from .newton_euler import armature_diag
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
@@ -550,6 +551,7 @@ def dynamics_sweep(mi, mf, q, v, ws, M, h):
         for c in range(nv):
             M[r, c] = 0.0
     _mass_sweep(mi, Pc, S, Fa, M)
+    armature_diag(mi, mf, M)  # M += diag(armature) (Model.armature)
     _bias_sweep(mi, Fc, S, h)
 
 
@@ -842,6 +844,7 @@ def _rnea_derivatives_on(mi, mf, q, v, a, fext, use_fext, out, ws):
                    S, dVq, dAq, dAv, tmp)
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
                       dq, dv, M, bool(True), tmp)  # (a bool, not a literal: see dqdyn._jit, "Literals")
+    armature_diag(mi, mf, M)  # ∂τ/∂q̈ = M + diag(armature); ∂τ/∂q, ∂τ/∂v do not see it
     return OK
 
 
@@ -932,6 +935,7 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
                    S, dVq, dAq, dAv, tmp)
     if small:
         _mass_sweep(mi, Pc, S, Fa, M)
+        armature_diag(mi, mf, M)
         if not spd_inverse(M, nv, L, Mi):
             return SINGULAR_M
     _bias_sweep(mi, Fc, S, col)

@@ -20,6 +20,7 @@ from ..multibody.joints import (
     joint_velocity_bias,
 )
 from ..multibody.model import (
+    MF_ARMATURE,
     MF_AXIS,
     MF_COM,
     MF_GRAVITY,
@@ -177,7 +178,8 @@ def _inertia_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_in, q
             # U = Î S,  D = Sᵀ U,  u = τ − Sᵀ B̂
             s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
             U0, U1, U2, U3, U4, U5 = _ia_apply(W, i, K_I, s0, s1, s2, s3, s4, s5)
-            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
+            # D = Sᵀ Î S + armature [Featherstone2008, §7.3] (the rotor's inertia: Model.armature)
+            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5 + mf[i, MF_ARMATURE]
             if not D > TINY_PIVOT:
                 return SINGULAR + i
             dinv = 1.0 / D
@@ -309,7 +311,8 @@ def _acceleration_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_
                         so = K_S + 6 * k
                         tau_out[iv + k] = (W[i, so] * F0 + W[i, so + 1] * F1 + W[i, so + 2] * F2
                                            + W[i, so + 3] * F3 + W[i, so + 4] * F4
-                                           + W[i, so + 5] * F5)
+                                           + W[i, so + 5] * F5
+                                           + mf[i, MF_ARMATURE + k] * qdd_in[iv + k])
                         qdd[iv + k] = qdd_in[iv + k]
         W[i, K_A], W[i, K_A + 1], W[i, K_A + 2] = a0, a1, a2
         W[i, K_A + 3], W[i, K_A + 4], W[i, K_A + 5] = a3, a4, a5

@@ -89,6 +89,7 @@ from .newton_euler import (
     RNEA_SIG,
     W_COLS,
     _rnea_general,
+    armature_diag,
     joint_pose,
     ne_core,
     rnea_checked,
@@ -337,7 +338,7 @@ def crba_core(mi, mf, q, ws, M):
     Forward: ``x_i^0``, ``Î_i`` and ``𝒮_k`` in F_0.  Backward (children first): the composite
     inertia ``Î^C_i`` is complete when body ``i`` is reached; ``F = Î^C_i 𝒮_k`` and
     ``M_{lk} = ⟨𝒮_l, F⟩`` for the axes ``l`` of ``i`` and of its ancestors (power pairing); then
-    ``Î^C_λ += Î^C_i`` (no change of frame in F_0).
+    ``Î^C_λ += Î^C_i`` (no change of frame in F_0).  Then ``M += diag(armature)``.
     """
     st = check_q(mi, q)
     if st != OK:
@@ -391,6 +392,7 @@ def crba_core(mi, mf, q, ws, M):
         lam = mi[i, MI_PARENT]
         if lam > 0:
             add_rows(ws, i, lam, C_Y, 10)
+    armature_diag(mi, mf, M)
     return OK
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._checks import not_a_model
 from .._views import unmanaged
 from ..multibody.model import (
+    MF_ARMATURE,
     MF_COM,
     MF_INERTIA,
     MF_MASS,
@@ -199,7 +200,8 @@ def _minv_backward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
             s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
             s0, s1, s2, s3, s4, s5 = _twist_to_world(W, i, s0, s1, s2, s3, s4, s5)
             U0, U1, U2, U3, U4, U5 = _ia_apply(W, i, K_I, s0, s1, s2, s3, s4, s5)
-            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5
+            # D = Sᵀ Î S + armature [Featherstone2008, §7.3] (the rotor's inertia: Model.armature)
+            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5 + mf[i, MF_ARMATURE]
             if not D > TINY_PIVOT:
                 return SINGULAR + i
             dinv = 1.0 / D

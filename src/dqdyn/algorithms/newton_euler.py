@@ -68,6 +68,7 @@ from ..multibody.joints import (
     joint_velocity_bias,
 )
 from ..multibody.model import (
+    MF_ARMATURE,
     MF_AXIS,
     MF_COM,
     MF_GRAVITY,
@@ -78,6 +79,7 @@ from ..multibody.model import (
     MF_SCALE,
     MI_IQ,
     MI_IV,
+    MI_NV,
     MI_JTYPE,
     MI_PARENT,
     Model,
@@ -456,6 +458,29 @@ def ne_backward(mi, mf, q, fext, ws, tau, sc):
 
 
 @jit
+def armature_tau(mi, mf, a, tau):
+    """``τ += armature ⊙ a`` (the rotors' inertia: :attr:`Model.armature`); a zero armature adds
+    nothing, bit for bit."""
+    for i in range(1, mi.shape[0]):
+        iv = mi[i, MI_IV]
+        for k in range(mi[i, MI_NV]):
+            r = mf[i, MF_ARMATURE + k]
+            if r != 0.0:
+                tau[iv + k] += r * a[iv + k]
+
+
+@jit
+def armature_diag(mi, mf, M):
+    """``M += diag(armature)`` (:attr:`Model.armature`); a zero armature adds nothing."""
+    for i in range(1, mi.shape[0]):
+        iv = mi[i, MI_IV]
+        for k in range(mi[i, MI_NV]):
+            r = mf[i, MF_ARMATURE + k]
+            if r != 0.0:
+                M[iv + k, iv + k] += r
+
+
+@jit
 def ne_check(mi, q, v, a, fext):
     return check_state(mi, q, v, a, BAD_A_FINITE, fext, fext.shape[0] > 0)
 
@@ -471,6 +496,8 @@ def ne_core(mi, mf, g, q, v, a, fext, ws, tau):
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     ne_backward(mi, mf, q, fext, ws, tau, sc)
+    if a.shape[0] > 0:
+        armature_tau(mi, mf, a, tau)
     for k in range(tau.shape[0]):  # finite inputs can still overflow (|v|² > 1.8e308)
         if not math.isfinite(tau[k]):
             return BAD_OVERFLOW
@@ -638,7 +665,8 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
     Newton–Euler recursion (dqNE, seed 000 eqs. 16–30; trees: thesis eqs. 4.38–4.39).
 
-    Every joint type; mimic joints add into their master's entry.  Batches (leading axes)
+    Every joint type; mimic joints add into their master's entry; ``M`` includes the joint
+    armature (:attr:`~dqdyn.Model.armature`: ``τ += armature ⊙ a``).  Batches (leading axes)
     broadcast against each other and run in chunks of :func:`dqdyn.config.set_batch_chunk`
     states over all cores.
 

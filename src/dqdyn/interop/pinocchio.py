@@ -74,7 +74,8 @@ def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False)
     before children) and keep their names.  With ``frames`` every dqdyn frame becomes a Pinocchio
     frame (bodies as ``BODY`` frames, the others as ``OP_FRAME``).  ``return_ids=True`` returns
     ``(pin_model, {dqdyn body index: pin joint id})``.  Mimic joints raise :class:`ModelError`
-    (load with ``mimic="independent"``).
+    (load with ``mimic="independent"``).  The joint armature (:attr:`Model.armature`) becomes
+    ``pin_model.armature`` (a free joint's six values reordered to Pinocchio's ``[v, ω]``).
     """
     pin = _pin()
     pm = pin.Model()
@@ -122,6 +123,13 @@ def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False)
         pm.appendBodyToJoint(jid, pin.Inertia(float(model.mass[i]), np.array(model.com[i]),
                                               np.array(model.inertia[i])), pin.SE3.Identity())
         ids[i] = jid
+    arm = np.zeros(pm.nv)
+    for i in range(1, model.nbodies + 1):
+        a = _armature_to_pin(model, i)
+        if a is not None:
+            pv = pm.joints[ids[i]].idx_v
+            arm[pv:pv + len(a)] = a
+    pm.armature = arm
     if frames:
         for name, b, pl in zip(model.frame_names, model.frame_body, model.frame_placement):
             b = int(b)
@@ -131,6 +139,25 @@ def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False)
             ftype = pin.FrameType.BODY if is_body else pin.FrameType.OP_FRAME
             pm.addFrame(pin.Frame(name, ids[b], _se3(pl), ftype))
     return (pm, ids) if return_ids else pm
+
+
+def _armature_to_pin(model: Model, i: int):
+    """Body ``i``'s joint armature in Pinocchio's velocity order, ``None`` without DoFs.
+    Pinocchio's planar velocity is in the body axes, dqdyn's ``ẋ, ẏ`` in the parent's: the same
+    diagonal only when the two translational values are equal (else :class:`ModelError`)."""
+    n = int(model.joint_nv[i])
+    if n == 0:
+        return None
+    iv = int(model.idx_v[i])
+    a = np.array(model.armature[iv:iv + n])
+    jt = int(model.joint_type[i])
+    if jt == FREE:
+        return np.r_[a[3:6], a[0:3]]
+    if jt == PLANAR and a[0] != a[1]:
+        raise ModelError(f"joint {model.joint_names_all[i]!r}: a planar joint's armature must be "
+                         f"equal on x and y to be mirrored in Pinocchio (its planar velocity is "
+                         f"in the body axes), got {a.tolist()}")
+    return a
 
 
 def pin_from_model(model: Model):
@@ -212,7 +239,7 @@ def from_pinocchio(pm, *, name: str | None = None) -> Model:
     unbounded — nq 1 here), prismatic, helical, spherical, free, planar joints and a composite
     revolute + prismatic joint on one axis (cylindrical) are supported; any other (spherical ZYX,
     translation, mimic, …) raises :class:`ModelError` naming it.  Position limits (finite ones),
-    velocity and effort limits are copied; frames become named frames (``universe`` is
+    velocity and effort limits and the joint armature (``pm.armature``) are copied; frames become named frames (``universe`` is
     ``world``).
     """
     pin = _pin()
@@ -248,7 +275,15 @@ def from_pinocchio(pm, *, name: str | None = None) -> Model:
                       effort=float(pm.effortLimit[iv]))
         if mimic is not None:
             kw = dict(mimic=mimic)
-        bname = names.get(jid, f"{jname}_body")
+        elif jm.nv > 0 and hasattr(pm, "armature"):
+            arm = np.array(pm.armature[jm.idx_v:jm.idx_v + jm.nv], dtype=float)
+            if jt == "free":
+                arm = np.r_[arm[3:6], arm[0:3]]
+            elif jt == "planar" and arm[0] != arm[1]:
+                raise ModelError(f"from_pinocchio: joint {jname!r}: a planar joint's armature "
+                                 f"must be equal on x and y (dqdyn's planar velocity is in the "
+                                 f"parent's axes), got {arm.tolist()}")
+            kw["armature"] = arm = names.get(jid, f"{jname}_body")
         b.add_body(bname, body_of[int(pm.parents[jid])], jt, joint_name=jname,
                    axis=ax if np.linalg.norm(ax) > 0 else (0, 0, 1), pitch=pitch,
                    placement=_pose(pm.jointPlacements[jid]), mass=float(In.mass),
