@@ -1,4 +1,4 @@
-"""dqdyn.symbolic (seed 004 §8) against dqdyn's compiled M, C, g, regressor, and sympy calculus."""
+"""dqdyn.symbolic [Mladenova, §8] against dqdyn's compiled M, C, g, regressor, and sympy calculus."""
 
 from __future__ import annotations
 

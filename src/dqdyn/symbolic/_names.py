@@ -1,0 +1,70 @@
+"""What may enter generated source code: plain identifiers only.
+
+Model, link and joint names come from model files (data); the code generators of
+:mod:`dqdyn.symbolic` never print them as they are.  :func:`tag` maps any text deterministically
+to the identifier alphabet ``[A-Za-z0-9_]`` (used in comments and file names), and
+:func:`c_identifier` / :func:`python_identifier` check a function name the caller chose, raising
+:class:`~dqdyn.errors.UnsafeNameError` naming the argument.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from ..errors import UnsafeNameError
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+#: C99 / C11 keywords (a function of that name would not compile, or would mean something else)
+C_KEYWORDS = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if inline
+int long register restrict return short signed sizeof static struct switch typedef union unsigned
+void volatile while asm typeof bool true false""".split())
+
+#: names a generated Python function must not take: the modules its body uses
+_PY_RESERVED = frozenset({"math", "numpy"})
+
+
+def tag(text, *, limit: int = 64) -> str:
+    """``text`` as an identifier: every character outside ``[A-Za-z0-9_]`` becomes ``_``, a
+    leading digit gets a ``_`` prefix, and the result is cut to ``limit`` characters (empty text
+    gives ``unnamed``).  Deterministic, ASCII, and free of ``*/``, ``//``, ``??``, quotes,
+    backslashes and newlines, so it is inert in a C or Python comment and in a file name."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", str(text))[:limit]
+    if not s:
+        return "unnamed"
+    return "_" + s[: limit - 1] if s[0].isdigit() else s
+
+
+def _check(name, argument: str, language: str, reserved) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name) or len(name) > 255:
+        raise UnsafeNameError(
+            f"{argument}: the function name must be a plain {language} identifier "
+            f"([A-Za-z_][A-Za-z0-9_]*, at most 255 characters), got {name!r}")
+    if name in reserved:
+        raise UnsafeNameError(f"{argument}: the function name {name!r} is reserved in the generated "
+                              f"{language} code; choose another")
+    return name
+
+
+def c_identifier(name, argument: str = "name") -> str:
+    """``name`` if it is a C identifier that is neither a keyword nor reserved to the
+    implementation (``__x``, ``_X``); else :class:`~dqdyn.errors.UnsafeNameError`."""
+    _check(name, argument, "C", C_KEYWORDS)
+    if name.startswith("__") or (len(name) > 1 and name[0] == "_" and name[1].isupper()):
+        raise UnsafeNameError(f"{argument}: the function name {name!r} is reserved to the C "
+                              "implementation (names starting with '__' or '_' and a capital)")
+    return name
+
+
+def python_identifier(name, argument: str = "name") -> str:
+    """``name`` if it is an ASCII Python identifier, not a keyword and not ``math`` / ``numpy``;
+    else :class:`~dqdyn.errors.UnsafeNameError`."""
+    _check(name, argument, "Python", _PY_RESERVED)
+    if keyword.iskeyword(name):
+        raise UnsafeNameError(f"{argument}: the function name {name!r} is a Python keyword")
+    return name
+
+
+__all__ = ["tag", "c_identifier", "python_identifier", "C_KEYWORDS"]
