@@ -133,62 +133,28 @@ def _mul(a, b):
     return _pose_mul(a, b)
 
 
-def _mimics(mj, label, ignore) -> dict[int, tuple[int, float, float]]:
-    """``{joint1: (joint2, scale, offset)}`` from the active joint equalities (module doc)."""
-    mujoco = _mujoco()
-    out = {}
-    for e in range(mj.neq):
-        if not mj.eq_active0[e]:
-            continue
-        et = int(mj.eq_type[e])
-        ename = _name(mj, mujoco.mjtObj.mjOBJ_EQUALITY, e, "equality")
-        kind = mujoco.mjtEq(et).name[5:].lower()
-        if et != mujoco.mjtEq.mjEQ_JOINT:
-            if "equality" in ignore:
-                continue
-            raise MJCFError(
-                f"MJCF {label}: equality {ename!r} ({kind}) has no dqdyn counterpart (only exact "
-                "linear joint couplings become mimic joints); pass ignore=('equality',) to drop it"
-            )
-        j1, j2 = int(mj.eq_obj1id[e]), int(mj.eq_obj2id[e])
-        c = np.array(mj.eq_data[e][:5], dtype=float)
-        problem = None
-        if j2 < 0:
-            problem = "locks a joint at a constant (no joint2)"
-        elif np.any(c[2:] != 0):
-            problem = f"is a polynomial coupling of degree > 1 (polycoef {c.tolist()})"
-        else:
-            for j in (j1, j2):
-                if int(mj.jnt_type[j]) not in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
-                    problem = f"couples joint {joint_name(mj, j)!r}, which is not a hinge or slide"
-            if problem is None and j2 > j1:
-                problem = (f"makes joint {joint_name(mj, j1)!r} follow {joint_name(mj, j2)!r}, which "
-                           "comes later in the body order (a mimic's master must come first)")
-            if problem is None and j1 in out:
-                problem = f"couples joint {joint_name(mj, j1)!r} a second time"
-        if problem is not None:
-            if "equality" in ignore:
-                continue
-            raise MJCFError(f"MJCF {label}: equality {ename!r} (joint) {problem}: no exact mimic "
-                            "joint; pass ignore=('equality',) to drop it")
-        ref1 = float(mj.qpos0[mj.jnt_qposadr[j1]])
-        ref2 = float(mj.qpos0[mj.jnt_qposadr[j2]])
-        out[j1] = (j2, float(c[1]), float(c[0] + ref1 - c[1] * ref2))
-    # a mimic of a mimic: compose onto the independent joint
-    for j1 in list(out):
-        j2, s, o = out[j1]
-        seen = {j1}
-        while j2 in out:
-            if j2 in seen:
-                raise MJCFError(f"MJCF {label}: joint equalities couple joints in a loop")
-            seen.add(j2)
-            j3, s2, o2 = out[j2]
-            j2, s, o = j3, s * s2, s * o2 + o
-        out[j1] = (j2, s, o)
-    return out
+def _add_welded_body(b: ModelBuilder, name: str, parent: str, X, mass, com, inertia) -> None:
+    """Add body ``name`` welded to the world as a body of its own with a fixed joint, so its
+    inertia stays in the model (the builder merges fixed bodies into a moving parent, and has no
+    moving parent to merge into here).  Added as a 1-DoF body and then marked fixed, so that every
+    per-body entry the builder keeps is present."""
+    from ..multibody.joints import FIXED
+
+    b.add_body(name, parent, "revolute", joint_name=f"{name}__weld", placement=X, mass=mass,
+               com=com, inertia=inertia)
+    body = b._bodies[-1]
+    body["jtype"] = FIXED
+    if "armature" in body:
+        body["armature"] = None
 
 
-def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
+def _armature_keyword() -> bool:
+    import inspect
+
+    return "armature" in inspect.signature(ModelBuilder.add_body).parameters
+
+
+def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool = False):
     """A :class:`~dqdyn.Model` of an MJCF document, compiled by MuJoCo (see the module doc).
 
     Parameters
@@ -197,12 +163,21 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
         Path of an MJCF file, an MJCF XML string, a ``mujoco.MjSpec`` or a compiled
         ``mujoco.MjModel``.
     ignore:
-        Names of unsupported features to drop instead of raising :class:`MJCFError`:
-        ``"armature"`` (rotor inertia on dofs), ``"tendon"``, ``"equality"`` (equalities that are
-        not exact linear joint couplings).
+        Features to leave out silently: ``"armature"`` (rotor inertia on dofs), ``"tendon"``
+        (tendons, and the armature along them), ``"equality"`` (equalities that are not exact
+        linear joint couplings: no loop constraints are declared).
     name:
         Model name (default: the MJCF ``<mujoco model=>``).
+    return_info:
+        Also return an :class:`~dqdyn.parsers._mjcf_extras.MJCFInfo` (tendons, actuators,
+        equalities, loop constraints, site frames, what was ignored).
+
+    Returns
+    -------
+    Model, or ``(Model, MJCFInfo)`` with ``return_info=True``.
     """
+    from . import _mjcf_extras as X_
+
     mujoco = _mujoco()
     ignore = tuple(ignore)
     for k in ignore:
@@ -211,41 +186,38 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
     label = _label(source)
     mj = compile_mjcf(source)
     JT = mujoco.mjtJoint
-    if mj.ntendon and "tendon" not in ignore:
-        raise MJCFError(
-            f"MJCF {label}: tendon {_name(mj, mujoco.mjtObj.mjOBJ_TENDON, 0, 'tendon')!r} (and "
-            f"{mj.ntendon - 1} more): tendons have no dqdyn counterpart; pass ignore=('tendon',) "
-            "to drop them"
-        )
+    problems: list[str] = []  # what dqdyn cannot represent: one error lists them all
     if getattr(mj, "nflex", 0):
-        raise MJCFError(f"MJCF {label}: flex (deformable) elements have no dqdyn counterpart")
-    if np.any(mj.dof_armature != 0) and "armature" not in ignore:
-        d = int(np.flatnonzero(mj.dof_armature)[0])
-        raise MJCFError(
-            f"MJCF {label}: joint {joint_name(mj, int(mj.dof_jntid[d]))!r} has armature "
-            f"{mj.dof_armature[d]:g} (rotor inertia added to M, which dqdyn does not model); pass "
-            "ignore=('armature',) to drop it"
-        )
-    passive = []
-    for arr, what in ((mj.dof_damping, "damping"), (mj.dof_frictionloss, "frictionloss")):
-        if np.any(arr != 0):
-            passive.append(f"{what} on joint {joint_name(mj, int(mj.dof_jntid[np.flatnonzero(arr)[0]]))!r}")
-    if np.any(mj.jnt_stiffness != 0):
-        passive.append(f"stiffness on joint {joint_name(mj, int(np.flatnonzero(mj.jnt_stiffness)[0]))!r}")
-    if np.any(mj.body_gravcomp != 0):
-        passive.append(f"gravcomp on body {body_name(mj, int(np.flatnonzero(mj.body_gravcomp)[0]))!r}")
-    if passive:
-        warnings.warn(
-            f"MJCF {label}: passive joint forces are not part of the rigid-body model and are "
-            f"ignored ({', '.join(passive)}, …)", UserWarning, stacklevel=2)
-    mimics = _mimics(mj, label, ignore)
+        problems.append(f"{mj.nflex} flex (deformable) element(s)")
+    for j in range(mj.njnt):
+        bi = int(mj.jnt_bodyid[j])
+        if int(mj.jnt_type[j]) == JT.mjJNT_FREE and (int(mj.body_jntnum[bi]) != 1 or
+                                                      int(mj.body_parentid[bi]) != 0):
+            problems.append(f"free joint {joint_name(mj, j)!r} of body {body_name(mj, bi)!r} is not "
+                            "the only joint of a body attached to the world")
+    tproblems: list[str] = []
+    arm = X_.armature(mj, tproblems)
+    problems += [p for p in tproblems if not ("tendon" in ignore and p.startswith("tendon"))]
+    if problems:
+        raise MJCFError(f"MJCF {label}: {len(problems)} feature(s) have no dqdyn counterpart: "
+                        + "; ".join(problems))
+    equalities: list[dict] = []
+    mimics = X_.joint_couplings(mj, equalities)
+    apply_arm = "armature" not in ignore and np.any(arm != 0) and _armature_keyword()
+    arm_note = None
+    if "armature" not in ignore and np.any(arm != 0) and not apply_arm:
+        d = int(np.flatnonzero(arm)[0])
+        arm_note = (f"armature (rotor inertia, e.g. {arm[d]:g} on joint "
+                    f"{joint_name(mj, int(mj.dof_jntid[d]))!r}) is not yet applied to M: this "
+                    "dqdyn has no armature slot")
+    grav = X_.gravity(mj)
     model_name = name or (mj.names.split(b"\0", 1)[0].decode() or "mjcf")
-    b = ModelBuilder(model_name, gravity=np.array(mj.opt.gravity, dtype=float), inertia_check="warn")
+    b = ModelBuilder(model_name, gravity=grav, inertia_check="warn")
     taken = {"world"}
 
     def fresh(n: str) -> str:
         if n in taken:
-            raise MJCFError(f"MJCF {label}: name {n!r} is used twice (bodies, joint bodies, sites)")
+            raise MJCFError(f"MJCF {label}: name {n!r} is used twice (bodies, joint bodies)")
         taken.add(n)
         return n
 
@@ -260,8 +232,11 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
             ipos = np.array(mj.body_ipos[bi], dtype=float)
             j0, nj = int(mj.body_jntadr[bi]), int(mj.body_jntnum[bi])
             if nj == 0:
-                b.add_body(fresh(bname), parent, "fixed", joint_name=f"{bname}__weld", placement=B,
-                           mass=mass, com=ipos, inertia=inertia)
+                if b._links[parent][0] == 0 and mass > 0:
+                    _add_welded_body(b, fresh(bname), parent, B, mass, ipos, inertia)
+                else:
+                    b.add_body(fresh(bname), parent, "fixed", joint_name=f"{bname}__weld",
+                               placement=B, mass=mass, com=ipos, inertia=inertia)
                 continue
             cur_parent, cur = parent, B
             for k, j in enumerate(range(j0, j0 + nj)):
@@ -273,10 +248,6 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
                 adr = int(mj.jnt_qposadr[j])
                 kw = {}
                 if jt == JT.mjJNT_FREE:
-                    if nj != 1 or int(mj.body_parentid[bi]) != 0:
-                        raise MJCFError(
-                            f"MJCF {label}: free joint {jname!r} of body {bname!r} must be the only "
-                            "joint of a body attached to the world")
                     jtype, X, residual = "free", pose_from_rt(_ID4, np.zeros(3)), None
                 elif jt == JT.mjJNT_BALL:
                     jtype, X, residual = "spherical", _mul(cur, _translation(anchor)), anchor
@@ -298,6 +269,13 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
                     if j in mimics:
                         m2, s, o = mimics[j]
                         kw["mimic"] = (joint_name(mj, m2), s, o)
+                if apply_arm:
+                    da = int(mj.jnt_dofadr[j])
+                    nd = {JT.mjJNT_FREE: 6, JT.mjJNT_BALL: 3}.get(jt, 1)
+                    a = arm[da : da + nd]
+                    if jt == JT.mjJNT_FREE:  # MuJoCo's [v_world, ω^b] → dqdyn's [ω^b, v^b]
+                        a = np.concatenate([a[3:], a[:3]])
+                    kw["armature"] = float(a[0]) if np.all(a == a[0]) else a
                 has_residual = residual is not None and np.any(residual != 0)
                 dname = bname if (last and not has_residual) else f"{bname}:{jname}"
                 b.add_body(fresh(dname), cur_parent, jtype, joint_name=jname, axis=axis,
@@ -308,17 +286,46 @@ def load_mjcf(source, *, ignore=(), name: str | None = None) -> Model:
                 cur = _translation(-residual) if has_residual else pose_from_rt(_ID4, np.zeros(3))
             if cur_parent != bname:
                 b.add_frame(fresh(bname), cur_parent, cur)
+        # sites live in their own MuJoCo namespace: a site named like a body (or like another
+        # frame) becomes the frame "site:<name>"
+        frames = {}
         for s in range(mj.nsite):
             sname = _name(mj, mujoco.mjtObj.mjOBJ_SITE, s, "site")
-            if sname in taken:
-                raise MJCFError(f"MJCF {label}: site {sname!r} has the name of a body or frame; "
-                                "dqdyn frames need unique names")
-            b.add_frame(fresh(sname), body_name(mj, int(mj.site_bodyid[s])),
+            fname = sname if sname not in taken else f"site:{sname}"
+            if fname in taken:
+                raise MJCFError(f"MJCF {label}: site {sname!r}: frames {sname!r} and {fname!r} "
+                                "both exist already")
+            frames[sname] = fresh(fname)
+            b.add_frame(fname, body_name(mj, int(mj.site_bodyid[s])),
                         pose_from_rt(np.array(mj.site_quat[s], dtype=float),
                                      np.array(mj.site_pos[s], dtype=float)))
-        return b.build()
+        frame_of_site = [frames[_name(mj, mujoco.mjtObj.mjOBJ_SITE, s, "site")] for s in range(mj.nsite)]
+        loops = X_.loop_equalities(mj, equalities, frame_of_site)
+        if "equality" not in ignore:
+            for c in loops:
+                b.add_constraint(c)
+        else:
+            loops = []
+        model = b.build()
     except (ModelError, UnknownNameError) as e:
         raise MJCFError(f"MJCF {label}: {e}") from e
+    ten = X_.tendons(mj)
+    act = X_.actuators(mj)
+    eqs = [r for r in equalities if not ("equality" in ignore and r.get("as") != "mimic")]
+    ignored = X_.ignored_features(mj, tendon_list=[] if "tendon" in ignore else ten,
+                                  actuator_list=act, equalities=eqs, armature_ignored=arm_note)
+    if "tendon" in ignore:
+        ten = []
+    if ignored:
+        warnings.warn(
+            f"MJCF {label}: loaded; left out of the model: " + "; ".join(f"{k}: {v}" for k, v in ignored.items()),
+            UserWarning, stacklevel=2)
+    if not return_info:
+        return model
+    info = X_.MJCFInfo(gravity=grav, armature=arm, armature_applied=bool(apply_arm),
+                       equalities=eqs, constraints=list(loops), tendons=ten, actuators=act,
+                       frames=frames, ignored=ignored)
+    return model, info
 
 
 class MujocoMap:
