@@ -5,18 +5,32 @@ Threads and processes
 ---------------------
 Batched calls run numba ``prange`` kernels on one of numba's threading layers.  At import, unless
 the user chose one with the ``NUMBA_THREADING_LAYER`` environment variable, dqdyn selects numba's
-``"safe"`` layer (TBB, a dependency of dqdyn where wheels exist), which is both thread-safe (any
-number of Python threads may call dqdyn at once) and fork-safe (``multiprocessing`` /
-``ProcessPoolExecutor`` with the ``fork`` context after batched calls in the parent).  A TBB
-installed by pip into a virtual environment is not on the dynamic loader's path, so dqdyn loads
-``libtbb.so.12`` from the ``tbb`` distribution's files first.
+``"safe"`` layer (TBB, a dependency of dqdyn where wheels exist).  A TBB installed by pip into a
+virtual environment is not on the dynamic loader's path, so dqdyn loads ``libtbb.so.12`` from the
+``tbb`` distribution's files first.  Without TBB (no wheel for the platform) dqdyn uses numba's
+``workqueue`` layer.  A user may select ``tbb``, ``omp`` or ``workqueue``; each is thread-safe
+(any number of Python threads may call dqdyn at once) and fork-safe (``os.fork``,
+``multiprocessing`` / ``ProcessPoolExecutor`` with the ``fork`` context, during or after batched
+calls in the parent), because dqdyn starts the layer at import and routes every parallel region
+through a gate (:func:`parallel_regions` counts them):
 
-Without TBB (no wheel for the platform), or when the user selects ``workqueue``, dqdyn uses
-numba's ``workqueue`` layer, which is fork-safe but aborts the process when two threads launch
-parallel regions at once; dqdyn then serializes the launches of parallel regions with a lock
-(:data:`WORKQUEUE_GUARDED`), so concurrent calls from Python threads are safe, one parallel
-region at a time.  A user who selects ``omp`` gets GNU OpenMP on Linux, which is thread-safe but
-not fork-safe (use the ``spawn`` or ``forkserver`` start method there).
+* ``fork()`` waits until no parallel region is running (``os.register_at_fork``).  A child forked
+  while a worker thread is inside the layer inherits a half-finished region: numba's
+  ``workqueue`` child then waits forever for workers that do not exist, TBB's cannot shut its
+  workers down before the fork ("Unable to join threads") and some children hang.  Held at
+  the gate, the fork happens between regions, where every layer is consistent.
+* ``workqueue``: numba's workqueue aborts the process when two threads launch parallel regions
+  at once, so the gate admits one region at a time (:data:`WORKQUEUE_GUARDED`); concurrent calls
+  from Python threads are safe, one parallel region at a time.
+* ``omp`` with GNU OpenMP (Linux): libgomp's thread pool does not survive ``fork()`` and numba
+  terminates a forked child that enters it ("fork() called from a process already using GNU
+  OpenMP").  In a child forked from such a process the gate runs each parallel region on the
+  calling thread instead: the results are the same bits (every state is computed by the same
+  serial kernel), on one thread per child process.  For parallel children use the ``spawn``
+  or ``forkserver`` start method, or the ``tbb`` / ``workqueue`` layer.
+
+The gate binds numba's ``numba_parallel_for`` symbol, which kernels resolve when they are linked:
+kernels compiled or loaded before ``import dqdyn`` (none of dqdyn's) bypass it.
 """
 
 from __future__ import annotations
@@ -30,9 +44,10 @@ import numba
 
 from .errors import ShapeError
 
-#: True when dqdyn wraps numba's workqueue ``parallel_for`` with a lock (see the module docstring)
+#: True when the layer is numba's ``workqueue`` and dqdyn's gate admits one parallel region at a
+#: time (see the module docstring)
 WORKQUEUE_GUARDED = False
-_GUARD = {}  # keeps the ctypes callback and the real parallel_for alive
+_GUARD = {}  # keeps the ctypes callbacks and the layer's own parallel_for alive
 
 
 def _load_tbb() -> bool:
@@ -81,55 +96,116 @@ def _load_tbb() -> bool:
         return False
 
 
-def _guard_workqueue() -> None:
-    """Serialize the launches of parallel regions when numba's layer is ``workqueue``.
+class _Gate:
+    """Admits parallel regions (one at a time when ``exclusive``) and holds ``fork()`` until
+    none is running; ``serial``: run each region on the calling thread (a GNU OpenMP child)."""
 
-    numba links every parallel kernel (compiled or loaded from its cache) against the symbol
-    ``numba_parallel_for``, bound once when the layer starts.  This starts the layer now and, if
-    it is ``workqueue``, rebinds the symbol to a wrapper that takes a process-wide lock around
-    the workqueue's ``parallel_for``, so dqdyn's kernels, linked lazily afterwards, never enter
-    the workqueue from two threads at once (which aborts the process)."""
+    def __init__(self, exclusive: bool):
+        self.exclusive, self.serial = exclusive, False
+        self.cond = threading.Condition(threading.Lock())
+        self.active = self.forking = self.regions = 0
+
+    def enter(self) -> None:
+        with self.cond:
+            while self.forking or (self.exclusive and self.active):
+                self.cond.wait()
+            self.active += 1
+            self.regions += 1
+
+    def leave(self) -> None:
+        with self.cond:
+            self.active -= 1
+            self.cond.notify_all()
+
+    def before_fork(self) -> None:
+        self.cond.acquire()  # held across fork(): no region starts, none is running
+        self.forking += 1
+        while self.active:
+            self.cond.wait()
+
+    def after_fork_parent(self) -> None:
+        self.forking -= 1
+        self.cond.notify_all()
+        self.cond.release()
+
+    def after_fork_child(self, gnu_omp: bool) -> None:
+        self.cond = threading.Condition(threading.Lock())  # the child has no other thread
+        self.active = self.forking = 0
+        self.serial = self.serial or gnu_omp
+
+
+def _install_gate() -> None:
+    """Start numba's threading layer and rebind ``numba_parallel_for`` (the symbol numba's
+    parallel kernels call, bound when the layer starts) to dqdyn's gate (module docstring)."""
     global WORKQUEUE_GUARDED
+    if _GUARD:
+        return
+    import llvmlite.binding as ll
     from numba.np.ufunc import parallel as npar
 
     npar._launch_threads()
-    if npar._threading_layer != "workqueue" or WORKQUEUE_GUARDED:
-        return
-    import llvmlite.binding as ll
-    from numba.np.ufunc import workqueue
+    layer = npar._threading_layer
+    gnu_omp = False
+    if layer == "omp":
+        from numba.np.ufunc import omppool
 
+        gnu_omp = getattr(omppool, "openmp_vendor", "") == "GNU"
     proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
                              ctypes.c_int)
-    real = proto(workqueue.parallel_for)
-    lock = threading.Lock()
+    body = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p)
+    real = proto(ll.address_of_symbol("numba_parallel_for"))
+    gate = _Gate(exclusive=layer == "workqueue")
 
-    def locked(fn, args, dims, steps, data, inner_ndim, array_count, num_threads):
-        with lock:
+    def region(fn, args, dims, steps, data, inner_ndim, array_count, num_threads):
+        if gate.serial:  # the gufunc over all of dims[0], as a one-thread layer runs it
+            with gate.cond:
+                gate.regions += 1
+            body(fn)(args, dims, steps, data)
+            return
+        gate.enter()
+        try:
             real(fn, args, dims, steps, data, inner_ndim, array_count, num_threads)
+        finally:
+            gate.leave()
 
-    cb = proto(locked)
-    _GUARD.update(real=real, cb=cb, lock=lock)
+    cb = proto(region)
+    _GUARD.update(real=real, cb=cb, gate=gate, layer=layer)
     ll.add_symbol("numba_parallel_for", ctypes.cast(cb, ctypes.c_void_p).value)
-    WORKQUEUE_GUARDED = True
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=gate.before_fork, after_in_parent=gate.after_fork_parent,
+                            after_in_child=lambda: gate.after_fork_child(gnu_omp))
+    WORKQUEUE_GUARDED = layer == "workqueue"
 
 
 def _select_threading_layer() -> None:
-    """Pick numba's threading layer at import (see the module docstring)."""
+    """Pick numba's threading layer at import and install the gate (module docstring)."""
     from numba.np.ufunc import parallel as npar
 
     user = os.environ.get("NUMBA_THREADING_LAYER", "").strip().lower()
-    started = npar._is_initialized
-    if not started and user in ("", "default", "safe", "threadsafe", "forksafe", "tbb"):
+    if not npar._is_initialized and user in ("", "default", "safe", "threadsafe", "forksafe",
+                                             "tbb"):
         have_tbb = _load_tbb()
         if not user:
             numba.config.THREADING_LAYER = "safe" if have_tbb else "workqueue"
-    layer = npar._threading_layer if started else str(numba.config.THREADING_LAYER).lower()
-    if layer == "workqueue" or (layer in ("default", "forksafe") and not started):
-        _guard_workqueue()  # starts the layer; guards it if it turned out to be workqueue
+    if numba.config.DISABLE_JIT:
+        return
+    try:
+        _install_gate()
+    except (ValueError, OSError, ImportError):  # a layer this machine lacks: numba says so on
+        pass                                    # the first batched call, as without dqdyn
 
 
 _select_threading_layer()
+
+
+def parallel_regions() -> int:
+    """How many parallel regions (``prange`` kernel launches on the threading layer) this
+    process has run through dqdyn's gate; batches small enough to run serially
+    (:data:`dqdyn.algorithms.batching.SERIAL_WORK`) start none."""
+    gate = _GUARD.get("gate")
+    return gate.regions if gate is not None else 0
 
 
 def threading_layer() -> str:
@@ -178,4 +254,4 @@ def get_batch_chunk() -> int:
     return BATCH_CHUNK
 
 
-__all__ = ["threading_layer", "set_num_threads", "get_num_threads", "set_batch_chunk", "get_batch_chunk"]
+__all__ = ["threading_layer", "parallel_regions", "set_num_threads", "get_num_threads", "set_batch_chunk", "get_batch_chunk"]

@@ -116,3 +116,16 @@ class ClusterError(DqdynError, RuntimeError):
 
 
 __all__ += ["StoreError", "IncompleteStoreError", "ClusterError"]
+
+
+class EnergyDriftWarning(UserWarning):
+    """A passive simulation's mechanical energy drifted beyond its tolerance: the integrator
+    and step do not resolve the motion (the message names both, the time, and what to use)."""
+
+
+class EnergyDriftError(DqdynError, ArithmeticError):
+    """Raised instead of :class:`EnergyDriftWarning` when a simulation runs with
+    ``monitor="raise"``."""
+
+
+__all__ += ["EnergyDriftWarning", "EnergyDriftError"]
