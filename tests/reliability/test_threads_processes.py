@@ -1,6 +1,7 @@
-"""Threads and processes (issue 15): batched calls from several Python threads, and a fork-based
+"""Threads and processes: batched calls from several Python threads, and a fork-based
 process pool after a batched call in the parent, under numba's workqueue layer and under the
-layer dqdyn selects.  Each scenario runs in a subprocess, so a crash of the interpreter (numba's
+layer dqdyn selects (forks under every layer, with batches that start the parallel layer:
+test_fork_layers.py).  Each scenario runs in a subprocess, so a crash of the interpreter (numba's
 workqueue aborts on concurrent access; GNU OpenMP children die after fork) fails the test
 instead of killing pytest.  Oracle: the results of the same calls made serially in the parent
 process of the scenario (bit-identical)."""
