@@ -195,12 +195,12 @@ def test_load_mjcf_structure():
     model = load_mjcf(MODELS["floating"])
     assert model.joint_type_name("root") == "free"
     assert model.joint_type_name("hip") == "spherical"
-    # the welded foot is merged into the shin, the body welded to the world is dropped
+    # the welded foot is merged into the shin; the body welded to the world keeps its mass as a
+    # body of its own with a fixed joint (no DoF)
     assert "foot" in model.frame_names and "foot" not in model.body_names
-    assert "static" in model.frame_names and "static" not in model.body_names
+    assert "static" in model.body_names and model.joint_type_name("static__weld") == "fixed"
     mj = mujoco.MjModel.from_xml_string(MODELS["floating"])
-    moving = mj.body_mass[2:].sum()  # trunk and below
-    assert model.total_mass == pytest.approx(moving, rel=1e-14)
+    assert model.total_mass == pytest.approx(mj.body_mass.sum(), rel=1e-14)
     # a hinge with an anchor: the dqdyn body sits at the anchor, the MuJoCo body frame is a frame
     ch = load_mjcf(MODELS["hinge_chain"])
     assert "l1:j1" in ch.body_names and "l1" in ch.frame_names and "tip" in ch.frame_names
@@ -245,30 +245,25 @@ ARM = """
 """
 
 
-@pytest.mark.parametrize("body_kw, extra, match", [
-    ({}, '<tendon><fixed name="t"><joint joint="j1" coef="1"/><joint joint="j2" coef="-1"/></fixed></tendon>',
-     "tendon 't'"),
-    ({}, '<equality><weld name="w" body1="l2"/></equality>', "equality 'w' \\(weld\\)"),
-    ({}, '<equality><connect body1="l2" anchor="0 0 0"/></equality>', "connect"),
-    ({}, '<equality><joint joint1="j2" joint2="j1" polycoef="0 1 0.5 0 0"/></equality>', "degree > 1"),
-    ({}, '<equality><joint joint1="j1" joint2="j2"/></equality>', "comes later"),
-    ({}, '<equality><joint joint1="j2"/></equality>', "locks a joint"),
-    ({"jattr": 'armature="0.1"'}, "", "armature"),
-    ({"site": "l2"}, "", "site 'l2'"),
-])
-def test_load_mjcf_unsupported_is_named_error(body_kw, extra, match):
-    kw = dict(jattr="", site="s1") | body_kw
-    xml = mjcf("bad", ARM.format(**kw), extra=extra + "\n")
-    with pytest.raises(MJCFError, match=match):
+def test_load_mjcf_unrepresentable_features_are_one_named_error():
+    xml = mjcf("bad", ARM.format(jattr="", site="s1"), extra=(
+        '<tendon><fixed name="t" armature="0.2"><joint joint="j1" coef="1"/></fixed></tendon>\n'
+        '<actuator><motor name="m" tendon="t" armature="0.1"/></actuator>\n'))
+    with pytest.raises(MJCFError, match="2 feature.*actuator 'm'.*tendon 't'"):
         load_mjcf(xml)
+    # the tendon's own armature is dropped with ignore=("tendon",); the actuator's stays refused
+    with pytest.raises(MJCFError, match="1 feature.*actuator 'm'"):
+        load_mjcf(xml, ignore=("tendon",))
 
 
-def test_load_mjcf_ignore_and_passive_warning():
+def test_load_mjcf_ignore_and_the_one_warning():
     xml = mjcf("ok", ARM.format(jattr='armature="0.1" damping="0.3"', site="s1"),
                extra='<tendon><fixed name="t"><joint joint="j1" coef="1"/></fixed></tendon>\n')
-    with pytest.warns(UserWarning, match="damping on joint 'j1'"):
+    with pytest.warns(UserWarning) as rec:
         model = load_mjcf(xml, ignore=("armature", "tendon"))
-    assert model.nv == 2
+    assert len(rec) == 1 and "damping (e.g. on 'j1')" in str(rec[0].message)
+    assert "tendon" not in str(rec[0].message) and "armature" not in str(rec[0].message)
+    assert model.nv == 2 and not model.armature.any()
     with pytest.raises(MJCFError, match="ignore entries"):
         load_mjcf(xml, ignore=("geoms",))
 
