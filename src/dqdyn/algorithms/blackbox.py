@@ -86,7 +86,8 @@ class ModelBlackBox:
     def mass_properties(self):
         q = np.asarray(self._state(0.0)[0], dtype=float)
         X = forward_kinematics(self.model, q)
-        m = float(np.sum(self.model.mass))
+        wm, wc, wI = self.model.welded_inertia  # (welded to the connection frame)
+        m = float(np.sum(self.model.mass)) + wm
         if m <= 0:
             return None
         from ..algebra.dualquat import matrix_from_pose
@@ -98,6 +99,8 @@ class ModelBlackBox:
             c = T[:3, :3] @ self.model.com[i] + T[:3, 3]
             parts.append((self.model.mass[i], c, T[:3, :3] @ self.model.inertia[i] @ T[:3, :3].T))
             cs += self.model.mass[i] * c
+        parts.append((wm, np.array(wc), np.array(wI)))
+        cs += wm * np.asarray(wc)
         cs /= m
         for mi, c, Ii in parts:
             d = c - cs
@@ -114,7 +117,11 @@ class ModelBlackBox:
         qe = np.concatenate([bc(pose, 8), bc(q, self.model.nq)], -1)
         ve = np.concatenate([bc(twist, 6), bc(v, self.model.nv)], -1)
         ae = np.concatenate([bc(twist_derivative, 6), bc(a, self.model.nv)], -1)
-        return newton_euler(self._ext, qe, ve, ae).com_wrenches[..., 1, :]
+        zc = newton_euler(self._ext, qe, ve, ae).com_wrenches[..., 1, :]
+        # ζ_a at the connector's origin (its CoM is the welded inertia's, if the model has one)
+        from ..algebra.dualquat import Ad6
+
+        return Ad6(np.r_[1.0, 0.0, 0.0, 0.0, 0.0, 0.5 * np.asarray(self._ext.com[1])], zc)
 
 
 class RecordedWrench:

@@ -109,6 +109,23 @@ def _connection_frame(p, at):
     return body + 1, pl
 
 
+def _com_offset(ext: Model) -> np.ndarray:
+    """The pure translation to the connector's CoM (non-zero when the subsystem has a welded
+    inertia, :attr:`~dqdyn.multibody.model.Model.welded_inertia`, merged into its connector)."""
+    return np.r_[1.0, 0.0, 0.0, 0.0, 0.0, 0.5 * np.asarray(ext.com[1])]
+
+
+def _connector_wrench(ext: Model, ws) -> np.ndarray:
+    """ζ_a (at the connection frame, the connector's origin) from a dqNE workspace, where the
+    connector's wrench is at its CoM."""
+    z = ws[1, W_ZETA:W_ZETA + 6].copy()
+    if not np.any(ext.com[1]):
+        return z
+    out = np.empty(6)
+    _ad6(_com_offset(ext), z, out)
+    return out
+
+
 def _raise_in(name, model, status):
     """:func:`raise_status` of a subsystem's kernel status, the subsystem named in the message
     (its indices are those of its own coordinates)."""
@@ -491,7 +508,9 @@ class InterconnectionGraph:
             A[..., rs, col, :] = r.wrenches[..., 2:, :]
             TB[..., sv, col] = r.tau[..., 6:]
             TW[k], TD[k] = r.twists[..., 2:, :], r.twist_derivatives[..., 2:, :]
-            zk = np.array(r.com_wrenches[..., 1, :])  # ζ_{a_k}: the connector's wrench
+            # ζ_{a_k}: the connector's wrench, from its CoM (the subsystem's welded inertia's,
+            # Model.welded_inertia; its origin without one) to its origin
+            zk = Ad6(_com_offset(n.ext), r.com_wrenches[..., 1, :])
             kids = self.children(k)
             if kids:
                 X = self._poses(n)
@@ -590,6 +609,8 @@ class InterconnectionGraph:
             nb1 = m.nbodies + 1
             if np.any(np.asarray(m.com[0]) != 0.0):
                 return None
+            if n.parent is not None and np.any(m.welded != 0.0):
+                return None  # (a welded inertia rides on the connection: the Python sweeps)
             p = -1 if n.parent is None else names.index(n.parent)
             body = 0
             if p >= 0:
@@ -680,7 +701,7 @@ class InterconnectionGraph:
                     _dq_mul(b["X"][body].copy(), to_a, xc)
                     conn[j] = (xc, tb, db)
             else:
-                Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
+                Z[k] = _connector_wrench(m, b["ws"])
                 tau[sv] = b["tau"][6:]
         for k, n, (sq, sv), kids, b in reversed(plan):  # leaves → root
             if n.model is None:
@@ -698,7 +719,7 @@ class InterconnectionGraph:
             st = _ne_kernel(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"], b["G"])
             if st:
                 _raise_in(k, m, st)
-            Z[k] = b["ws"][1, W_ZETA:W_ZETA + 6].copy()
+            Z[k] = _connector_wrench(m, b["ws"])
             tau[sv] = b["tau"][6:]
         return tau
 

@@ -213,7 +213,9 @@ class Assembly:
             m = s.extended
             Gk = np.array(r.wrenches[..., 1:, :])  # row 0 of the extended model: connector
             tk = np.array(r.tau[..., 6:])
-            zk = np.array(r.com_wrenches[..., 1, :])  # ζ_{a_k}: connector CoM = its origin
+            # ζ_{a_k}: the connector's wrench, moved from its CoM (that of the subsystem's welded
+            # inertia, Model.welded_inertia; the origin without one) to its origin
+            zk = Ad6(_pose_t(m.com[1]), r.com_wrenches[..., 1, :])
             X = forward_kinematics(m, QE[k])
             for j in s.children:
                 c = self.subsystems[j]

@@ -140,6 +140,8 @@ class ModelBuilder:
         self._frames: list[tuple[str, int, np.ndarray]] = []
         self._constraints: list = []
         self._joint_names: set[str] = set()
+        # inertia welded to the world (mass, CoM in world, CoM inertia in world axes)
+        self._welded = (0.0, np.zeros(3), np.zeros((3, 3)))
 
     # -------------------------------------------------------------------------------- bodies
     def add_body(
@@ -213,13 +215,7 @@ class ModelBuilder:
         X = _pose_mul(ppose, X)  # joint frame in the parent *body* frame
         self._joint_names.add(jname)
         if jt == FIXED:
-            b = self._bodies[pbody]
-            if pbody > 0:
-                R = matrix_from_quat(X[:4])
-                c2 = translation_of(X) + R @ com
-                I2 = R @ inertia @ R.T
-                m, c, Ii = combine_inertia(b["mass"], b["com"], b["inertia"], mass, c2, I2)
-                b["mass"], b["com"], b["inertia"] = m, c, Ii
+            self._attach(pbody, X, mass, com, inertia)
             self._links[name] = (pbody, X)
             self._frames.append((name, pbody, X))
             return name
@@ -262,6 +258,38 @@ class ModelBuilder:
         self._frames.append((name, idx, _IDENT8.copy()))
         return name
 
+    def _attach(self, body: int, X, mass, com, inertia) -> None:
+        """Merge a rigid part (``com`` / ``inertia`` in the frame ``X`` of body ``body``) into
+        that body; on the world (body 0) into the welded inertia (``Model.welded_inertia``)."""
+        if mass == 0.0 and not np.any(inertia):
+            return
+        R = matrix_from_quat(X[:4])
+        c2 = translation_of(X) + R @ com
+        I2 = R @ inertia @ R.T
+        if body > 0:
+            b = self._bodies[body]
+            b["mass"], b["com"], b["inertia"] = combine_inertia(
+                b["mass"], b["com"], b["inertia"], mass, c2, I2)
+        else:
+            self._welded = combine_inertia(*self._welded, mass, c2, I2)
+
+    def add_inertia(self, parent: str, mass: float, com: Sequence[float] = (0.0, 0.0, 0.0),
+                    inertia=None) -> None:
+        """Rigidly attach a part of ``mass``, CoM ``com`` and inertia ``inertia`` (about the
+        CoM; both in the frame of link/frame ``parent``) to ``parent``: merged into the body that
+        carries ``parent`` (parallel-axis theorem), or, on the world, kept as the model's
+        :attr:`~dqdyn.multibody.model.Model.welded_inertia` (it moves with the model when the
+        model is mounted on a body by :meth:`add_model`)."""
+        if parent not in self._links:
+            raise UnknownNameError(f"parent {parent!r} of the attached inertia does not exist")
+        com = np.asarray(com, dtype=float).reshape(3)
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        if inertia.shape == (3,):
+            inertia = np.diag(inertia)
+        _check_inertia(f"inertia attached to {parent}", float(mass), com, inertia,
+                       self.inertia_check)
+        self._attach(*self._links[parent], float(mass), com, inertia)
+
     def add_model(self, model: Model, parent: str = "world", placement=None, *, prefix: str = "",
                   xyz=None, rpy=None) -> dict[str, str]:
         """Attach a whole ``model`` (a subsystem) to link/frame ``parent`` of this builder.
@@ -271,6 +299,10 @@ class ModelBuilder:
         with names prefixed by ``prefix``.  Its q / v entries follow this builder's earlier ones
         in the subsystem's own order, so the assembled ``q`` is the concatenation of the
         subsystems' ``q`` (thesis ch. 5: the monolithic counterpart of a modular assembly).
+        The subsystem's :attr:`~dqdyn.multibody.model.Model.welded_inertia` (e.g. its fixed-base
+        root link) is rigidly attached at its world frame: merged into the body carrying
+        ``parent``, or welded to this builder's world when ``parent`` is on the world — as
+        Pinocchio's ``appendModel`` does with the universe inertia.
         Returns the map from the subsystem's link/frame names to the new names.
         """
         if parent not in self._links:
@@ -308,6 +340,8 @@ class ModelBuilder:
             if f in names:
                 continue
             names[f] = self.add_frame(prefix + f, names[model.body_names[int(b)]], np.array(pl))
+        wm, wc, wI = model.welded_inertia
+        self._attach(*self._links[names["world"]], wm, np.array(wc), np.array(wI))
         return names
 
     def add_frame(self, name: str, parent: str, placement=None, *, xyz=None, rpy=None) -> str:
@@ -363,6 +397,7 @@ class ModelBuilder:
             limits=[None] + [b["limits"] for b in bodies[1:]],
             constraints=self._constraints,
             armature=[None] + [b.get("armature") for b in bodies[1:]],
+            welded=np.concatenate([[self._welded[0]], self._welded[1], np.ravel(self._welded[2])]),
         )
 
 

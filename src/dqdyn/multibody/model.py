@@ -88,6 +88,11 @@ class Model:
     nq: int
     nv: int
     constraints: tuple = ()
+    #: inertia rigidly attached to the world (a fixed-base root link and what is fixed to it:
+    #: Pinocchio's universe inertia): ``[m, c (3), Ī_c (9, row-major)]`` in world axes, the CoM
+    #: ``c`` in the world frame.  No joint moves it, so no algorithm on this model sees it; it
+    #: moves with the model when the model is mounted on a body (``ModelBuilder.add_model``).
+    welded: np.ndarray = field(default_factory=lambda: np.zeros(13), repr=False)
     _index: dict = field(default_factory=dict, repr=False)
     #: workspace the single-state kernels behind the C call gate write their intermediate
     #: results into (like Pinocchio's ``Data``): (nbodies + 3) · SCRATCH_COLS + 2 nv floats.
@@ -106,6 +111,7 @@ class Model:
             self.q_upper,
             self.velocity_limit,
             self.effort_limit,
+            self.welded,
         ):
             a.setflags(write=False)
         idx = self._index
@@ -262,7 +268,16 @@ class Model:
 
     @property
     def total_mass(self) -> float:
+        """Mass of the moving bodies (the welded inertia, :attr:`welded_inertia`, excluded; as
+        Pinocchio's ``computeTotalMass``)."""
         return float(self.mass[1:].sum())
+
+    @property
+    def welded_inertia(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(mass, com, inertia)`` rigidly attached to the world (a fixed-base root link and
+        the links fixed to it): CoM in the world frame, inertia about the CoM in world axes."""
+        w = self.welded
+        return float(w[0]), self._ro(w[1:4]), self._ro(w[4:13].reshape(3, 3))
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -443,6 +458,7 @@ def pack_model(
     limits,
     constraints=(),
     armature=None,
+    welded=None,
 ) -> Model:
     """Assemble the packed tables of a :class:`Model` from per-body lists (used by builders).
     ``armature``: per body, ``None`` or the joint's checked armature values (one per DoF; a
@@ -519,6 +535,7 @@ def pack_model(
         nq=iq,
         nv=iv,
         constraints=tuple(constraints),
+        welded=np.zeros(13) if welded is None else np.array(welded, dtype=float).reshape(13),
     )
 
 

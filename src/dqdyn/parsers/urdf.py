@@ -622,11 +622,37 @@ def load_urdf(
                 )
         body_inertia[body] = dict(mass=m, com=c, inertia=I)
 
+    # -- the links welded to the world (a fixed base): their lumped inertia is kept as the
+    #    model's welded inertia (Pinocchio's universe inertia), which moves with the model when
+    #    it is mounted on a body (ModelBuilder.add_model)
+    welded = None
+    if base is None:
+        m, c, I = 0.0, np.zeros(3), np.zeros((3, 3))
+        for ln, o in owner.items():
+            if o is None and ln in in_body:
+                mk, ck, Ik = inert[ln][:3]
+                T = in_body[ln]
+                R = T[:3, :3]
+                m, c, I = _combine(m, c, I, mk, T[:3, 3] + R @ ck, R @ Ik @ R.T)
+        if m > 0 or np.any(I):
+            welded = (m, c, I)
+            ev = np.linalg.eigvalsh(I)
+            if ev.min() < -1e-9 * max(1.0, abs(ev).max()) and inertia_check != "off":
+                warnings.warn(
+                    f"URDF {label}: the links welded to the world ({root!r} and the links fixed "
+                    f"to it) have an inertia that is not positive semi-definite (principal "
+                    f"moments {ev}); kept as the model's welded inertia",
+                    UserWarning,
+                    stacklevel=2,
+                )
+
     # -- build
     b = ModelBuilder(name or robot.name or default_name, gravity=gravity, inertia_check=inertia_check)
     if base is None:
         if root != "world":
             b.add_body(root, "world", "fixed", joint_name=_unique(_ROOT_JOINT_NAME, joints))
+        if welded is not None:
+            b._attach(0, np.array([1.0, 0, 0, 0, 0, 0, 0, 0]), *welded)
     else:
         try:
             b.add_body(base, "world", jt, joint_name=_ROOT_JOINT_NAME, xyz=base_xyz,
