@@ -65,7 +65,7 @@ def _rel(x, ref, floor=1e-8):
     return float(np.abs(np.asarray(x) - ref).max() / max(np.abs(ref).max(), floor)) if np.size(ref) else 0.0
 
 
-def compare_with_mujoco(source, n_states: int = 4, seed: int = 0):
+def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0):
     """Load ``source`` as it comes and compare with MuJoCo.  Returns ``(model, errors)`` with the
     worst relative error of each quantity (``rnea``, ``M``, ``gravity``, ``aba``, ``poses``)."""
     with warnings.catch_warnings():
@@ -76,7 +76,7 @@ def compare_with_mujoco(source, n_states: int = 4, seed: int = 0):
     rigid_oracle(mj, keep_armature=info.armature_applied)
     m = MujocoMap(model, mj)
     d = mujoco.MjData(mj)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     err = dict(rnea=0.0, M=0.0, gravity=0.0, aba=0.0, poses=0.0)
 
     def inverse(q, v, a):

@@ -100,8 +100,8 @@ def test_joint_equalities_with_the_master_later_in_the_tree():
     assert {r["name"]: r["as"] for r in info.equalities} == {"mirror": "mimic", "curl": "mimic"}
     mj = mj_of("reverse_joint_equality.xml")
     m = MujocoMap(model, mj)
-    for seed in range(3):
-        q = dqdyn.random_configuration(model, seed=seed)
+    for k in range(3):
+        q = dqdyn.random_configuration(model, seed=k)
         assert _mj_equality_residual(mj, m.qpos(q)) < 1e-14
 
 

@@ -11,7 +11,6 @@ MuJoCo's own:
   diag(body_inertia) R(body_iquat)ᵀ`` (the inertial frame MuJoCo derived, e.g. from the geoms),
   rotated into dqdyn's body axes.  A body without joints is welded to its parent and merged into
   it (masses, CoMs and inertias combined by the parallel-axis theorem); it stays a named frame.
-  Bodies welded to the world carry no dynamics and are dropped (as in :func:`load_urdf`).
 * **Joints.**  ``hinge`` → revolute, ``slide`` → prismatic, ``ball`` → spherical (q: MuJoCo's
   unit quaternion ``[w, x, y, z]``, v: body angular velocity — both as MuJoCo), ``free`` → free
   (q: vec8 unit dual quaternion; v: body twist ``[ω^b, v^b]`` where MuJoCo's ``qvel`` is
@@ -24,26 +23,38 @@ MuJoCo's own:
   is folded into the joint placement, so dqdyn's q is MuJoCo's qpos and every body frame is
   MuJoCo's at the same configuration.  Hinge / slide ``range`` (when limited) gives
   ``q_lower`` / ``q_upper``.
+* **Bodies welded to the world** (no joint, directly or through other welded bodies) with mass
+  become bodies of their own with a fixed joint (``"<body>__weld"``, no DoF), so that
+  ``model.total_mass`` is MuJoCo's ``body_mass.sum()``; massless ones are frames.
+* **Armature.**  MuJoCo's ``dof_armature`` (joint ``armature``, from ``<default>`` classes and
+  ``childclass`` as MuJoCo compiles them) plus ``gear² · armature`` of actuators driving one
+  hinge / slide, passed to :meth:`ModelBuilder.add_body` (``Model.armature``).
 * **Equality constraints.**  An active ``<equality><joint joint1= joint2= polycoef=>`` with only
   the constant and linear coefficients non-zero is exactly a mimic coupling
-  ``q₁ = scale·q₂ + offset`` (``scale = c₁``, ``offset = c₀ + ref₁ − c₁ ref₂``) and becomes one
-  (``joint1`` owns no entry of q / v); its master must come earlier in MuJoCo's body order.  A
-  quadratic or higher coupling, a locked joint (no ``joint2``), ``connect``, ``weld``, ``tendon``
-  and ``flex`` equalities raise :class:`MJCFError` (``ignore=("equality",)`` drops them).
-  Inactive equalities (``active="false"``) are ignored.
-* **Sites** become named frames on their body (a site whose name is already a body / frame name
-  is an error).
-* **Harmless elements** (they do not enter the rigid-body model; ignored without a message):
-  geoms (their masses are already in MuJoCo's body inertias), cameras, lights, actuators and
-  sensors (dqdyn's τ is the generalized force), contact pairs / excludes, keyframes, assets,
-  options other than gravity.
-* **Passive joint forces** (``damping``, ``stiffness``, ``frictionloss``, ``gravcomp``): not part
-  of M, C, g; ignored with one :class:`UserWarning` listing them.
-* **Errors** (:class:`~dqdyn.errors.MJCFError`, naming the element): a document MuJoCo cannot
-  compile, tendons (``ignore=("tendon",)`` drops them), flexes, a non-zero ``armature`` (it
-  adds rotor inertia to M, which dqdyn has no slot for; ``ignore=("armature",)``), a free joint
-  below another moving body or sharing its body with other joints, the unsupported equalities
-  above.
+  ``q₁ = scale·q₂ + offset`` (``scale = c₁``, ``offset = c₀ + ref₁ − c₁ ref₂``).  Couplings are
+  joined into groups and the joint earliest in the tree owns the entry of q / v (a coupling
+  whose master comes later is inverted), so the order in the file does not matter.  Active
+  ``connect`` and ``weld`` equalities (body or site form) become
+  :class:`~dqdyn.constraints.LoopClosure` objects (``"3d"`` point, ``"6d"`` weld) declared in
+  ``model.constraints`` — ``dqdyn.constraints.model_constraints(model)`` gives them for
+  :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics`.  Polynomial couplings of
+  degree > 1, joint locks, ``tendon`` equalities and inactive equalities are kept as metadata
+  (``return_info=True``) and named in the warning.
+* **Options.**  ``<option gravity=>`` is the model's gravity; ``<flag gravity="disable"/>`` makes
+  it zero.
+* **Sites** live in their own MuJoCo namespace: a site becomes the frame of its name, or
+  ``"site:<name>"`` when a body or another frame already has that name
+  (``info.frames`` maps them).
+* **Left out, with ONE** :class:`UserWarning` **listing them**: contacts, tendons and actuators
+  (kept as metadata: ``info.tendons``, ``info.actuators``), joint damping, springs, friction
+  loss, gravity compensation, fluid forces, the equalities kept as metadata.  None of them is
+  part of M(q), C(q, v) v or g(q); dqdyn's τ is the generalized force itself.
+* **Errors**: ONE :class:`~dqdyn.errors.MJCFError` lists every feature of the file that dqdyn
+  cannot represent: flexes, tendon armature, actuator armature through a transmission other
+  than one joint, a free joint that is not the only joint of a body attached to the world; and
+  a document MuJoCo cannot compile.
+
+docs/mjcf-support.md has the full list and the load rates of gymnasium's and dm_control's files.
 
 >>> import mujoco  # doctest: +SKIP
 >>> model = load_mjcf("humanoid.xml")  # doctest: +SKIP
@@ -62,6 +73,7 @@ from ..algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_a
 from ..errors import MJCFError, ModelError, UnknownNameError
 from ..multibody.builders import ModelBuilder
 from ..multibody.model import Model
+from ._mjcf_extras import MJCFInfo
 
 _IGNORABLE = ("armature", "tendon", "equality")
 _ID4 = np.array([1.0, 0.0, 0.0, 0.0])
@@ -169,7 +181,7 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
     name:
         Model name (default: the MJCF ``<mujoco model=>``).
     return_info:
-        Also return an :class:`~dqdyn.parsers._mjcf_extras.MJCFInfo` (tendons, actuators,
+        Also return an :class:`~dqdyn.parsers.mjcf.MJCFInfo` (tendons, actuators,
         equalities, loop constraints, site frames, what was ignored).
 
     Returns
@@ -446,4 +458,4 @@ class MujocoMap:
         return G.T @ np.asarray(M_mj, dtype=float) @ G
 
 
-__all__ = ["load_mjcf", "compile_mjcf", "MujocoMap", "body_name", "joint_name"]
+__all__ = ["load_mjcf", "compile_mjcf", "MujocoMap", "MJCFInfo", "body_name", "joint_name"]
