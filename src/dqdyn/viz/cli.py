@@ -34,6 +34,12 @@ def add_parser(sub, run) -> None:
                    help="where package:// URIs resolve (repeatable; ROS_PACKAGE_PATH is used too)")
     p.add_argument("--host", default="127.0.0.1", help="listen address (default: loopback)")
     p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--allow-origin", action="append", default=[], dest="allowed_origins",
+                   metavar="ORIGIN",
+                   help="also answer this web origin, e.g. http://myhost:8080 (repeatable; '*' for "
+                        "any, trusted networks only); by default only the viewer's own page")
+    p.add_argument("--allow-outside", action="store_true",
+                   help="read meshes outside the model's directory and --package-dir folders")
     p.add_argument("--coms", action="store_true", help="draw the centres of mass")
     p.add_argument("--seconds", type=float, default=None,
                    help="serve this long then exit (default: until Ctrl-C)")
@@ -69,7 +75,9 @@ def run(args) -> int:
     model, kw = load_any(args.model, args.root)
     if "urdf" in kw:
         kw["package_dirs"] = args.package_dirs
-    viewer = Viewer(model, host=args.host, port=args.port, show_coms=args.coms, **kw)
+    viewer = Viewer(model, host=args.host, port=args.port, show_coms=args.coms,
+                    allowed_origins=getattr(args, "allowed_origins", ()),
+                    allow_outside=getattr(args, "allow_outside", False), **kw)
     if args.traj:
         tr = Trajectory.load(args.traj)
         viewer.play(tr.t, tr.q, autoplay=True)

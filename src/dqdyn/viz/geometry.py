@@ -1,6 +1,6 @@
 """Visual geometry of a model, per body: URDF ``<visual>`` elements (meshes through trimesh,
-``package://`` resolved through ``package_dirs`` / ``ROS_PACKAGE_PATH``), MJCF geoms, and the
-inertia-equivalent boxes as the fallback.
+``package://`` resolved through ``package_dirs`` / ``ROS_PACKAGE_PATH``, and read only inside
+those folders and the URDF's own), MJCF geoms, and the inertia-equivalent boxes as the fallback.
 
 Every shape is a :class:`Visual`: the dqdyn body it rides on, its pose in that body's frame
 (vec8), a ``kind`` (``"mesh"``, ``"box"``, ``"cylinder"``, ``"sphere"``, ``"capsule"``), its
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import warnings
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,25 +70,92 @@ def _fallback(model, body: int, link: str) -> Visual:
                   {"size": dims}, (0.9, 0.5, 0.2, 1.0), link)
 
 
-def resolve_uri(uri: str, base_dir: str | None, package_dirs=()) -> str | None:
-    """Path of a URDF mesh URI (``package://pkg/rel``, ``file://``, relative or absolute), or
-    None when no file exists.  ``package://`` looks in each of ``package_dirs`` then
-    ``ROS_PACKAGE_PATH`` for ``DIR/pkg/rel`` (and ``DIR/rel`` when ``DIR`` is the package)."""
-    if uri.startswith("package://"):
-        rest = uri[len("package://"):]
-        pkg, _, rel = rest.partition("/")
-        dirs = list(package_dirs or ())
-        dirs += [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
-        for d in dirs:
-            for cand in (os.path.join(d, pkg, rel), os.path.join(d, rel) if os.path.basename(
-                    os.path.normpath(d)) == pkg else None):
-                if cand and os.path.isfile(cand):
-                    return cand
+def _erd_share():
+    """The ``share`` folder holding ``example-robot-data/`` of an installed example-robot-data
+    (what ``package://example-robot-data/...`` means), or None."""
+    try:
+        from ..models import example_robot_data_dir
+
+        d = example_robot_data_dir()
+    except Exception:  # noqa: BLE001 - a broken install is "not installed"
         return None
-    if uri.startswith("file://"):
-        uri = uri[len("file://"):]
-    path = uri if os.path.isabs(uri) or base_dir is None else os.path.join(base_dir, uri)
-    return path if os.path.isfile(path) else None
+    return None if d is None else os.path.dirname(os.path.dirname(str(d)))
+
+
+def _inside(path: str, roots) -> bool:
+    for r in roots:
+        try:
+            if os.path.commonpath([path, r]) == r:
+                return True
+        except ValueError:  # different drives (Windows)
+            continue
+    return False
+
+
+def _real(d) -> str:
+    return os.path.realpath(os.path.expanduser(os.fspath(d)))
+
+
+def locate_uri(uri: str, base_dir: str | None, package_dirs=(), *, allow_outside: bool = False):
+    """``(path, refusal)`` of a mesh URI: ``path`` the file (or None), ``refusal`` why a file
+    outside the allowed folders was not taken (or None).  See :func:`resolve_uri`."""
+    uri = str(uri)
+    if "\x00" in uri:
+        return None, "the URI holds a NUL character"
+    pkg_dirs = [os.path.expanduser(os.fspath(d)) for d in (package_dirs or ())]
+    pkg_dirs += [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]
+    cands = []
+    if uri.startswith("package://"):
+        pkg, _, rel = uri[len("package://"):].partition("/")
+        dirs = list(pkg_dirs)
+        if pkg == "example-robot-data" and (share := _erd_share()) is not None:
+            dirs.append(share)
+        for d in dirs:
+            cands.append(os.path.join(d, pkg, rel))
+            if os.path.basename(os.path.normpath(d)) == pkg:
+                cands.append(os.path.join(d, rel))
+    else:
+        path = uri
+        if path.startswith("file://"):
+            path = path[len("file://"):]
+            if path.startswith("localhost/"):
+                path = path[len("localhost"):]
+        elif "://" in path:
+            return None, f"scheme {path.split('://')[0]!r} is not read (only package://, file:// and paths)"
+        cands.append(path if os.path.isabs(path) or base_dir is None else os.path.join(base_dir, path))
+    roots = [_real(d) for d in pkg_dirs]
+    if base_dir is not None:
+        roots.append(_real(base_dir))
+    if uri.startswith("package://example-robot-data/") and (share := _erd_share()) is not None:
+        roots.append(_real(share))
+    refusal = None
+    for cand in cands:
+        real = os.path.realpath(cand)
+        if not os.path.isfile(real):
+            continue
+        if allow_outside or _inside(real, roots):
+            return real, None
+        refusal = (f"{real!r} is outside the model's directory and the package directories "
+                   f"({', '.join(roots) or 'none'}); pass allow_outside=True to read it")
+    return None, refusal
+
+
+def resolve_uri(uri: str, base_dir: str | None, package_dirs=(), *, allow_outside: bool = False) -> str | None:
+    """Path of a URDF mesh URI (``package://pkg/rel``, ``file://``, relative or absolute), or
+    None when no file is found or the file is refused.
+
+    ``package://`` looks in each of ``package_dirs`` then ``ROS_PACKAGE_PATH`` for ``DIR/pkg/rel``
+    (and ``DIR/rel`` when ``DIR`` is the package); ``package://example-robot-data/...`` also in an
+    installed example-robot-data.  A model file is data: a path it names is read only when, after
+    ``os.path.realpath`` (symbolic links and ``..`` resolved), it lies inside ``base_dir`` (the
+    model file's folder) or one of those package folders.  Anything else (``../../secret``, an
+    absolute path, ``file:///etc/...``, ``/proc/...``, ``package://pkg/../../..``, other URL
+    schemes) is refused with a :class:`UserWarning` naming the path and why, unless
+    ``allow_outside=True``."""
+    path, why = locate_uri(uri, base_dir, package_dirs, allow_outside=allow_outside)
+    if why is not None:
+        warnings.warn(f"mesh {uri!r} refused: {why}", UserWarning, stacklevel=2)
+    return path
 
 
 def _load_mesh(path: str, scale):
@@ -109,10 +175,14 @@ def _floats(s, n, default):
     return v if v.size == n else np.array(default, dtype=float)
 
 
-def urdf_visuals(model, urdf_path, package_dirs=()) -> list[Visual]:
+def urdf_visuals(model, urdf_path, package_dirs=(), *, allow_outside: bool = False) -> list[Visual]:
     """The ``<visual>`` elements of a URDF file, placed on the dqdyn bodies of ``model`` (which
-    was loaded from the same file: every URDF link is a frame of the model)."""
-    root = ET.parse(urdf_path).getroot()
+    was loaded from the same file: every URDF link is a frame of the model).  Mesh files are
+    read only inside the URDF's folder and ``package_dirs`` (see :func:`resolve_uri`); a refused
+    or missing mesh gives a :class:`UserWarning` and a primitive."""
+    from ..parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
+
+    root = etree_root(urdf_path)
     base_dir = os.path.dirname(os.path.abspath(urdf_path))
     materials = {}
     for m in root.findall("material"):
@@ -153,9 +223,12 @@ def urdf_visuals(model, urdf_path, package_dirs=()) -> list[Visual]:
             elif tag == "mesh":
                 uri = shape.get("filename", "")
                 scale = _floats(shape.get("scale"), 3, (1, 1, 1)) if shape.get("scale") else None
-                path = resolve_uri(uri, base_dir, package_dirs)
+                path, why = locate_uri(uri, base_dir, package_dirs, allow_outside=allow_outside)
                 mesh = None
-                if path is None:
+                if why is not None:
+                    warnings.warn(f"URDF {urdf_path}: link {name!r}: mesh {uri!r} refused: {why}; "
+                                  "drawing a primitive", UserWarning, stacklevel=3)
+                elif path is None:
                     warnings.warn(f"URDF {urdf_path}: link {name!r}: mesh {uri!r} not found (package_dirs "
                                   f"{list(package_dirs or ())}, ROS_PACKAGE_PATH); drawing a primitive",
                                   UserWarning, stacklevel=3)
@@ -240,5 +313,5 @@ def skeleton(model) -> list[Visual]:
     return out
 
 
-__all__ = ["Visual", "inertia_box", "inertia_boxes", "resolve_uri", "urdf_visuals", "mjcf_visuals",
+__all__ = ["Visual", "inertia_box", "inertia_boxes", "resolve_uri", "locate_uri", "urdf_visuals", "mjcf_visuals",
            "skeleton"]

@@ -51,21 +51,34 @@ class Viewer:
         ``"inertia"`` (boxes only) or a list of :class:`~dqdyn.viz.geometry.Visual`.
     host, port:
         Where the viser server listens (default loopback: ``127.0.0.1``).
+    allowed_origins:
+        The server answers only its own page: a request whose ``Host`` is not ``localhost`` /
+        a loopback or the server's own address with its port, or whose ``Origin`` (sent by
+        browsers) is another web page, gets ``403`` and no scene data.  Extra origins to accept
+        (``["http://myhost:8080"]``; their hosts are then accepted as ``Host`` too), or ``"*"``
+        for any: only for a trusted network.  Off by default.
+    allow_outside:
+        Read URDF meshes outside the URDF's directory and ``package_dirs`` too (off by default:
+        such a path is refused with a warning, see :func:`~dqdyn.viz.geometry.resolve_uri`).
     """
 
     def __init__(self, model, *, urdf=None, package_dirs=(), mjcf=None, visuals="auto",
                  host: str = "127.0.0.1", port: int = 8080, show_frames: bool = True,
-                 show_coms: bool = False, verbose: bool = False):
+                 show_coms: bool = False, verbose: bool = False, allowed_origins=(),
+                 allow_outside: bool = False):
         viser = _viser()
+        from ._guard import RequestGuard, install
+
         self.model = model
-        self.server = viser.ViserServer(host=host, port=port, verbose=verbose)
+        self.guard = RequestGuard(host, allowed_origins)
+        self.server = install(lambda: viser.ViserServer(host=host, port=port, verbose=verbose), self.guard)
         self.server.gui.configure_theme(show_logo=False, show_share_button=False)
         if model is None:  # a scene for parallel robots only (show_parallel)
             visuals = []
         if isinstance(visuals, str):
             vis: list[Visual] = []
             if visuals == "auto" and urdf is not None:
-                vis = urdf_visuals(model, urdf, package_dirs)
+                vis = urdf_visuals(model, urdf, package_dirs, allow_outside=allow_outside)
             elif visuals == "auto" and mjcf is not None:
                 from ..parsers.mjcf import compile_mjcf
 
