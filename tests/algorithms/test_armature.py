@@ -345,3 +345,17 @@ def test_hybrid_and_constrained_dynamics_see_the_armature():
     ref = np.linalg.solve(K, np.r_[tau - h, b])[: m.nv]
     qdd_c = dqdyn.constrained_aba(m, q, v, tau, Ac, b)[0]
     np.testing.assert_allclose(qdd_c, ref, atol=1e-8 * (1 + np.abs(ref).max()))
+
+
+def test_kinetic_energy_includes_the_rotors():
+    """``½ vᵀ (M + diag(armature)) v`` from the bodies' twists plus the rotors, against the
+    matrix (CRBA); and the power balance ``dT/dt = vᵀ (τ − g)`` along q̈ = FD(q, v, τ)."""
+    m = dqdyn.random_tree(6, joint_types=NO_PLANAR, seed=11)
+    m = m.with_armature(_armature(m, 4))
+    q, v, tau = _state(m, 3)
+    np.testing.assert_allclose(dqdyn.kinetic_energy(m, q, v), 0.5 * v @ dqdyn.mass_matrix(m, q) @ v,
+                               rtol=1e-12)
+    qdd = dqdyn.aba(m, q, v, tau)
+    h = 1e-6
+    T = [dqdyn.kinetic_energy(m, dqdyn.integrate(m, q, s * h * v), v + s * h * qdd) for s in (-1, 1)]
+    np.testing.assert_allclose((T[1] - T[0]) / (2 * h), v @ (tau - dqdyn.gravity(m, q)), rtol=1e-6)

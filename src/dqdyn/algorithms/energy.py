@@ -23,10 +23,15 @@ def _momentum(model: Model, T: np.ndarray) -> np.ndarray:
 
 
 def kinetic_energy(model: Model, q, v) -> np.ndarray:
-    """``½ vᵀ M(q) v`` (...,), computed body by body from the twists."""
+    """``½ vᵀ M(q) v`` (...,), computed body by body from the twists, plus the rotors'
+    ``½ Σ armature_j v_j²`` (:attr:`~dqdyn.Model.armature`)."""
     T = body_twists(model, q, v, "body")
     h = _momentum(model, T)
-    return 0.5 * (np.sum(T[..., :3] * h[..., 3:], axis=(-1, -2)) + np.sum(T[..., 3:] * h[..., :3], axis=(-1, -2)))
+    ke = 0.5 * (np.sum(T[..., :3] * h[..., 3:], axis=(-1, -2)) + np.sum(T[..., 3:] * h[..., :3], axis=(-1, -2)))
+    arm = model.armature
+    if arm.any():
+        ke = ke + 0.5 * np.sum(arm * np.asarray(v, dtype=float) ** 2, axis=-1)
+    return ke
 
 
 def center_of_mass(model: Model, q) -> np.ndarray:

@@ -283,7 +283,8 @@ def from_pinocchio(pm, *, name: str | None = None) -> Model:
                 raise ModelError(f"from_pinocchio: joint {jname!r}: a planar joint's armature "
                                  f"must be equal on x and y (dqdyn's planar velocity is in the "
                                  f"parent's axes), got {arm.tolist()}")
-            kw["armature"] = arm = names.get(jid, f"{jname}_body")
+            kw["armature"] = arm
+        bname = names.get(jid, f"{jname}_body")
         b.add_body(bname, body_of[int(pm.parents[jid])], jt, joint_name=jname,
                    axis=ax if np.linalg.norm(ax) > 0 else (0, 0, 1), pitch=pitch,
                    placement=_pose(pm.jointPlacements[jid]), mass=float(In.mass),
