@@ -91,9 +91,14 @@ def test_urdf_axis_nan_named_not_zero():
         dqdyn.load_urdf(urdf(axis="0 0 0"))
 
 
-def test_urdf_lower_above_upper_refused():
-    with pytest.raises(URDFError, match="j1.*lower must be <= upper"):
-        dqdyn.load_urdf(urdf(lo="1", hi="-1"))
+def test_urdf_lower_above_upper_is_no_limit_and_nan_is_refused():
+    # lower > upper: PyBullet's "no limit" (pybullet_data's cube_no_rotation.urdf); Pinocchio
+    # accepts the file too.  A NaN bound is refused, naming the joint.
+    with pytest.warns(UserWarning, match="j1.*lower=1.0 > upper=-1.0.*no position limit"):
+        m = dqdyn.load_urdf(urdf(lo="1", hi="-1"))
+    assert np.all(np.isinf(m.q_lower)) and np.all(np.isinf(m.q_upper))
+    with pytest.raises(URDFError, match="j1.*lower and upper must be numbers"):
+        dqdyn.load_urdf(urdf(lo="nan", hi="1"))
     m = dqdyn.load_urdf(urdf(lo="-1", hi="1"))  # oracle: the valid file loads
     assert np.isfinite(dqdyn.random_configuration(m)).all()
 

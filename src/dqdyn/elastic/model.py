@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,7 +114,9 @@ class Rotor:
 def _parse_transmissions(urdf_xml: str) -> dict:
     """``{joint: mechanicalReduction}`` of a URDF's ``<transmission>`` elements (both the
     ROS-1 ``<actuator><mechanicalReduction>`` and the old direct form)."""
-    root = ET.fromstring(urdf_xml)
+    from ..parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
+
+    root = etree_root(urdf_xml)
     out = {}
     for tr in root.iter("transmission"):
         joints = [j.get("name") for j in tr.iter("joint") if j.get("name")]
@@ -135,13 +136,7 @@ def _parse_transmissions(urdf_xml: str) -> dict:
 
 def read_transmissions(path_or_xml) -> dict:
     """Gear ratios ``{joint name: mechanicalReduction}`` from a URDF's ``<transmission>`` tags."""
-    s = path_or_xml
-    if isinstance(s, bytes):
-        s = s.decode()
-    if not (isinstance(s, str) and s.lstrip().startswith("<")):
-        with open(s, encoding="utf-8") as fh:
-            s = fh.read()
-    return _parse_transmissions(s)
+    return _parse_transmissions(path_or_xml)
 
 
 def read_sidecar(path) -> dict:

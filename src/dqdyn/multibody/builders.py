@@ -84,19 +84,21 @@ def _check_inertia(name, mass, com, inertia, mode="error"):
         return
     ev = np.linalg.eigvalsh(inertia)
     tol = 1e-9 * max(1.0, ev.max())
-    problem = None
+    problem, triangle = None, False
     if ev.min() < -tol:
         problem = f"body {name!r}: inertia must be positive semi-definite (eigenvalues {ev})"
     else:
         a, b, c = np.sort(ev)
         if a + b < c - 1e-6 * max(1.0, c):
+            triangle = True
             problem = (
                 f"body {name!r}: inertia violates the triangle inequality (principal moments "
                 f"{ev}); no rigid body has it"
             )
     if problem is not None:
-        if mode == "warn":
-            warnings.warn(problem + " (accepted: inertia_check='warn')", UserWarning, stacklevel=4)
+        if mode == "warn" or (mode == "lenient" and triangle):
+            warnings.warn(f"{problem} (accepted: inertia_check={mode!r})", UserWarning,
+                          stacklevel=4)
         else:
             raise ModelError(problem + "; pass inertia_check='warn' to accept it")
 
@@ -126,9 +128,12 @@ class ModelBuilder:
     ):
         """``inertia_check``: ``"error"`` (default) rejects an inertia that is not positive
         semi-definite or breaks the triangle inequality; ``"warn"`` accepts it with a warning;
-        ``"off"`` skips the physical-validity checks (shapes and finiteness are always checked)."""
-        if inertia_check not in ("error", "warn", "off"):
-            raise ModelError(f"inertia_check must be 'error', 'warn' or 'off', got {inertia_check!r}")
+        ``"off"`` skips the physical-validity checks (shapes and finiteness are always checked);
+        ``"lenient"`` rejects an inertia that is not positive semi-definite and accepts one that
+        only breaks the triangle inequality with a warning (:func:`dqdyn.load_urdf`'s default)."""
+        if inertia_check not in ("error", "warn", "off", "lenient"):
+            raise ModelError(f"inertia_check must be 'error', 'warn', 'lenient' or 'off', got "
+                             f"{inertia_check!r}")
         self.inertia_check = inertia_check
         self.name = name
         from .._checks import real_array

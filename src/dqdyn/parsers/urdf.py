@@ -20,12 +20,17 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   level instead of stderr; an element given twice (only the first one is used) is a
   :class:`UserWarning`.  XML entities are not resolved and nothing is fetched from the network.
 
+* **Prologue.**  ``<?xml version="0.0"?>`` (common in PyBullet's ``pybullet_data``) and blank
+  lines before the XML declaration are accepted, as ``urdfdom`` (Pinocchio, ROS) and PyBullet do:
+  the declaration is read as XML 1.0 (:mod:`dqdyn.parsers._urdf_xml`; line numbers in messages
+  stay those of the file).
+
 * **Errors.**  Anything malformed raises :class:`~dqdyn.errors.URDFError` naming the file and
   the element: XML syntax errors (with the line), missing required attributes or elements,
   duplicate link/joint names, a joint naming an undefined link, a link with two parent joints,
   cycles, several root links, an unknown joint type, a zero joint axis, a negative mass, an
-  inertia that is not positive semi-definite (or violates the triangle inequality — reported by
-  the builder), a ``<mimic>`` naming an undefined joint.  Malformed numbers name the element
+  inertia that is not positive semi-definite (with ``inertia_check="error"`` also one that
+  violates the triangle inequality — reported by the builder), a ``<mimic>`` naming an undefined joint.  Malformed numbers name the element
   holding them (``link 'x' > inertial > mass: could not convert string to float: 'abc'``).
 
 * **Order.**  Bodies are numbered depth-first from the root link, the children of a link taken
@@ -50,6 +55,8 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
 * **Limits.**  ``<limit lower upper velocity effort>`` are recorded on the model
   (``q_lower``, ``q_upper``, ``velocity_limit``, ``effort_limit``); a missing ``<limit>`` or
   attribute gives an infinite bound, continuous joints always get infinite position bounds.
+  ``lower > upper`` is read as *no position limit* (PyBullet's convention), with a
+  :class:`UserWarning`; Pinocchio keeps the two numbers as given.
 
 * **Inertia.**  ``<inertial>`` gives the mass, the CoM (the ``xyz`` of its ``<origin>``) and the
   inertia about the CoM in the axes of that origin; it is rotated into the link axes,
@@ -59,12 +66,16 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   lumped *body*: a negative mass anywhere is an error; a non-positive-semi-definite tensor of a
   fixed part is accepted with a :class:`UserWarning` when the lumped body is valid (real URDFs
   carry such round-off defects on tiny sensor links) and is an error otherwise, naming the link;
-  the builder then rejects lumped bodies violating the triangle inequality.  Links fixed to the
-  world (a fixed-base root and what is fixed to it) are not checked: their inertia is unused.
+  a lumped body violating the triangle inequality is accepted with a :class:`UserWarning` (by
+  default, ``inertia_check="lenient"``; see :func:`load_urdf`).  Links fixed to the world (a
+  fixed-base root and what is fixed to it) are not checked (see *Root*).
 
 * **Root.**  ``root_joint=None``: the root link is welded to the world (body 0); its inertia, and
-  that of links fixed to it, cannot move and is dropped (Pinocchio appends it to the universe
-  body ``model.inertias[0]``: compare total masses over ``inertias[1:]``).  ``root_joint="free"``
+  that of links fixed to it, cannot move: it is kept as ``Model.welded_inertia`` (Pinocchio's
+  universe inertia ``model.inertias[0]``), outside ``total_mass`` (as Pinocchio's
+  ``computeTotalMass``), and moves with the model when the model is mounted on a body
+  (``ModelBuilder.add_model``, ``Assembly``, ``InterconnectionGraph``).  A welded inertia that is
+  not positive semi-definite is kept with a :class:`UserWarning`.  ``root_joint="free"``
   / ``"planar"``: the root link becomes body 1, moved by a free / planar joint named
   ``"root_joint"`` (planar: ``(x, y, φ)`` in the world x–y plane — a holonomic mobile base).  A
   root link literally named ``world`` is the world itself: with ``root_joint=None`` it is body 0;
@@ -111,6 +122,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DqdynError, URDFError
+from ._urdf_xml import normalize_prologue
 from ..multibody.builders import ModelBuilder
 from ..multibody.model import Model
 
@@ -205,7 +217,7 @@ def _parse(data: bytes, label: str, default_name: str):
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
     try:
-        root = etree.fromstring(data, parser)
+        root = etree.fromstring(normalize_prologue(data, label), parser)
     except etree.XMLSyntaxError as e:
         raise URDFError(f"URDF {label}: XML syntax error: {e}") from None
     if root is None or root.tag != "robot":
@@ -359,9 +371,19 @@ def _combine(m1, c1, I1, m2, c2, I2):
 
 def _limits_of(j, label: str):
     try:
-        return _limits(j)
+        lim = _limits(j)
     except URDFError as e:
         raise URDFError(f"URDF {label}: {e}") from None
+    if lim["lower"] > lim["upper"]:
+        # PyBullet reads lower > upper as "no limit"; Pinocchio keeps the numbers as given
+        warnings.warn(
+            f"URDF {label}: joint {j.name!r} > limit: lower={lim['lower']!r} > "
+            f"upper={lim['upper']!r}; read as no position limit (PyBullet's convention)",
+            UserWarning,
+            stacklevel=3,
+        )
+        lim["lower"], lim["upper"] = -np.inf, np.inf
+    return lim
 
 
 def _limits(j):
@@ -373,9 +395,9 @@ def _limits(j):
             hi = np.inf if lim.upper is None else float(lim.upper)
         vel = np.inf if lim.velocity is None else float(lim.velocity)
         eff = np.inf if lim.effort is None else float(lim.effort)
-        if np.isnan(lo) or np.isnan(hi) or lo > hi:
+        if np.isnan(lo) or np.isnan(hi):
             raise URDFError(
-                f"joint {j.name!r} > limit: lower must be <= upper (and not NaN), got "
+                f"joint {j.name!r} > limit: lower and upper must be numbers, got "
                 f"lower={lo!r}, upper={hi!r}"
             )
     return dict(lower=lo, upper=hi, velocity=vel, effort=eff)
@@ -492,12 +514,15 @@ def load_urdf(
     gravity: Sequence[float] = (0.0, 0.0, -9.81),
     package_dirs=None,
     name: str | None = None,
-    inertia_check: str = "error",
+    inertia_check: str = "lenient",
 ) -> Model:
     """Build a :class:`~dqdyn.multibody.model.Model` from a URDF file path or XML string.
 
-    ``inertia_check="warn"`` accepts (with a warning) link inertias that are not physically
-    valid (not positive semi-definite, or breaking the triangle inequality), as Pinocchio does.
+    ``inertia_check``: ``"lenient"`` (default) accepts, with a :class:`UserWarning`, a body
+    inertia that only breaks the triangle inequality (as Pinocchio and PyBullet do; the
+    joint-space inertia matrix stays positive definite) and rejects one that is not positive
+    semi-definite; ``"warn"`` accepts both with a warning, as Pinocchio does; ``"error"``
+    rejects both; ``"off"`` checks neither.
 
     Parameters
     ----------
@@ -603,7 +628,7 @@ def load_urdf(
             m, c, I = _combine(m, c, I, mk, T[:3, 3] + R @ ck, R @ Ik @ R.T)
         ev = np.linalg.eigvalsh(I)
         lumped_ok = ev.min() >= -1e-9 * max(1.0, abs(ev).max())
-        if not lumped_ok and inertia_check != "error":
+        if not lumped_ok and inertia_check in ("warn", "off"):
             pass  # accepted: the builder warns (inertia_check="warn") or skips the check ("off")
         elif not lumped_ok:
             bad = [ln for ln in members if not inert[ln][4]]
