@@ -162,7 +162,7 @@ def _pioneer(d, m=16.0, i33=2.0906):
 @pytest.mark.parametrize("d", [0.001, 0.15])
 def test_claim17_differential_drive_base_reproduces_fierro_lewis(d):
     """dqNE with the base twist of eq. A.8 gives the Fierro–Lewis forces — with the corrected
-    signs for a CoM at +d (errata §5 item 9); the printed signs hold for a CoM at −d."""
+    signs for a CoM at +d ([Silva2022thesis, app. A]); the printed signs hold for a CoM at −d."""
     m = _pioneer(d)
     rng = np.random.default_rng(5)
     for _ in range(20):

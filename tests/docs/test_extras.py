@@ -1,5 +1,5 @@
 """The core install: ``import dqdyn`` and the command line work without the extras, and a
-feature whose extra is missing names it (issue 16)."""
+feature whose extra is missing names it."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dqdyn.errors import MissingExtraError, ModelError
+from dqdyn.errors import MissingExtraError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -25,17 +25,11 @@ def section_code(title: str, lang: str = "python") -> str:
 
 def test_quickstart_runs_verbatim(capsys):
     code = section_code("Quickstart")
-    if 'load_urdf("panda.urdf")' in code:  # the pre-issue-16 block (a file nobody has)
-        pytest.skip("README.md still has the old Quickstart; readme/issue-16.md has the new one")
     ns: dict = {"__name__": "__quickstart__"}
     try:
         exec(compile(code, "README.md:Quickstart", "exec"), ns)  # noqa: S102 - the README's own code
     except MissingExtraError as e:  # example-robot-data not installed (it is in the test extra)
         pytest.skip(str(e))
-    except ModelError as e:
-        if "mimic" in str(e) and "aba" in str(e):
-            pytest.xfail("aba does not accept models with mimic joints yet (fix pending): " + str(e))
-        raise
     out = capsys.readouterr().out
     assert "panda" in out and "jaco6" in out  # list_models() printed both sources
     model = ns["model"]
@@ -59,14 +53,31 @@ def test_quickstart_runs_verbatim(capsys):
     np.testing.assert_array_equal(ns["TAU"][7], dqdyn.rnea(model, Q[7], z, z))
 
 
-def test_setup_block_uses_the_demo_extra_and_no_double_quiet():
-    code = section_code("Set up", "bash")
-    if "pip install -e . && dqdyn demo" in code:  # the pre-issue-16 block
-        pytest.skip("README.md still has the old Set up block; see readme/issue-16.md")
-    first = code.strip().splitlines()[0]
-    assert "dqdyn demo" in first and "[demo]" in first  # one line installs what the demo needs
+def test_install_block_clones_installs_the_demo_extra_and_names_the_test_command():
+    code = section_code("Install", "bash")
+    lines = code.strip().splitlines()
+    first = lines[0]
+    assert first.startswith("git clone ") and '[demo]"' in first  # one line installs what the demo needs
+    assert any(ln.split("#")[0].strip() == "dqdyn demo" for ln in lines)
+    assert any(ln.split("#")[0].strip() == "bash .ci/run" for ln in lines)
+    ci = (README.parent / ".ci" / "run").read_text()
+    test_line = next(ln for ln in ci.splitlines() if "pytest" in ln)
+    assert "-n auto" in test_line  # what the README says .ci/run runs
     pyproject = (README.parent / "pyproject.toml").read_text()
     addopts_q = re.search(r'addopts\s*=\s*"[^"]*-q', pyproject) is not None
-    test_line = next(ln for ln in code.splitlines() if "pytest" in ln)
     # -q on the command line plus addopts -q is -qq, which hides pytest's summary line
     assert not (addopts_q and re.search(r"pytest\s[^#]*-q\b", test_line))
+
+
+def test_every_extra_of_pyproject_is_in_the_install_table():
+    import tomllib
+
+    extras = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    text = README.read_text(encoding="utf-8")
+    for name in extras:
+        assert f"| `{name}` |" in text, name
+
+
+def test_readme_stays_a_front_door():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 300
