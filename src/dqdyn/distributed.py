@@ -39,8 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import config
-from .errors import ChunkError, SchedulerError, ShapeError, UnknownNameError
+from . import _stores, config
+from .errors import ChunkError, ClusterError, SchedulerError, ShapeError, StoreError, UnknownNameError
 from .multibody.model import Model
 
 
@@ -159,14 +159,19 @@ def _result_buffer(name: str, shape: tuple) -> np.ndarray:
 
 
 def write_block(url: str, paths: tuple, start: int, name: str, model: Model, kwargs: dict,
-                *blocks) -> int:
+                *blocks, markers: tuple | None = None, index: int | None = None) -> int:
     """Run ``name`` on one chunk of states and write its rows ``start:`` of the Zarr arrays
     ``paths`` under ``url`` (the body of :func:`to_zarr`'s tasks); the number of states.
+    ``markers = (url, path)``: then set entry ``index`` of that marker array, after the data
+    (:mod:`dqdyn._stores`).
 
     The result is computed into a buffer this thread reuses (for the functions that take
     ``out=``), and written with ``write_empty_chunks``: Zarr would otherwise compare every
-    chunk with its fill value first (a pass over the chunk, to skip storing an empty one)."""
+    chunk with its fill value first (a pass over the chunk, to skip storing an empty one).
+    A failed write (a full disk) is a :class:`~dqdyn.errors.StoreError` naming the store."""
     import zarr
+
+    from . import _stores
 
     spec = FUNCTIONS[name]
     out = None
@@ -176,9 +181,19 @@ def write_block(url: str, paths: tuple, start: int, name: str, model: Model, kwa
     res = call_block(name, model, kwargs, *blocks, out=out)
     outs = res if spec.multi else (res,)
     n = 0
-    for path, x in zip(paths, outs):
-        n = np.shape(x)[0]
-        zarr.open_array(url, path=path, mode="r+", config={"write_empty_chunks": True})[start : start + n] = x
+    path = paths[0]
+    try:
+        for path, x in zip(paths, outs):
+            n = np.shape(x)[0]
+            zarr.open_array(url, path=path, mode="r+", config={"write_empty_chunks": True})[start : start + n] = x
+        if markers is not None:
+            _stores.mark_done(zarr.open_array(markers[0], path=markers[1], mode="r+"), index)
+    except StoreError:
+        raise
+    except OSError as e:
+        raise _stores.write_error(
+            e, f"rows {start}:{start + n} of {path or '(root)'!r}", url,
+            "call dqdyn.distributed.to_zarr again with the same arguments") from None
     return n
 
 
@@ -378,10 +393,11 @@ def _out_names(name: str, model: Model, kwargs: dict, inputs, dims) -> tuple[str
 
 
 def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: int,
-                 write: tuple | None = None) -> list:
+                 write: tuple | None = None, only=None) -> list:
     """One Delayed per chunk of states: ``call_block(name, model, kwargs, *blocks)``, or with
-    ``write = (url, paths, starts)`` ``write_block(url, paths, starts[i], name, model, kwargs,
-    *blocks)`` (:func:`to_zarr`).
+    ``write = (url, paths, starts, markers)`` ``write_block(url, paths, starts[i], name, model,
+    kwargs, *blocks, markers=markers, index=i)`` (:func:`to_zarr`); ``only``: the chunks to
+    make (default: all).
 
     A chunk of an input read straight from storage (its task has no dependency but whole-array
     keys: ``from_npy_stack``'s loads, ``from_zarr`` / ``from_array``'s getters) is read inside the
@@ -404,14 +420,15 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
     keys = [None if x is None else [k[0] for k in x.__dask_keys__()] for x in arrs]
     deps = [mdl] + [x for x in arrs if x is not None]  # (for the keys the fused tasks still need)
     tasks = []
-    for i in range(nblocks):
+    for i in (range(nblocks) if only is None else only):
         args = [x if k is None else k[i] for x, k in zip(xs, keys)]
         head = () if write is None else (write[0], write[1], write[2][i])
+        kw = {} if write is None else {"markers": write[3], "index": i}
         func = call_block if write is None else write_block
-        key = f"dqdyn-{name}{'-zarr' if head else ''}-{dask.base.tokenize(name, mdl.key, kwargs, *head, *args)}"
+        key = f"dqdyn-{name}{'-zarr' if head else ''}-{dask.base.tokenize(name, mdl.key, kwargs, *head, kw, *args)}"
         if Task is None:
             blocks = [x if b is None else b[i] for x, b in zip(xs, delayed)]
-            tasks.append(dask.delayed(func, pure=True)(*head, name, mdl, kwargs, *blocks, dask_key_name=key))
+            tasks.append(dask.delayed(func, pure=True)(*head, name, mdl, kwargs, *blocks, **kw, dask_key_name=key))
             continue
         reads, refs = [], []
         for x, g, k in zip(xs, graphs, keys):
@@ -424,7 +441,7 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
             if isinstance(node, Task) and not any(isinstance(d, tuple) for d in node.dependencies):
                 reads.append(node)  # read in the block's task
             refs.append(TaskRef(k[i]))
-        task = Task(key, func, *head, name, TaskRef(mdl.key), kwargs, *refs)
+        task = Task(key, func, *head, name, TaskRef(mdl.key), kwargs, *refs, **kw)
         if reads:
             task = Task.fuse(*reads, task, key=key)
         tasks.append(Delayed(key, HighLevelGraph.from_collections(key, {key: task}, dependencies=deps)))
@@ -460,6 +477,7 @@ def _prepare(fn, model: Model, arrays: tuple, chunks):
                     f"axis (axis 0) may be chunked: use {k}.rechunk({{1: -1}})")
             if lead is None:
                 lead = x.chunks[0]
+            x = _stores.guard_reads(x)  # an absent or damaged Zarr chunk: a named error
         else:
             x = np.asarray(x, dtype=np.float64)
             if x.ndim not in (1, 2) or x.shape[-1] != d:
@@ -534,7 +552,8 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
             chunks: int | None = None, **kwargs):
     """:func:`apply` written straight into Zarr: each chunk of states is read, computed and
     written to its rows by one task (``apply(...).to_zarr(url)`` makes a second, store task per
-    chunk and holds each result in the worker's memory between the two).
+    chunk and holds each result in the worker's memory between the two).  An interrupted run
+    resumes: the same call again computes only the chunks not yet written.
 
     ``url``: a Zarr store (a path, or an fsspec URL the workers can reach); the result is the
     array ``component`` in it (the store's root array when None), and for a function returning a
@@ -542,45 +561,170 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
     ``rnea_derivatives``; the field names of ``constrained_forward_dynamics``' result).
     Zarr's chunks are the chunks of states (irregular chunks are made regular first, so no two
     tasks write one Zarr chunk).  ``compressors``: Zarr's (``"auto"``: its default, Zstandard;
-    ``None`` writes fastest, random states hardly compress).  ``overwrite``: replace existing
-    arrays (else :class:`~dqdyn.errors.ShapeError` names them).  ``fn``, ``arrays``,
-    ``chunks``, ``kwargs`` and the errors as :func:`apply`.  Returns the Zarr array (or group)
-    once written; with ``compute=False`` a ``dask.delayed`` object that writes it and returns the
-    number of states written.  The stored values equal ``apply``'s (and the in-process batched
-    call's) bit for bit.
+    ``None`` writes fastest, random states hardly compress).
+
+    Completion: each task sets the chunk's completion marker after its data (a ``uint8`` array
+    ``_done``: beside the parts in a group, in the array's own directory for one array), and the
+    array (group) gets the attribute ``dqdyn_complete = True`` once every chunk is written; its
+    attribute ``dqdyn_to_zarr`` records what was computed (function, model, inputs, kwargs,
+    states, chunk).  Rerunning the same computation into an incomplete store computes the
+    missing chunks only (Zarr's leftover ``*.partial`` files are removed first); into a complete
+    one, nothing.  Another computation into an existing array is refused
+    (:class:`~dqdyn.errors.ShapeError`: pass ``overwrite=True`` to replace it).  Read the result
+    with :func:`open_zarr` or :func:`from_zarr`, which refuse an incomplete store.
+
+    Errors, besides :func:`apply`'s: an input chunk absent from its Zarr store (Zarr would read
+    zeros) or that cannot be decoded, and a failed write (a full disk), are
+    :class:`~dqdyn.errors.StoreError` naming the store, the array and the chunk; the chunks
+    written before are kept.  Returns the Zarr array (or group) once written; with
+    ``compute=False`` a ``dask.delayed`` object that writes the missing chunks, marks the store
+    complete and returns the number of states it wrote.  The stored values equal ``apply``'s
+    (and the in-process batched call's) bit for bit.
     """
     import dask
     import zarr
+    from dask.base import tokenize
 
     name, xs, arrs, lead = _prepare(fn, model, arrays, chunks)
     spec = FUNCTIONS[name]
+    if isinstance(url, os.PathLike):
+        url = os.fspath(url)
+    if not isinstance(url, str) or not url:
+        raise ShapeError(f"url must be the path or URL of a Zarr store, got {url!r}")
     dims = [model.nq if k == "q" else model.nv for k in spec.inputs]
     c, N = max(lead), sum(lead)
     if any(n != c for n in lead[:-1]):  # irregular: one Zarr chunk per task needs regular chunks
         lead = tuple(min(c, N - s) for s in range(0, N, c))
         arrs = [None if x is None else x.rechunk({0: lead}) for x in arrs]
     shapes = _out_shapes(name, model, kwargs, xs, dims)
+    node = component or ""
     if not spec.multi:
-        paths = (component or "",)
+        parts, paths = ("",), (node,)
+        markers = (_stores.join(url, node, _stores.MARKERS), "")
     else:
-        parts = spec.names or _out_names(name, model, kwargs, xs, dims)
-        zarr.open_group(url, path=component or "", mode="a")
+        parts = tuple(spec.names or _out_names(name, model, kwargs, xs, dims))
         paths = tuple(f"{component}/{p}" if component else p for p in parts)
-    for path, shp in zip(paths, shapes):
-        try:
-            zarr.create_array(url, name=path or None, shape=(N,) + tuple(shp), chunks=(c,) + tuple(shp),
-                              dtype="f8", compressors=compressors, overwrite=overwrite)
-        except zarr.errors.ContainsArrayError:
-            raise ShapeError(f"url: {url!r} already holds an array {path or '(root)'!r}; pass "
-                             "overwrite=True to replace it") from None
+        markers = (url, f"{component}/{_stores.MARKERS}" if component else _stores.MARKERS)
+    want = {"function": name, "model": model.name, "model_token": model_token(model),
+            "inputs": tokenize(*[x.name if x is not None else tokenize(r) for x, r in zip(arrs, xs)]),
+            "kwargs": tokenize(kwargs), "states": int(N), "chunk": int(c),
+            "parts": list(parts), "shapes": [list(map(int, s)) for s in shapes]}
+    where = _stores.join(url, node) if node else url
+    nchunks = len(lead)
+    have = _node(url, node)
+    if have is not None and not overwrite:
+        rec = have.attrs.get(RECORD)
+        if rec != want or isinstance(have, zarr.Group) != spec.multi:
+            what = "an array" if isinstance(have, zarr.Array) else "a group"
+            diff = sorted(k for k in want if (rec or {}).get(k) != want[k]) if isinstance(rec, dict) else None
+            raise ShapeError(
+                f"url: {url!r} already holds {what} {node or '(root)'!r}"
+                + (f" of another computation (it differs in {diff})" if diff else "")
+                + "; pass overwrite=True to replace it (the same arguments resume an unfinished one)")
+        _stores.clean_partials(where)
+        m = _stores.open_markers(*markers, mode="r+")
+        if m is None or m.shape != (nchunks,):  # (stopped before its markers were made)
+            m = _stores.create_markers(*markers, (nchunks,))
+        todo = [i for (i,) in _stores.missing(m)]
+    else:
+        attrs = {RECORD: want, _stores.COMPLETE: False}
+        if not spec.multi:  # the record is written with the array (one metadata write)
+            zarr.create_array(url, name=node or None, shape=(N,) + tuple(shapes[0]),
+                              chunks=(c,) + tuple(shapes[0]), dtype="f8", compressors=compressors,
+                              overwrite=True, attributes=attrs)
+        else:
+            g = zarr.open_group(url, path=node, mode="a")
+            g.attrs.update({RECORD: None, _stores.COMPLETE: False})  # (until made: not resumable)
+            for path, shp in zip(paths, shapes):
+                try:
+                    zarr.create_array(url, name=path, shape=(N,) + tuple(shp), chunks=(c,) + tuple(shp),
+                                      dtype="f8", compressors=compressors, overwrite=overwrite)
+                except zarr.errors.ContainsArrayError:
+                    raise ShapeError(f"url: {url!r} already holds an array {path!r}; pass "
+                                     "overwrite=True to replace it") from None
+        _stores.create_markers(*markers, (nchunks,))
+        if spec.multi:
+            g.attrs.update(attrs)  # last: a group with its record has all its parts
+        todo = list(range(nchunks))
     starts = tuple(int(s) for s in np.cumsum((0,) + lead[:-1]))
-    tasks = _block_tasks(name, model_delayed(model), kwargs, xs, arrs, len(lead), (url, paths, starts))
-    done = dask.delayed(sum, pure=True)(tasks)
+    tasks = _block_tasks(name, model_delayed(model), kwargs, xs, arrs, nchunks,
+                         (url, paths, starts, markers), only=todo)
+    done = dask.delayed(_finish, pure=False)(url, node, markers, tasks)
     if not compute:
         return done
-    done.compute()
-    return zarr.open_group(url, path=component or "", mode="r+") if spec.multi else \
-        zarr.open_array(url, path=component or "", mode="r+")
+    if todo or have is None or overwrite or have.attrs.get(_stores.COMPLETE) is not True:
+        done.compute()
+    return open_zarr(url, component, mode="r+")
+
+
+#: the attribute of a :func:`to_zarr` result that records what it holds
+RECORD = "dqdyn_to_zarr"
+
+
+def _node(url: str, path: str):
+    """The Zarr array or group at ``path`` of ``url``; None when there is none."""
+    import zarr
+
+    try:
+        return zarr.open(store=url, path=path or None, mode="r")
+    except (FileNotFoundError, KeyError):
+        return None
+
+
+def _finish(url: str, node: str, markers: tuple, counts: list) -> int:
+    """After :func:`to_zarr`'s tasks: mark the store complete once every chunk is."""
+    import zarr
+
+    todo = _stores.missing(zarr.open_array(markers[0], path=markers[1], mode="r"))
+    where = _stores.join(url, node) if node else url
+    if todo:  # pragma: no cover - every task succeeded: only a concurrent writer gets here
+        raise _stores.incomplete(where, todo, len(zarr.open_array(markers[0], path=markers[1])),
+                                 "chunks", "call dqdyn.distributed.to_zarr again")
+    zarr.open(store=url, path=node or None, mode="r+").attrs.update({_stores.COMPLETE: True})
+    return int(sum(counts))
+
+
+def open_zarr(url: str, component: str | None = None, *, allow_incomplete: bool = False,
+              mode: str = "r"):
+    """The Zarr array (or group, for a function returning a tuple) that :func:`to_zarr` wrote
+    at ``component`` of ``url``, after checking that it is complete: else
+    :class:`~dqdyn.errors.IncompleteStoreError` names the missing chunks (``allow_incomplete``:
+    return it anyway; its unwritten rows read as 0.0).  A node that :func:`to_zarr` did not
+    write is a :class:`~dqdyn.errors.StoreError` (open it with ``zarr.open``)."""
+    import zarr
+
+    node = component or ""
+    where = _stores.join(url, node) if node else str(url)
+    z = _node(url, node)
+    if z is None:
+        raise StoreError(f"url: {where!r} holds no Zarr array or group")
+    rec = z.attrs.get(RECORD)
+    if not isinstance(rec, dict):
+        raise StoreError(f"url: {where!r} was not written by dqdyn.distributed.to_zarr (it has no "
+                         f"{RECORD!r} attribute, or its creation was stopped); open it with zarr.open")
+    if not z.attrs.get(_stores.COMPLETE) and not allow_incomplete:
+        markers = ((url, f"{node}/{_stores.MARKERS}" if node else _stores.MARKERS)
+                   if isinstance(z, zarr.Group) else (_stores.join(url, node, _stores.MARKERS), ""))
+        m = _stores.open_markers(*markers)
+        todo = [(i,) for i in range(-(-rec["states"] // rec["chunk"]))] if m is None else _stores.missing(m)
+        if todo:
+            raise _stores.incomplete(
+                where, todo, -(-rec["states"] // rec["chunk"]),
+                f"chunks (of {rec['chunk']} states; {rec['function']})",
+                "call dqdyn.distributed.to_zarr again with the same arguments")
+    return zarr.open(store=url, path=node or None, mode=mode) if mode != "r" else z
+
+
+def from_zarr(url: str, component: str | None = None, *, allow_incomplete: bool = False):
+    """:func:`open_zarr`'s result as a Dask array chunked like the store, or for a group a dict
+    of them by part name; the same checks."""
+    import dask.array as da
+    import zarr
+
+    z = open_zarr(url, component, allow_incomplete=allow_incomplete)
+    if isinstance(z, zarr.Group):
+        return {k: da.from_zarr(z[k]) for k in z.attrs[RECORD]["parts"]}
+    return da.from_zarr(z)
 
 
 __all__ = [
@@ -592,9 +736,11 @@ __all__ = [
     "call_block",
     "configure",
     "connect",
+    "from_zarr",
     "local_cluster",
     "model_delayed",
     "model_token",
+    "open_zarr",
     "resolve",
     "set_worker_threads",
     "to_zarr",
