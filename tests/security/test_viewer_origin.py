@@ -137,6 +137,8 @@ def test_guard_rules_and_bad_allowed_origins():
     assert g.refusal(H(host="localhost.:8080"), local) is None  # trailing dot is the same name
     assert g.refusal(H(host="127.0.0.1:8080@attacker.example"), local)
     assert g.refusal(H(host="10.0.0.5:8080"), ("10.0.0.5", 8080)) is None  # the address it came in on
+    assert RequestGuard("0.0.0.0").refusal(H(host="0.0.0.0:8080", origin="http://0.0.0.0:8080"), local) is None
+    assert g.refusal(H(host="0.0.0.0:8080"), local)  # not what this one was bound to
     assert RequestGuard("127.0.0.1", "*").refusal(H(host="x:1", origin="http://y"), local) is None
     with pytest.raises(DqdynError, match="allowed_origins"):
         RequestGuard("127.0.0.1", ["attacker.example"])
@@ -156,3 +158,24 @@ def test_no_hook_no_viewer():
     with pytest.raises(DqdynError, match="unguarded"):
         install(Started, RequestGuard("127.0.0.1"))
     assert Started.stopped
+
+
+def test_view_command_passes_allow_origin_and_allow_outside(monkeypatch, capsys):
+    """``dqdyn view --allow-origin ... --allow-outside`` reaches the viewer; without them, the
+    defaults are the closed ones."""
+    import dqdyn.viz.viewer as vw
+    from dqdyn.cli import main
+
+    seen = []
+    real_init = vw.Viewer.__init__
+
+    def spy(self, model, **kw):
+        seen.append(kw)
+        real_init(self, model, **kw)
+
+    monkeypatch.setattr(vw.Viewer, "__init__", spy)
+    assert main(["view", "two_link_arm", "--port", str(_port()), "--seconds", "0.1"]) == 0
+    assert main(["view", "two_link_arm", "--port", str(_port()), "--seconds", "0.1",
+                 "--allow-origin", "http://mybox.example:9000", "--allow-outside"]) == 0
+    assert seen[0]["allowed_origins"] == [] and seen[0]["allow_outside"] is False
+    assert seen[1]["allowed_origins"] == ["http://mybox.example:9000"] and seen[1]["allow_outside"] is True

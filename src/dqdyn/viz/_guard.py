@@ -120,7 +120,7 @@ class RequestGuard:
 
     def _own_hosts(self, local_host: str | None) -> set:
         hosts = {"localhost", "127.0.0.1", "::1"}
-        if self.bound_host and self.bound_host not in ("0.0.0.0", "::", ""):
+        if self.bound_host:  # "0.0.0.0" too: the URL the viewer prints (an IP literal)
             hosts.add(_literal(self.bound_host))
         if local_host:
             hosts.add(_literal(str(local_host)))
