@@ -115,7 +115,7 @@ class Page:
         if self.cdp is not None:
             self.cdp.close()
         if self.proc is not None:
-            # the browser and every helper it started (its own session: one process group)
+            # the browser and every helper it started (one process group of its own)
             _signal_group(self.proc, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=20)

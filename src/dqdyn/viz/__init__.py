@@ -9,6 +9,10 @@ release is from 2023) that ships its built web client inside the wheel, works of
 loopback port, and has the scene-graph (``/parent/child`` nodes), GUI widgets (the trajectory
 slider and play box), arrows and trimesh meshes built in; meshcat would need its own slider and
 arrow code and speaks to the browser through a ZeroMQ relay process.
+
+The viewer answers only its own page (``Host`` and ``Origin`` checked, ``allowed_origins`` to
+widen) and reads mesh files only inside the URDF's folder and the package folders named
+(``allow_outside`` to widen); see the docs' security page.
 """
 
 from .geometry import Visual, inertia_box, inertia_boxes, mjcf_visuals, resolve_uri, skeleton, urdf_visuals
