@@ -17,6 +17,7 @@ by the parallel-axis theorem) and stays available as a named frame.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 
@@ -26,8 +27,6 @@ from ..algebra.rotations import (
     pose_from_matrix,
     pose_from_rt,
     quat_from_axis_angle,
-    quat_from_rpy,
-    quat_multiply,
     matrix_from_quat,
     translation_of,
 )
@@ -38,10 +37,30 @@ from .model import DifferentialDrive, Model, armature_values, pack_model
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
 
+def _qm(a0, a1, a2, a3, b0, b1, b2, b3):
+    """Hamilton product of two quaternions given by their components (plain floats: the
+    builder places one joint at a time, where numpy's per-call cost dominates)."""
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3, a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1, a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
+
+
 def _pose_mul(a, b):
-    r = quat_multiply(a[:4], b[:4])
-    d = quat_multiply(a[:4], b[4:]) + quat_multiply(a[4:], b[:4])
-    return np.concatenate([r, d])
+    a0, a1, a2, a3, a4, a5, a6, a7 = a.tolist()
+    b0, b1, b2, b3, b4, b5, b6, b7 = b.tolist()
+    d = _qm(a0, a1, a2, a3, b4, b5, b6, b7)
+    e = _qm(a4, a5, a6, a7, b0, b1, b2, b3)
+    return np.array(_qm(a0, a1, a2, a3, b0, b1, b2, b3)
+                    + (d[0] + e[0], d[1] + e[1], d[2] + e[2], d[3] + e[3]))
+
+
+def _pose_xyz_rpy(xyz, rpy) -> np.ndarray:
+    """``pose_from_rt(quat_from_rpy(rpy), xyz)`` in plain floats (URDF's ``R = R_z R_y R_x``)."""
+    hr, hp, hy = 0.5 * rpy[0], 0.5 * rpy[1], 0.5 * rpy[2]
+    cr, sr, cp, sp, cy, sy = (math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp),
+                              math.cos(hy), math.sin(hy))
+    r = _qm(cy, 0.0, 0.0, sy, *_qm(cp, 0.0, sp, 0.0, cr, sr, 0.0, 0.0))
+    d = _qm(0.0, 0.5 * xyz[0], 0.5 * xyz[1], 0.5 * xyz[2], *r)
+    return np.array(r + d)
 
 
 def _as_placement(placement, xyz, rpy, what: str) -> np.ndarray:
@@ -64,31 +83,33 @@ def _as_placement(placement, xyz, rpy, what: str) -> np.ndarray:
         if abs(np.linalg.norm(p[:4]) - 1.0) > 1e-6 or abs(p[:4] @ p[4:]) > 1e-6:
             raise ModelError(f"{what}: placement {p} is not a unit dual quaternion")
         return p / np.linalg.norm(p[:4])
-    xyz = np.zeros(3) if xyz is None else np.asarray(xyz, dtype=float).reshape(3)
-    rpy = np.zeros(3) if rpy is None else np.asarray(rpy, dtype=float).reshape(3)
-    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
+    xyz = [0.0, 0.0, 0.0] if xyz is None else np.asarray(xyz, dtype=float).reshape(3).tolist()
+    rpy = [0.0, 0.0, 0.0] if rpy is None else np.asarray(rpy, dtype=float).reshape(3).tolist()
+    if not all(map(math.isfinite, xyz + rpy)):
         raise ModelError(f"{what}: xyz/rpy contain NaN/inf")
-    return pose_from_rt(quat_from_rpy(rpy), xyz)
+    return _pose_xyz_rpy(xyz, rpy)
 
 
 def _check_inertia(name, mass, com, inertia, mode="error"):
-    if not np.isfinite(mass) or mass < 0:
+    if not math.isfinite(mass) or mass < 0:
         raise ModelError(f"body {name!r}: mass must be a finite number >= 0, got {mass}")
-    if com.shape != (3,) or not np.all(np.isfinite(com)):
+    if com.shape != (3,) or not np.isfinite(com).all():
         raise ModelError(f"body {name!r}: com must be a finite 3-vector, got {com}")
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+    if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
         raise ModelError(f"body {name!r}: inertia must be a finite 3×3 matrix, got shape {inertia.shape}")
-    if not np.allclose(inertia, inertia.T, atol=1e-10 * max(1.0, np.abs(inertia).max())):
+    absI = np.abs(inertia)
+    # (np.allclose(inertia, inertia.T, atol=…), without its per-call cost)
+    if not (np.abs(inertia - inertia.T) <= 1e-10 * max(1.0, absI.max()) + 1e-5 * absI.T).all():
         raise ModelError(f"body {name!r}: inertia must be symmetric")
     if mode == "off":
         return
-    ev = np.linalg.eigvalsh(inertia)
-    tol = 1e-9 * max(1.0, ev.max())
+    ev = np.linalg.eigvalsh(inertia)  # (ascending)
+    a, b, c = ev.tolist()
+    tol = 1e-9 * max(1.0, c)
     problem, triangle = None, False
-    if ev.min() < -tol:
+    if a < -tol:
         problem = f"body {name!r}: inertia must be positive semi-definite (eigenvalues {ev})"
     else:
-        a, b, c = np.sort(ev)
         if a + b < c - 1e-6 * max(1.0, c):
             triangle = True
             problem = (
@@ -145,6 +166,7 @@ class ModelBuilder:
         self._frames: list[tuple[str, int, np.ndarray]] = []
         self._constraints: list = []
         self._joint_names: set[str] = set()
+        self._body_of_joint: dict[str, int] = {}  # moving joint name -> body index
         # inertia welded to the world (mass, CoM in world, CoM inertia in world axes)
         self._welded = (0.0, np.zeros(3), np.zeros((3, 3)))
 
@@ -212,7 +234,8 @@ class ModelBuilder:
         _check_inertia(name, mass, com, inertia, self.inertia_check)
         if not np.isfinite(pitch):
             raise ModelError(f"joint {jname!r}: pitch must be finite")
-        arm = armature_values(jname, armature, max(JOINT_DIMS[jt][1], 1))
+        arm = (np.zeros(max(JOINT_DIMS[jt][1], 1)) if type(armature) is float and armature == 0.0
+               else armature_values(jname, armature, max(JOINT_DIMS[jt][1], 1)))
         if jt == FIXED and np.any(arm != 0):
             raise ModelError(f"joint {jname!r}: a fixed joint has no DoF to carry armature "
                              f"{arm.tolist()}")
@@ -229,9 +252,7 @@ class ModelBuilder:
             master, scale, offset = mimic
             if jt not in (JOINT_TYPES["revolute"], JOINT_TYPES["prismatic"], JOINT_TYPES["helical"]):
                 raise ModelError(f"joint {jname!r}: only 1-DoF joints can mimic another joint")
-            idx = next(
-                (k for k, bb in enumerate(self._bodies) if bb["joint_name"] == master), None
-            )
+            idx = self._body_of_joint.get(master)
             if idx is None:
                 raise UnknownNameError(
                     f"joint {jname!r} mimics {master!r}, which is not an earlier joint of the model"
@@ -259,6 +280,7 @@ class ModelBuilder:
             )
         )
         idx = len(self._bodies) - 1
+        self._body_of_joint[jname] = idx
         self._links[name] = (idx, _IDENT8.copy())
         self._frames.append((name, idx, _IDENT8.copy()))
         return name

@@ -510,10 +510,10 @@ def pack_model(
             q_lower += [-np.inf] * nqj
             q_upper += [np.inf] * nqj
         else:
-            q_lower += list(np.broadcast_to(lo, (nqj,)))
-            q_upper += list(np.broadcast_to(hi, (nqj,)))
-        vlim += list(np.broadcast_to(vl, (nvj,)))
-        elim += list(np.broadcast_to(el, (nvj,)))
+            q_lower += [lo] * nqj if type(lo) is float else list(np.broadcast_to(lo, (nqj,)))
+            q_upper += [hi] * nqj if type(hi) is float else list(np.broadcast_to(hi, (nqj,)))
+        vlim += [vl] * nvj if type(vl) is float else list(np.broadcast_to(vl, (nvj,)))
+        elim += [el] * nvj if type(el) is float else list(np.broadcast_to(el, (nvj,)))
         iq += nqj
         iv += nvj
     mi[0, MI_IQ] = iq

@@ -8,17 +8,16 @@
 How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
 --------------------------------------------------------------
 
-* **Parsing.**  The document is read with the maintained parser ``urdf_parser_py`` (PyPI
-  ``urdfdom-py``).  Before it sees the document, everything dynamics does not need is removed:
-  ``<visual>`` and ``<collision>`` (so meshes are never opened and ``package://`` URIs never
-  resolved) and every top-level element other than ``<link>`` and ``<joint>`` (``<material>``,
-  ``<transmission>``, ``<gazebo>``, ``<ros2_control>``, …).  This makes the loader as lenient as
-  Pinocchio's C++ ``urdfdom`` about those parts (``urdf_parser_py`` rejects, e.g., a
-  ``<transmission>`` without ``<type>`` or a ``<texture>`` without ``filename``).  The parser's
-  own chatter about unknown tags/attributes inside links and joints (``<contact>``,
-  ``<hardwareInterface>``, …) goes to the ``logging`` logger ``"dqdyn.parsers.urdf"`` at DEBUG
-  level instead of stderr; an element given twice (only the first one is used) is a
-  :class:`UserWarning`.  XML entities are not resolved and nothing is fetched from the network.
+* **Parsing.**  The document is read in one pass with ``lxml`` (:mod:`dqdyn.parsers._urdf_read`,
+  the schema and defaults of ``urdf_parser_py`` / ``urdfdom``); only ``<link>`` (its
+  ``<inertial>``) and ``<joint>`` are read: ``<visual>``, ``<collision>`` (meshes are never
+  opened, ``package://`` URIs never resolved), ``<material>``, ``<transmission>``, ``<gazebo>``,
+  ``<ros2_control>``, … are skipped unread, so the loader is at least as lenient as Pinocchio's
+  C++ ``urdfdom`` about them.  Unknown tags inside links and joints (``<contact>``,
+  ``<hardwareInterface>``, …) go to the ``logging`` logger ``"dqdyn.parsers.urdf"`` at DEBUG
+  level; an element given twice (only the first one is used) is a :class:`UserWarning`.  XML
+  entities are not resolved and nothing is fetched from the network.  Loading time and memory
+  are linear in the number of links (``benchmarks/bench_urdf_load.py``).
 
 * **Prologue.**  ``<?xml version="0.0"?>`` (common in PyBullet's ``pybullet_data``) and blank
   lines before the XML declaration are accepted, as ``urdfdom`` (Pinocchio, ROS) and PyBullet do:
@@ -111,9 +110,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-import os
-import re
-import threading
+import math
 import warnings
 from collections.abc import Sequence
 from importlib import resources
@@ -122,7 +119,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DqdynError, URDFError
-from ._urdf_xml import normalize_prologue
+from ._urdf_read import parse as _parse_doc
+from ._urdf_read import read_source as _read_source
 from ..multibody.builders import ModelBuilder
 from ..multibody.model import Model
 
@@ -133,123 +131,6 @@ _MOVING = ("revolute", "continuous", "prismatic", "floating", "planar")
 _ONE_DOF = ("revolute", "continuous", "prismatic")
 _MIMIC_MODES = ("follow", "independent", "error")
 
-# urdf_parser_py reports unknown tags through a module-level hook; swapping it is not thread safe
-_PARSER_LOCK = threading.Lock()
-
-
-# ----------------------------------------------------------------------------------- reading
-def _read_source(source) -> tuple[bytes, str, str]:
-    """``(xml bytes, label used in messages, default robot name)`` of a path or an XML string."""
-    if isinstance(source, bytes):
-        if source.lstrip().startswith(b"<"):
-            return source.lstrip(), "<URDF string>", "robot"
-        source = source.decode()
-    if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source.lstrip().encode("utf-8"), "<URDF string>", "robot"
-    if not isinstance(source, (str, os.PathLike)):
-        raise URDFError(
-            f"load_urdf: expected a file path or an XML string, got {type(source).__name__}"
-        )
-    if not str(source).strip():
-        raise URDFError("load_urdf: path_or_xml is empty; give a URDF file path or XML string")
-    path = Path(source)
-    label = str(path)
-    if not path.exists():
-        raise URDFError(f"URDF file {label!r} does not exist")
-    if path.is_dir():
-        raise URDFError(f"URDF path {label!r} is a directory, not a file")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise URDFError(f"URDF file {label!r} cannot be read: {e.strerror or e}") from e
-    return data, label, path.stem
-
-
-_SEGMENT = re.compile(r"([A-Za-z_][\w\-]*)(?:\[@name='([^']*)'\])?(?:\[\d+\])?")
-
-
-def _describe_path(path) -> str:
-    """``"joint 'elbow' > limit"`` from an ``urdf_parser_py`` XPath-like path."""
-    parts = []
-    for tag, name in _SEGMENT.findall(str(path)):
-        if tag == "robot":
-            continue
-        parts.append(f"{tag} {name!r}" if name else tag)
-    return " > ".join(parts) if parts else "robot"
-
-
-def _locate(root, exc) -> str:
-    """``"link 'x' > inertial > mass: "`` for the element holding the bad value quoted in ``exc``
-    (``urdf_parser_py`` does not wrap value errors of child elements with their path)."""
-    m = re.search(r"'([^']*)'\s*$", str(exc))
-    if not m:
-        return ""
-    bad = m.group(1)
-    for el in root.iter():
-        if isinstance(el.tag, str) and bad in el.attrib.values():
-            parts = []
-            while el is not None and el.tag != "robot":
-                name = el.get("name") if el.tag in ("link", "joint") else None
-                parts.append(f"{el.tag} {name!r}" if name else el.tag)
-                el = el.getparent()
-            return " > ".join(reversed(parts)) + ": "
-    return ""
-
-
-def _strip(root) -> None:
-    """Remove what dynamics does not need (geometry, materials, transmissions, plugins)."""
-    for child in list(root):
-        if not isinstance(child.tag, str):  # comments, processing instructions
-            continue
-        if child.tag == "link":
-            for sub in list(child):
-                if isinstance(sub.tag, str) and sub.tag in ("visual", "collision"):
-                    child.remove(sub)
-        elif child.tag != "joint":
-            root.remove(child)
-
-
-def _parse(data: bytes, label: str, default_name: str):
-    """Parse the document with ``urdf_parser_py``; every failure becomes a :class:`URDFError`."""
-    from lxml import etree
-    import urdf_parser_py.xml_reflection.core as xcore
-    from urdf_parser_py.urdf import URDF
-
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
-    try:
-        root = etree.fromstring(normalize_prologue(data, label), parser)
-    except etree.XMLSyntaxError as e:
-        raise URDFError(f"URDF {label}: XML syntax error: {e}") from None
-    if root is None or root.tag != "robot":
-        tag = None if root is None else root.tag
-        raise URDFError(f"URDF {label}: the root element must be <robot>, got <{tag}>")
-    _strip(root)
-    if "name" not in root.attrib:
-        root.set("name", default_name)
-    xml = etree.tostring(root)
-
-    messages: list[str] = []
-    with _PARSER_LOCK:
-        saved = xcore.on_error
-        xcore.on_error = messages.append
-        try:
-            robot = URDF.from_xml_string(xml)
-        except xcore.ParseError as e:
-            inner = e.e
-            while isinstance(inner, xcore.ParseError):  # duck-typed parsing nests them
-                inner = inner.e
-            msg = str(inner).strip().splitlines()[0] if str(inner).strip() else type(inner).__name__
-            raise URDFError(f"URDF {label}: {_describe_path(e.path)}: {msg}") from None
-        except (ValueError, AssertionError, TypeError, KeyError) as e:
-            raise URDFError(f"URDF {label}: {_locate(root, e)}{e}") from None
-        finally:
-            xcore.on_error = saved
-    for m in messages:
-        if "defined multiple times" in m:
-            warnings.warn(f"URDF {label}: {m} (the first one is used)", UserWarning, stacklevel=3)
-        else:
-            log.debug("URDF %s: %s", label, m)
-    return robot
 
 
 # ------------------------------------------------------------------------------ validation
@@ -323,10 +204,24 @@ def _pose(origin):
     return xyz, rpy
 
 
+def _rpy_matrix(rpy) -> np.ndarray:
+    """``matrix_from_quat(quat_from_rpy(rpy))`` in plain floats (one link at a time, where
+    numpy's per-call cost dominates); the same numbers."""
+    r, p, y = (float(a) for a in rpy)
+    if r == 0.0 and p == 0.0 and y == 0.0:
+        return np.eye(3)
+    from ..multibody.builders import _qm
+
+    hr, hp, hy = 0.5 * r, 0.5 * p, 0.5 * y
+    w, x, y, z = _qm(math.cos(hy), 0.0, 0.0, math.sin(hy),
+                     *_qm(math.cos(hp), 0.0, math.sin(hp), 0.0, math.cos(hr), math.sin(hr), 0.0, 0.0))
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
 def _link_inertia(link, label: str):
     """``(mass, com, inertia about the CoM in link axes, has <inertial>, inertia is PSD)``."""
-    from ..algebra.rotations import matrix_from_quat, quat_from_rpy
-
     inl = link.inertial
     if inl is None:
         return 0.0, np.zeros(3), np.zeros((3, 3)), False, True
@@ -334,23 +229,44 @@ def _link_inertia(link, label: str):
     if not np.isfinite(m) or m < 0:
         raise URDFError(f"URDF {label}: link {link.name!r}: mass must be finite and >= 0, got {m}")
     xyz, rpy = _pose(inl.origin)
-    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
+    if not all(map(math.isfinite, xyz.tolist() + rpy.tolist())):
         raise URDFError(f"URDF {label}: link {link.name!r}: inertial origin contains NaN/inf")
     I = np.zeros((3, 3)) if inl.inertia is None else np.array(inl.inertia.to_matrix(), dtype=float)
-    if not np.all(np.isfinite(I)):
+    if not np.isfinite(I).all():
         raise URDFError(f"URDF {label}: link {link.name!r}: inertia contains NaN/inf")
-    ev = np.linalg.eigvalsh(I)
-    psd = bool(ev.min() >= -1e-9 * max(1.0, abs(ev).max()))
-    R = matrix_from_quat(quat_from_rpy(rpy))
-    I = R @ I @ R.T
-    return m, xyz, 0.5 * (I + I.T), True, psd
+    R = _rpy_matrix(rpy)
+    Ir = R @ I @ R.T
+    return m, xyz, 0.5 * (Ir + Ir.T), True, I  # (the PSD check: batched, in _psd_flags)
+
+
+def _psd_flags(inert: dict) -> dict:
+    """Replace the raw tensor (last entry) of each ``_link_inertia`` tuple by its PSD flag,
+    all links' eigenvalues in one call."""
+    names = [ln for ln, t in inert.items() if t[3]]
+    if names:
+        ev = np.linalg.eigvalsh(np.array([inert[ln][4] for ln in names]))
+        ok = ev[:, 0] >= -1e-9 * np.maximum(1.0, np.abs(ev).max(axis=1))
+        for ln, f in zip(names, ok.tolist()):
+            inert[ln] = inert[ln][:4] + (f,)
+    return inert
+
+
+def _valid_bodies(body_inertia: dict) -> set:
+    """Bodies whose inertia passes the builder's physical checks (positive semi-definite, the
+    triangle inequality), all in one eigenvalue call: the builder re-checks only the others
+    (and so gives their messages)."""
+    names = list(body_inertia)
+    if not names:
+        return set()
+    ev = np.linalg.eigvalsh(np.array([body_inertia[b]["inertia"] for b in names]))
+    a, b, c = ev[:, 0], ev[:, 1], ev[:, 2]
+    ok = (a >= -1e-9 * np.maximum(1.0, c)) & (a + b >= c - 1e-6 * np.maximum(1.0, c))
+    return {n for n, f in zip(names, ok.tolist()) if f}
 
 
 def _matrix(xyz, rpy) -> np.ndarray:
-    from ..algebra.rotations import matrix_from_quat, quat_from_rpy
-
     T = np.eye(4)
-    T[:3, :3] = matrix_from_quat(quat_from_rpy(rpy))
+    T[:3, :3] = _rpy_matrix(rpy)
     T[:3, 3] = xyz
     return T
 
@@ -561,7 +477,7 @@ def load_urdf(
     if mimic not in _MIMIC_MODES:
         raise URDFError(f"load_urdf: mimic must be one of {_MIMIC_MODES}, got {mimic!r}")
     data, label, default_name = _read_source(path_or_xml)
-    robot = _parse(data, label, default_name)
+    robot = _parse_doc(data, label, default_name)
     root, children, links, joints = _topology(robot, label)
     for j in joints.values():
         if j.type not in _MOVING + ("fixed",):
@@ -592,7 +508,7 @@ def load_urdf(
 
     # -- lump the inertias of fixed links into the body that carries them (body frame = the
     #    child link frame of the body's joint); the physical checks apply to the lumped body
-    inert = {ln: _link_inertia(links[ln], label) for ln in links}
+    inert = _psd_flags({ln: _link_inertia(links[ln], label) for ln in links})
     owner: dict[str, str | None] = {}  # link -> link name of its body (None: the world)
     in_body: dict[str, np.ndarray] = {}  # link -> 4x4 pose in its body frame
     lump: dict[str, list[str]] = {}  # body link -> links merged into it (itself first)
@@ -620,6 +536,11 @@ def load_urdf(
             lump[j.child] = [j.child]
     body_inertia = {}
     for body, members in lump.items():
+        if len(members) == 1:  # (the body link alone, in its own frame)
+            mk, ck, Ik, _, lumped_ok = inert[body]
+            body_inertia[body] = dict(mass=mk, com=ck if mk > 0 else np.zeros(3), inertia=Ik)
+            if lumped_ok or inertia_check in ("warn", "off"):
+                continue
         m, c, I = 0.0, np.zeros(3), np.zeros((3, 3))
         for ln in members:
             mk, ck, Ik = inert[ln][:3]
@@ -685,6 +606,9 @@ def load_urdf(
         except DqdynError as e:
             raise URDFError(f"URDF {label}: root link {base!r}: {e}") from None
 
+    # bodies that pass the physical checks (one batched eigenvalue call) are not re-checked
+    # one by one in the builder; the others are, so its messages are the usual ones
+    valid = _valid_bodies(body_inertia) if inertia_check != "off" else set()
     for j in order:
         if j.name == skip_joint:
             continue
@@ -692,12 +616,12 @@ def load_urdf(
         if j.type == "fixed":
             kw = dict(joint="fixed")
         else:
-            axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
-            if j.type in _ONE_DOF and (
-                not np.all(np.isfinite(axis)) or np.linalg.norm(axis) < 1e-12
-            ):
-                what = "is not finite" if not np.all(np.isfinite(axis)) else "is zero"
-                raise URDFError(f"URDF {label}: joint {j.name!r}: axis {axis.tolist()} {what}")
+            axis = (1.0, 0.0, 0.0) if j.axis is None else tuple(float(a) for a in j.axis)
+            finite = all(map(math.isfinite, axis))
+            if j.type in _ONE_DOF and (not finite or math.hypot(*axis) < 1e-12):
+                what = "is not finite" if not finite else "is zero"
+                raise URDFError(f"URDF {label}: joint {j.name!r}: axis {list(axis)} {what}")
+            axis = np.array(axis)
             if j.type == "planar" and j.axis is not None:
                 n = np.linalg.norm(axis)
                 if n < 1e-12 or not np.allclose(axis / n, [0.0, 0.0, 1.0], atol=1e-9):
@@ -713,10 +637,12 @@ def load_urdf(
             )
             if j.name in mimics:
                 kw["mimic"] = mimics[j.name]
+        b.inertia_check = "off" if j.child in valid else inertia_check
         try:
             b.add_body(j.child, j.parent, joint_name=j.name, xyz=xyz, rpy=rpy, **kw)
         except DqdynError as e:
             raise URDFError(f"URDF {label}: joint {j.name!r} (link {j.child!r}): {e}") from None
+    b.inertia_check = inertia_check
 
     model = b.build()
     has_inertial = {ln: inert[ln][3] for ln in links}
