@@ -3,6 +3,7 @@
     python benchmarks/bench_cold_start.py                 # this environment, kernel cache as installed
     python benchmarks/bench_cold_start.py --no-cache      # also: every kernel compiled on the spot (JIT)
     python benchmarks/bench_cold_start.py --fresh-venv /tmp/v   # also: clone → fresh venv → pip install
+    python benchmarks/bench_cold_start.py --pythons 3.10 3.11 3.12 3.13 --cold-pip   # each CPython
 
 For each function, a new Python process imports dqdyn, builds a 7-DoF arm (Panda from
 example-robot-data when installed, else the bundled ``jaco6``) and times its first call; the
@@ -11,7 +12,10 @@ table gives the median of ``--repeat`` processes and the spread.  ``--no-cache``
 the kernel cache, and what a machine pays when the cache does not match its CPU / numba).
 ``--fresh-venv DIR`` copies the working tree to a temporary clone, makes a new virtual
 environment in DIR, times ``pip install`` of the clone (dependencies come from pip's cache
-after the first time) and runs the table with that environment's Python.
+after the first time) and runs the table with that environment's Python.  ``--pythons`` does
+that for each CPython named (found as ``pythonX.Y`` on the PATH or under pyenv), each in its own
+venv, with an empty user kernel cache; ``--cold-pip`` turns pip's cache off, so the install
+time includes downloading every dependency.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ CALLS = {
     "aba (batch 1000)": "dqdyn.aba(m, Q, v, a)",
     "rnea_derivatives": "dqdyn.rnea_derivatives(m, q, v, a)",
     "aba_derivatives": "dqdyn.aba_derivatives(m, q, v, a)",
-    # the single-state entry kernels (compiled at install since the tenth session)
+    # the single-state entry kernels
     "aba (out=)": "dqdyn.aba(m, q, v, a, out=np.empty(m.nv))",
     "aba (wrong length)": "try:\n    dqdyn.aba(m, q, v, np.zeros(m.nv + 1))\nexcept dqdyn.errors.ShapeError:\n    pass",
 }
@@ -88,7 +92,22 @@ def table(python: str, env: dict, repeat: int, label: str) -> dict:
     return res
 
 
-def fresh_venv(dest: str) -> str:
+def find_python(version: str) -> str:
+    """The interpreter of CPython ``version`` (``3.12``): ``python3.12`` on the PATH, else
+    pyenv's newest ``3.12.*``."""
+    exe = shutil.which(f"python{version}")
+    if exe:
+        return exe
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    cands = sorted((d for d in os.listdir(os.path.join(root, "versions"))
+                    if d.startswith(version + ".")), key=lambda d: [int(x) for x in d.split(".")
+                                                                   if x.isdigit()])
+    if not cands:
+        raise SystemExit(f"no CPython {version} found (python{version} or pyenv)")
+    return os.path.join(root, "versions", cands[-1], "bin", "python")
+
+
+def fresh_venv(dest: str, base_python: str = sys.executable, cold_pip: bool = False) -> tuple[str, float]:
     clone = tempfile.mkdtemp(prefix="dqdyn-clone-")
     subprocess.run(["git", "clone", "-q", ROOT, clone], check=True)
     # the working tree's uncommitted changes too (what is measured is what is here)
@@ -96,14 +115,18 @@ def fresh_venv(dest: str) -> str:
     if diff:
         subprocess.run(["git", "-C", clone, "apply", "-"], input=diff, check=True)
     shutil.rmtree(dest, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", dest], check=True)
+    subprocess.run([base_python, "-m", "venv", dest], check=True)
     py = os.path.join(dest, "bin", "python")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DQDYN_", "NUMBA_"))}
+    if cold_pip:
+        env["PIP_NO_CACHE_DIR"] = "1"
     t0 = time.perf_counter()
-    subprocess.run([py, "-m", "pip", "install", "-q", clone], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", clone], check=True, env=env)
     t_install = time.perf_counter() - t0
-    print(f"pip install of a fresh clone into a fresh venv: {t_install:.0f} s (kernels unpacked or compiled during it)")
-    subprocess.run([py, "-m", "pip", "install", "-q", "example-robot-data"], check=False)
-    return py
+    print(f"pip install of a fresh clone into a fresh venv ({base_python}): {t_install:.0f} s "
+          "(kernels unpacked or compiled during it)", flush=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "example-robot-data"], check=False, env=env)
+    return py, t_install
 
 
 def main() -> None:
@@ -111,15 +134,32 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-cache", action="store_true", help="also time with DQDYN_NO_CACHE=1 (JIT)")
     ap.add_argument("--fresh-venv", metavar="DIR", help="also clone, make a venv in DIR, pip install")
+    ap.add_argument("--pythons", nargs="*", metavar="X.Y",
+                    help="also, for each of these CPythons: clone, fresh venv, pip install, table")
+    ap.add_argument("--cold-pip", action="store_true",
+                    help="with --pythons: pip's cache off (the install downloads everything)")
     a = ap.parse_args()
     env = dict(os.environ)
     out = {"installed": table(sys.executable, env, a.repeat, "kernel cache as installed")}
     if a.no_cache:
         out["jit"] = table(sys.executable, {**env, "DQDYN_NO_CACHE": "1"}, 1, "no cache: numba compiles (JIT)")
     if a.fresh_venv:
-        py = fresh_venv(a.fresh_venv)
+        py, _ = fresh_venv(a.fresh_venv)
         out["fresh_venv"] = table(py, {k: v for k, v in env.items() if k != "PYTHONPATH"}, a.repeat,
                                   "fresh venv after pip install")
+    for version in a.pythons or ():
+        dest = tempfile.mkdtemp(prefix=f"dqdyn-venv{version}-")
+        py, t_install = fresh_venv(dest, find_python(version), a.cold_pip)
+        clean = {k: v for k, v in env.items() if k != "PYTHONPATH" and not k.startswith("DQDYN_")}
+        clean["DQDYN_CACHE_DIR"] = tempfile.mkdtemp(prefix="dqdyn-empty-cache-")
+        res = table(py, clean, a.repeat, f"CPython {version}: fresh venv after pip install")
+        out[f"cpython-{version}"] = {"install_s": t_install, "first_calls": res}
+    if a.pythons:
+        print("\nsummary: CPython, pip install s, slowest first call s (median)")
+        for version in a.pythons:
+            r = out[f"cpython-{version}"]
+            worst = max(statistics.median(x["first_call_s"]) for x in r["first_calls"].values())
+            print(f"  {version:6s} {r['install_s']:8.0f} {worst:10.3f}")
     os.makedirs(os.path.join(ROOT, "benchmarks", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "benchmarks", "results", "cold_start.json"), "w") as f:
         json.dump(out, f, indent=1)

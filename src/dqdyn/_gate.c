@@ -41,7 +41,7 @@
 /* the column counts of the model tables (dqdyn/multibody/model.py MI_COLS, MF_COLS; a test
    checks that they agree) */
 #define GATE_MI_COLS 6
-#define GATE_MF_COLS 27
+#define GATE_MF_COLS 33
 #define GATE_MAX_INPUTS 8
 /* a batch of N states of a model with nb1 bodies runs here, state by state, when N nb1 is at most
    this (dqdyn/algorithms/batching.py SERIAL_WORK; a test checks that they agree) */

@@ -44,6 +44,7 @@ import re
 import sys
 import tempfile
 import threading
+import time
 
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 #: folder of the cache filled at install time (inside the package)
@@ -541,15 +542,82 @@ def _memoize_untyped(worker, copier: _BlockCopier) -> None:
 
 
 class _nested:
-    """Counts a compilation of a dqdyn kernel (or C callback) in progress on this thread."""
+    """Counts a compilation of a dqdyn kernel (or C callback) in progress on this thread; the
+    outermost one that compiled (rather than loaded) prints what and how long, on stderr."""
 
     def __enter__(self):
         if not _INLINE_PATCHED:
             _faster_inlining()
+        if _depth() == 0:
+            _NESTING.missed, _NESTING.t0 = None, time.perf_counter()
         _NESTING.depth = _depth() + 1
 
     def __exit__(self, *exc):
         _NESTING.depth = _depth() - 1
+        if _depth() == 0 and getattr(_NESTING, "missed", None) is not None:
+            if not _quiet():
+                print(f"dqdyn: compiled {_NESTING.missed} in "
+                      f"{time.perf_counter() - _NESTING.t0:.1f} s (cached for later processes)",
+                      file=sys.stderr, flush=True)
+            _NESTING.missed = None
+
+
+#: whether this process has said that it compiles kernels (:func:`_announce`)
+_ANNOUNCED = [False]
+
+
+def _quiet() -> bool:
+    """No compile messages while the kernels are being readied on purpose (``dqdyn precompile``,
+    ``pip install``) or where the user asked for none (``DQDYN_QUIET_COMPILE=1``)."""
+    return any(os.environ.get(k, "") not in ("", "0") for k in
+               ("DQDYN_QUIET_COMPILE", "DQDYN_BUILDING_CACHE", "DQDYN_PORTABLE_BUILD",
+                "DQDYN_PRECOMPILING"))
+
+
+def why_compiling() -> str:
+    """Why a kernel is not ready here, in a few words (what ``dqdyn doctor`` says at length)."""
+    import json
+
+    if not os.path.isfile(os.path.join(PORTABLE_CACHE, "MANIFEST.json")):
+        if not os.path.isfile(PORTABLE_ARCHIVE):
+            return f"no kernels are shipped for {PY_TAG} on this platform"
+        return "the shipped kernels were not unpacked (run `dqdyn precompile`)"
+    if not portable_fits():
+        return f"this CPU lacks part of {PORTABLE_CPU}, which the shipped kernels need"
+    try:
+        with open(os.path.join(PORTABLE_CACHE, "MANIFEST.json")) as f:
+            man = json.load(f)
+    except (OSError, ValueError):
+        man = {}
+    if man.get("numba") != numba.__version__:
+        return (f"the shipped kernels are numba {man.get('numba')}'s and this is numba "
+                f"{numba.__version__}")
+    return "this kernel's source or signature is not among the shipped kernels"
+
+
+def _announce(py_func) -> None:
+    """Say once per process, as a :class:`~dqdyn.errors.KernelCompileWarning`, that kernels are
+    being compiled and why: otherwise a first call that compiles for a minute looks hung."""
+    if _ANNOUNCED[0] or _quiet():
+        return
+    _ANNOUNCED[0] = True
+    import warnings
+
+    from .errors import KernelCompileWarning
+
+    msg = (f"dqdyn is compiling {py_func.__qualname__} for this machine ({why_compiling()}); "
+           "each kernel takes seconds to a minute, once, and is cached after. `dqdyn doctor` "
+           "explains, `dqdyn precompile` compiles them all now (progress is printed)")
+    frame = sys._getframe(1)  # the warning points at the caller's line, outside dqdyn and numba
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+            "dqdyn", "numba", "contextlib", "llvmlite"):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(msg, KernelCompileWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(msg, KernelCompileWarning, frame.f_code.co_filename,
+                               frame.f_lineno, module=frame.f_globals.get("__name__"),
+                               registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 
 def _counting(compile_fn):
@@ -590,6 +658,9 @@ class KernelCache(caching._Cache):
             data = c.load_overload(sig, target_context)
             if data is not None:
                 return data
+        if _depth() == 1:  # a kernel called from Python compiles now: say so
+            _NESTING.missed = self._py_func.__qualname__
+            _announce(self._py_func)
         return None
 
     def save_overload(self, sig, data):

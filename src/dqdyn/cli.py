@@ -25,6 +25,7 @@ Write ``def _add_NAME(sub)`` that creates its parser with ``sub.add_parser(...)`
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -477,14 +478,35 @@ def _add_precompile(sub) -> None:
     p.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these groups")
     p.add_argument("--portable", action="store_true",
                    help="compile every kernel for any x86-64-v3 CPU (AVX2, FMA) into the archive "
-                        "the source ships, dqdyn/_kernels_portable.tar.xz (maintainers, after "
+                        "the source ships, dqdyn/_kernels_portable-<python>.tar.xz (maintainers, after "
                         "editing kernels)")
     p.set_defaults(func=cmd_precompile)
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import format_report, report
+
+    r = report(measure=args.measure)
+    print(json.dumps(r, indent=1) if args.json else format_report(r))
+    return 0 if r["verdict"].startswith("ready") else 1
+
+
+def _add_doctor(sub) -> None:
+    p = sub.add_parser(
+        "doctor", help="say whether dqdyn is ready on this machine, and how to fix it if not",
+        description="Python, numba and NumPy versions, the CPU and the level it runs, whether "
+        "the shipped kernels were found and are used, the kernel caches, the C call gate and "
+        "the threading layer; then a one-line verdict with the fix. Exit code 1 when not ready.",
+        epilog="example: dqdyn doctor --measure")
+    p.add_argument("--measure", action="store_true",
+                   help="also time a single call with and without the C call gate (seconds)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)
+
+
 #: sub-command registrars, in help order
 COMMANDS: list[Callable] = [_add_info, _add_models, _add_simulate, _add_reproduce, _add_bench,
-                            _add_view, _add_sweep, _add_precompile]
+                            _add_view, _add_sweep, _add_precompile, _add_doctor]
 
 
 # ------------------------------------------------------------------------------------- main

@@ -118,6 +118,15 @@ class ClusterError(DqdynError, RuntimeError):
 __all__ += ["StoreError", "IncompleteStoreError", "ClusterError"]
 
 
+class KernelCompileWarning(UserWarning):
+    """dqdyn compiles a kernel at run time (the shipped kernels do not cover this Python, numba,
+    CPU or edited source): the call takes seconds to a minute, once.  ``dqdyn doctor`` says
+    why; ``dqdyn precompile`` compiles every kernel at once."""
+
+
+__all__ += ["KernelCompileWarning"]
+
+
 class EnergyDriftWarning(UserWarning):
     """A passive simulation's mechanical energy drifted beyond its tolerance: the integrator
     and step do not resolve the motion (the message names both, the time, and what to use)."""

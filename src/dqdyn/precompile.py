@@ -8,7 +8,7 @@ of one area on a small tree with every joint type (one state, a batch, and the g
 lists and non-contiguous arrays), which compiles exactly the specialisations a user's calls need.
 
 Before compiling, it unpacks the portable kernels shipped with the source
-(``dqdyn/_kernels_portable.tar.xz``: every kernel compiled for any x86-64 CPU with AVX2 and FMA,
+(``dqdyn/_kernels_portable-<python>.tar.xz``: every kernel compiled for any x86-64 CPU with AVX2 and FMA,
 for one CPython and one numba) when they fit this machine, so that on such a machine it compiles
 only what they lack (kernels edited since they were made).  ``--portable`` makes that archive
 again from the current source (maintainers, after editing kernels).
@@ -490,11 +490,14 @@ def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: d
             raise UnknownNameError(f"group {n!r} is not one of {sorted(GROUPS)}")
     jobs = max(1, min(len(names), jobs or os.cpu_count() or 1))
     env = dict(os.environ if env is None else env)
+    env["DQDYN_PRECOMPILING"] = "1"  # (the workers' compilations are not announced one by one)
     pending = sorted(names, key=ORDER.index)
     running: dict = {}
     times = {}
     t_all = time.perf_counter()
+    progress = _Progress(env, len(names) == len(GROUPS), quiet)
     while pending or running:
+        progress.tick(len(times), len(names))
         while pending and len(running) < jobs:
             n = pending.pop(0)
             p = subprocess.Popen([sys.executable, "-m", "dqdyn.precompile", "--in-process", n], env=env)
@@ -516,6 +519,64 @@ def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: d
     return times
 
 
+class _Progress:
+    """A line every :attr:`EVERY` seconds while the groups run: kernels compiled so far (the
+    index files written since the start, one per compiled function) of about how many (the
+    shipped archives' count, when every group runs), the time so far and an estimate of the
+    rest."""
+
+    EVERY = 15.0
+
+    def __init__(self, env: dict, all_groups: bool, quiet: bool):
+        import glob
+        import json
+        import tarfile
+
+        from . import _jit
+
+        self.quiet = quiet
+        self.t0 = self.last = time.time()
+        self.root = env.get("DQDYN_PORTABLE_BUILD") or next(
+            (r for r, w in _jit.cache_roots() if w), None)
+        self.total = None
+        if all_groups:
+            for archive in sorted(glob.glob(os.path.join(_jit.PKG_DIR, "_kernels_portable-*.tar.xz"))):
+                try:
+                    with tarfile.open(archive, "r:xz") as tar:
+                        self.total = int(json.load(tar.extractfile("MANIFEST.json"))["kernels"])
+                    break
+                except (OSError, tarfile.TarError, KeyError, ValueError):
+                    continue
+
+    def done(self) -> int:
+        n = 0
+        for base, _, files in os.walk(self.root or os.devnull):
+            for f in files:
+                if f.endswith(".nbi"):
+                    try:
+                        n += os.path.getmtime(os.path.join(base, f)) >= self.t0
+                    except OSError:
+                        pass
+        return n
+
+    def tick(self, groups_done: int, groups: int) -> None:
+        now = time.time()
+        if self.quiet or now - self.last < self.EVERY:
+            return
+        self.last = now
+        n, el = self.done(), now - self.t0
+        of = f" of about {self.total}" if self.total else ""
+        left = ""
+        if self.total and n:
+            left = f", about {_mmss(el * max(self.total - n, 0) / n)} left"
+        print(f"dqdyn.precompile: {n}{of} kernels compiled, {groups_done}/{groups} groups done, "
+              f"{_mmss(el)} so far{left}", flush=True)
+
+
+def _mmss(s: float) -> str:
+    return f"{int(s // 60)} min {int(s % 60):02d} s" if s >= 60 else f"{s:.0f} s"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m dqdyn.precompile", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
@@ -523,7 +584,7 @@ def main(argv=None) -> int:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--portable", action="store_true",
                    help="compile every kernel for any x86-64-v3 CPU and pack it into "
-                        "dqdyn/_kernels_portable.tar.xz (the archive the source ships)")
+                        "dqdyn/_kernels_portable-<python>.tar.xz (the archive the source ships)")
     p.add_argument("--in-process", metavar="GROUP", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.in_process:

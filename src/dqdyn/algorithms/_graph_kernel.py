@@ -11,7 +11,8 @@ from .._jit import kernel
 from ..algebra._core import ad6, ad6_inv
 from .boundary import BAD_OVERFLOW, BAD_SHAPE, OK
 from .gate import gate_tables, gate_vector
-from .newton_euler import NSCRATCH, W_COLS, W_G, W_XI, W_XID, W_ZETA, ne_backward, ne_check, ne_forward_bodies
+from .newton_euler import (NSCRATCH, W_COLS, W_G, W_XI, W_XID, W_ZETA, armature_tau, ne_backward,
+                           ne_check, ne_forward_bodies)
 
 _NOF = np.empty((0, 6))
 NCOLS = 10  # columns of the per-vertex int table N (see graph_rnea_kernel)
@@ -33,8 +34,9 @@ def _vertex_forward(MI, MF, N, k, q, v, a, WS):
 
 
 @kernel(error_model="numpy")
-def _vertex_backward(MI, MF, N, k, q, F, use_f, WS, tau):
-    """Backward recursion of vertex ``k``, its successors' connection wrenches in ``F``."""
+def _vertex_backward(MI, MF, N, k, q, a, F, use_f, WS, tau):
+    """Backward recursion of vertex ``k``, its successors' connection wrenches in ``F``; its
+    joints' rotor inertia (:attr:`Model.armature`) adds ``armature ⊙ a``."""
     r0, nb1, q0, nq, v0, nv, w0 = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8]
     f = F[r0:r0 + nb1] if use_f else F[0:0]
     for i in range(f.shape[0]):
@@ -46,6 +48,7 @@ def _vertex_backward(MI, MF, N, k, q, F, use_f, WS, tau):
         tk[i] = 0.0
     ws = WS[w0:w0 + nb1 + NSCRATCH]
     ne_backward(MI[r0:r0 + nb1], MF[r0:r0 + nb1], q[q0:q0 + nq], f, ws, tk, ws[nb1])
+    armature_tau(MI[r0:r0 + nb1], MF[r0:r0 + nb1], a[v0:v0 + nv], tk)
     for i in range(nv):  # finite inputs can still overflow (|v|² > 1.8e308)
         if not math.isfinite(tk[i]):
             return BAD_OVERFLOW
@@ -103,7 +106,7 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, WS, F, tau):
                     ad6(TOA[j], WS[N[j, 8], W_ZETA:W_ZETA + 6], tb)  # ζ_a at the body origin
                     for c in range(6):
                         F[r0 + N[j, 1], c] -= tb[c]  # the successor pushes back
-        st = _vertex_backward(MI, MF, N, k, q, F, kids, WS, tau)
+        st = _vertex_backward(MI, MF, N, k, q, a, F, kids, WS, tau)
         if st != 0:
             return st * 1000 + k + 1
         if kids:  # successors at the base (body 0) of k: straight into its connection wrench

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 
-from .. import config
 from .._checks import real_array
 from ..algebra._core import jit
 from ..errors import NonFiniteError, NotUnitError, ShapeError
@@ -68,9 +67,12 @@ def check_lengths(mi, q, v, nv_arrays):
 
 
 def is_fast(*arrays) -> bool:
-    """True when every argument is a 1-D float64 ndarray (the single-state fast path)."""
+    """True when every argument is a writable C-contiguous 1-D float64 ndarray (the
+    single-state fast path; a read-only or strided array is another numba type, which no
+    shipped kernel is compiled for)."""
     for a in arrays:
-        if type(a) is not np.ndarray or a.dtype is not F64 or a.ndim != 1:
+        if type(a) is not np.ndarray or a.dtype is not F64 or a.ndim != 1 \
+                or not a.flags.c_contiguous or not a.flags.writeable:
             return False
     return True
 
@@ -177,20 +179,21 @@ def as_vector_batch(x, n: int, name: str, what: str) -> tuple[np.ndarray, tuple]
         raise ShapeError(f"{name} must have shape (..., {n}) ({what}), got {np.shape(x)}")
     batch = a.shape[:-1]
     a = np.ascontiguousarray(a.reshape(math.prod(batch), n))  # (n may be 0)
-    if not a.flags.writeable and a.shape[0] <= config.BATCH_CHUNK:  # (larger: chunk by chunk,
-        a = kernel_rows(a)                                          # batching.run_chunked)
+    if not a.flags.writeable:  # (a view of the same memory: every kernel takes writable arrays)
+        a = kernel_rows(a)
     return a, batch
 
 
 def as_vector(x, n: int, name: str, what: str) -> np.ndarray:
     """Fast path for one state: a contiguous float64 (n,) array, else ShapeError."""
-    if type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous:
+    if type(x) is np.ndarray and x.dtype is F64 and x.shape == (n,) and x.flags.c_contiguous \
+            and x.flags.writeable:
         return x
     a = real_array(x, name, finite=False)
     if a.shape != (n,):
         raise ShapeError(f"{name} must have shape ({n},) or (..., {n}) ({what}), got {a.shape}")
-    if not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
+    if not a.flags.c_contiguous or not a.flags.writeable:
+        a = kernel_rows(a)
     return a
 
 

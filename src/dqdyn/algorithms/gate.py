@@ -10,6 +10,7 @@ through numba's dispatcher, compiled for exactly one signature.  Neither holds a
 from __future__ import annotations
 
 import functools
+import os
 
 import numba as nb
 
@@ -21,7 +22,9 @@ try:  # the C call gate (src/dqdyn/_gate.c), built with the package when a C com
     from .._gate import call as GATE, entry as _ENTRY, function as _FRONT, split as SPLIT
 except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
     GATE = _ENTRY = _FRONT = SPLIT = None
-if nb.config.DISABLE_JIT:  # every kernel a plain Python function: nothing to compile a gate entry from
+if nb.config.DISABLE_JIT or os.environ.get("DQDYN_NO_GATE", "") not in ("", "0"):
+    # every kernel a plain Python function (nothing to compile a gate entry from), or the gate
+    # turned off (``dqdyn doctor --measure`` times single calls without it)
     GATE = _ENTRY = _FRONT = SPLIT = None
 
 #: result sizes a gate entry reads from the model's tables (_gate.c DIM_NB1, DIM_NV, DIM_3NV): the

@@ -458,7 +458,12 @@ def frame_pose(model: Model, q, name) -> np.ndarray:
         return r
     if r is not None and r != BAD_SHAPE:
         raise_status(model, r)
-    if type(q) is ND and q.ndim == 1:
+    Q, bq = _q_in(model, q)  # (a list, a view, another dtype: the route of a plain q)
+    q = Q[0] if bq == () else Q.reshape(bq + (model.nq,))
+    r = _FRAME_POSE_ENTRY(model, q, pl, body)
+    if type(r) is ND:
+        return r
+    if bq == ():
         out = np.empty(8)
         try:
             st = _FRAME_POSE(model.mi, model.mf, q, body, pl, out)
