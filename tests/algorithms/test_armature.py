@@ -359,3 +359,21 @@ def test_kinetic_energy_includes_the_rotors():
     h = 1e-6
     T = [dqdyn.kinetic_energy(m, dqdyn.integrate(m, q, s * h * v), v + s * h * qdd) for s in (-1, 1)]
     np.testing.assert_allclose((T[1] - T[0]) / (2 * h), v @ (tau - dqdyn.gravity(m, q)), rtol=1e-6)
+
+
+def test_gauss_principle_with_rotors_gives_aba_and_is_stationary_there():
+    """Gauss's function with the rotors' acceleration energy ½ Σ armature v̇² [Silva2022,
+    eqs. (31), (45)]: its minimizer is ABA's answer, its gradient vanishes there, and Kane's
+    inertia forces balance the active ones."""
+    from dqdyn.algorithms import gauss
+
+    m = dqdyn.serial_chain(4).with_armature(np.array([0.1, 0.2, 0.3, 0.4]))
+    q = dqdyn.random_configuration(m, seed=3)
+    v, tau = np.linspace(-1.0, 1.0, 4), np.arange(4.0)
+    a = dqdyn.aba(m, q, v, tau)
+    np.testing.assert_allclose(gauss.gauss_forward_dynamics(m, q, v, tau), a, atol=1e-12)
+    np.testing.assert_allclose(gauss.mass_matrix_gp(m, q), dqdyn.mass_matrix(m, q), atol=1e-12)
+    grad = gauss.quadratic_gradient(lambda x: gauss.gauss_function(m, q, v, x, tau), a)
+    np.testing.assert_allclose(grad, 0.0, atol=1e-10)
+    phi, phibar = gauss.kane_forces(m, q, v, a, tau)
+    np.testing.assert_allclose(phi, phibar, atol=1e-12)

@@ -258,7 +258,7 @@ def gauss_model(model: Model, q, v) -> GaussModel:
                   + np.einsum("bij,nbjk->nbik", P, Jd))
     tau_g = np.einsum("nbji,nbj->ni", J, gravity_wrenches(model, Q))
     nv, nb = model.nv, model.nbodies
-    M = 0.5 * (M + np.swapaxes(M, -1, -2))
+    M = 0.5 * (M + np.swapaxes(M, -1, -2)) + np.diag(model.armature)  # (the rotors' inertia)
     return GaussModel(
         M.reshape(batch + (nv, nv)),
         C.reshape(batch + (nv, nv)),
@@ -274,7 +274,7 @@ def mass_matrix_gp(model: Model, q) -> np.ndarray:
     """``M_GP = Σ J_iᵀ Ψ_i J_i`` (..., nv, nv) (seed 000 eq. 46)."""
     J = com_twist_jacobians(model, q)
     M = np.einsum("...bji,bjk,...bkl->...il", J, psi(model), J)
-    return 0.5 * (M + np.swapaxes(M, -1, -2))
+    return 0.5 * (M + np.swapaxes(M, -1, -2)) + np.diag(model.armature)  # (the rotors' inertia)
 
 
 def coriolis_matrix_gp(model: Model, q, v, *, form: str = "paper") -> np.ndarray:
@@ -370,14 +370,16 @@ def gauss_function(model: Model, q, v, a, tau=None) -> float:
     q, v, a, tau = _one_state(model, q, v, a, tau)
     _, P, _, acc, _ = _kinematics(model, q, v, a)
     d = acc - unconstrained_accelerations(model, q, v)
-    return float(0.5 * np.einsum("bi,bij,bj->", d, P, d) - tau @ a)
+    rotors = 0.5 * float(a @ (model.armature * a))  # (a rotor's own acceleration energy)
+    return float(0.5 * np.einsum("bi,bij,bj->", d, P, d) - tau @ a) + rotors
 
 
 def appell_function(model: Model, q, v, a) -> float:
     """The Gibbs–Appell acceleration energy (seed 000 eq. 54): ``S = Σ (½ aᵀΨa + aᵀ S̄ ν)``."""
     q, v, a, _ = _one_state(model, q, v, a, None)
     _, P, nu, acc, Sb = _kinematics(model, q, v, a)
-    return float(0.5 * np.einsum("bi,bij,bj->", acc, P, acc) + np.einsum("bi,bij,bj->", acc, Sb, nu))
+    return float(0.5 * np.einsum("bi,bij,bj->", acc, P, acc) + np.einsum("bi,bij,bj->", acc, Sb, nu)
+                 + 0.5 * a @ (model.armature * a))  # (+ the rotors')
 
 
 def appell_forces(model: Model, q, tau=None) -> np.ndarray:
@@ -393,7 +395,7 @@ def kane_forces(model: Model, q, v, a, tau=None) -> tuple[np.ndarray, np.ndarray
     q, v, a, tau = _one_state(model, q, v, a, tau)
     J, P, nu, acc, Sb = _kinematics(model, q, v, a)
     kappa = np.einsum("bij,bj->bi", P, acc) + np.einsum("bij,bj->bi", Sb, nu)
-    phi = np.einsum("bji,bj->i", J, kappa)
+    phi = np.einsum("bji,bj->i", J, kappa) + model.armature * a  # (+ the rotors')
     phibar = np.einsum("bji,bj->i", J, gravity_wrenches(model, q)) + tau
     return phi, phibar
 
