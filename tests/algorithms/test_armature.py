@@ -377,3 +377,12 @@ def test_gauss_principle_with_rotors_gives_aba_and_is_stationary_there():
     np.testing.assert_allclose(grad, 0.0, atol=1e-10)
     phi, phibar = gauss.kane_forces(m, q, v, a, tau)
     np.testing.assert_allclose(phi, phibar, atol=1e-12)
+
+
+def test_the_regressor_leaves_the_rotors_out_of_the_body_parameters():
+    m = dqdyn.serial_chain(3).with_armature(np.array([0.1, 0.2, 0.3]))
+    q = dqdyn.random_configuration(m, seed=0)
+    v, a = np.ones(3), np.arange(3.0)
+    Y = dqdyn.joint_torque_regressor(m, q, v, a)
+    np.testing.assert_allclose(Y @ dqdyn.inertial_parameters(m).ravel() + m.armature * a,
+                               dqdyn.rnea(m, q, v, a), atol=1e-12)

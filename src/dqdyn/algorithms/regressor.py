@@ -170,7 +170,9 @@ def joint_torque_regressor(model: Model, q, v, a) -> np.ndarray:
     """``Y(q, v, a)`` (..., nv, 10·nbodies): ``τ = Y π`` with ``π = inertial_parameters(model).ravel()``.
 
     Column ``10 (i−1) + e`` is ``∂τ/∂π_{i,e}``: the derivative of inverse dynamics with respect to
-    the inertial parameters of body ``i`` (the dynamics are linear in them).
+    the inertial parameters of body ``i`` (the dynamics are linear in them).  The rotors' inertia
+    (:attr:`Model.armature`) is not a body parameter: on a model with armature,
+    ``rnea(model, q, v, a) = Y π + armature ⊙ a`` (as Pinocchio's regressor).
     """
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
