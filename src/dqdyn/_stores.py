@@ -253,3 +253,54 @@ def incomplete(where: str, todo: list, total: int, unit: str, how: str) -> Incom
     return IncompleteStoreError(
         f"{len(todo)} of {total} {unit} of {where!r} are missing: {listed} (the run that wrote "
         f"it was stopped); {how} to resume (only these are computed)")
+
+
+# ------------------------------------------------------------------------------ self-description
+#: per joint type: (name, unit) of each q entry and of each v entry
+_LAYOUT = {
+    "revolute": ([("angle", "rad")], [("rate", "rad/s")]),
+    "helical": ([("angle", "rad")], [("rate", "rad/s")]),
+    "prismatic": ([("displacement", "m")], [("rate", "m/s")]),
+    "cylindrical": ([("angle", "rad"), ("displacement", "m")], [("rate", "rad/s"), ("rate", "m/s")]),
+    "planar": ([("x", "m"), ("y", "m"), ("phi", "rad")], [("x rate", "m/s"), ("y rate", "m/s"),
+                                                           ("phi rate", "rad/s")]),
+    "spherical": ([(f"quaternion {c}", "1") for c in "wxyz"],
+                  [(f"body angular velocity {c}", "rad/s") for c in "xyz"]),
+    "free": ([(f"pose dual quaternion {k}", "1" if k < 4 else "m") for k in range(8)],
+             [(f"body angular velocity {c}", "rad/s") for c in "xyz"]
+             + [(f"body linear velocity {c}", "m/s") for c in "xyz"]),
+}
+
+
+def describe_model(model, source: str = "") -> dict:
+    """What a dataset records of its model (attribute ``dqdyn_model``): name, source, the sha256
+    of the source file (when it is a file), joint names, the layout of q and v (``"joint:entry"``
+    per column) and units (per column of q, v and the quantities)."""
+    import hashlib
+
+    sha = None
+    if source and os.path.isfile(source):
+        h = hashlib.sha256()
+        with open(source, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        sha = h.hexdigest()
+    ql, vl, qu, vu = [], [], [], []
+    for j in model.joint_names:
+        iq, iv = model.q_slice(j), model.v_slice(j)
+        lq, lv = _LAYOUT.get(model.joint_type_name(j), ([], []))
+        nq, nv = iq.stop - iq.start, iv.stop - iv.start
+        lq = lq if len(lq) == nq else [("", "")] * nq
+        lv = lv if len(lv) == nv else [("", "")] * nv
+        ql += [f"{j}:{n}" for n, _ in lq]
+        qu += [u for _, u in lq]
+        vl += [f"{j}:{n}" for n, _ in lv]
+        vu += [u for _, u in lv]
+    force = ["N m" if u.startswith("rad") else "N" for u in vu]
+    acc = [u + "/s" if u else u for u in vu] if vu else []
+    acc = [u.replace("/s/s", "/s^2") for u in acc]
+    return {"name": model.name, "source": str(source), "sha256": sha,
+            "joint_names": list(model.joint_names), "q_layout": ql, "v_layout": vl,
+            "units": {"q": qu, "v": vu, "a": acc, "qdd": acc, "tau": force, "g": force, "h": force,
+                      "M": "rows: tau units, columns: a units", "params": "kg, kg m, kg m^2",
+                      "fk": "unit dual quaternions (vec8), translation in m"}}

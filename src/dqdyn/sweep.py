@@ -30,7 +30,12 @@ outputs (and, for ``k = 0``, the inputs), and only then sets ``_done[k, j]``.  A
 tasks already marked done: an interrupted sweep (process stopped, worker killed) resumes where it
 stopped, a chunk that was written without its marker is written again (identically), and the
 result equals an uninterrupted run's bit for bit.  The group's ``dqdyn_sweep`` attribute records
-the specification; resuming with a different one is refused.
+the specification; resuming with a different one is refused.  ``dqdyn_complete`` becomes true
+once every task is done (:func:`open_dataset` refuses the store until then), ``dqdyn_model``
+describes the model (:func:`describe_model`); the markers and the attribute are the mechanism
+:mod:`dqdyn._stores` gives :func:`dqdyn.distributed.to_zarr` too.  A cluster that can make no
+progress (no workers, workers that keep dying) stops the run with a
+:class:`~dqdyn.errors.ClusterError` that says how to resume.
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .errors import DqdynError, ModelError, ShapeError, UnknownNameError
+from . import _stores
+from ._stores import describe_model
+from .errors import ClusterError, DqdynError, IncompleteStoreError, ModelError, ShapeError, UnknownNameError
 from .multibody.model import MF_COM, MF_INERTIA, MF_MASS, Model
 
 
@@ -361,7 +368,7 @@ def sweep_task(path: str, spec_json: dict, model: Model, k: int, j: int) -> tupl
             g[name][s:e] = x
     for name, x in out.items():
         g[name][k, s:e] = x
-    g["_done"][k, j] = 1  # after the data: a chunk without its marker is written again
+    _stores.mark_done(g["_done"], (k, j))  # after the data: a chunk without it is written again
     return k, j
 
 
@@ -378,8 +385,19 @@ def _codec(name: str):
     return BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")
 
 
-def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: bool = False):
-    """Create the Zarr group for ``spec`` (or open an existing one with the same spec)."""
+#: the attribute a store has while it is being made (replaced by ``dqdyn_sweep`` at the end)
+CREATING = "dqdyn_sweep_creating"
+
+
+def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: bool = False,
+                 model_info: dict | None = None):
+    """Create the Zarr group for ``spec`` (or open an existing one with the same spec).
+
+    The group is made with the attribute ``dqdyn_sweep_creating`` and gets ``dqdyn_sweep`` (the
+    specification), ``dqdyn_complete`` and ``dqdyn_model`` (``model_info``: :func:`describe_model`)
+    only once every array is in place; a creation that was stopped (the first attribute without
+    the second, or a directory with nothing but Zarr's temporary files) is made again without
+    ``overwrite``.  Opening an existing sweep removes Zarr's leftover ``*.partial`` files."""
     import zarr
 
     from .algorithms.derivatives import inertial_parameters
@@ -389,15 +407,23 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         try:
             g = zarr.open_group(path, mode="r+")
         except Exception as e:  # noqa: BLE001 - not a zarr group
-            raise SweepMismatchError(f"store {path!r} exists and is not a dqdyn sweep ({e})") from None
-        have = g.attrs.get("dqdyn_sweep")
-        if have != want:
-            diff = sorted(k for k in set(want) | set(have or {}) if (have or {}).get(k) != want.get(k))
-            raise SweepMismatchError(
-                f"store {path!r} holds a sweep with a different specification (differs in "
-                f"{diff}); resume with the same arguments, or pass overwrite / --overwrite")
-        return g
-    g = zarr.open_group(path, mode="w")
+            if not _stores.only_partials(path):
+                raise SweepMismatchError(f"store {path!r} exists and is not a dqdyn sweep ({e})") from None
+            g = None  # killed before the group's metadata was written: made again below
+        have = None if g is None else g.attrs.get("dqdyn_sweep")
+        if g is not None and have is None and CREATING not in g.attrs:
+            raise SweepMismatchError(f"store {path!r} holds a Zarr group that is not a dqdyn sweep "
+                                     "(no dqdyn_sweep attribute); choose another --out, or pass "
+                                     "overwrite / --overwrite to replace it")
+        if have is not None:
+            if have != want:
+                diff = sorted(k for k in set(want) | set(have) if have.get(k) != want.get(k))
+                raise SweepMismatchError(
+                    f"store {path!r} holds a sweep with a different specification (differs in "
+                    f"{diff}); resume with the same arguments, or pass overwrite / --overwrite")
+            _stores.clean_partials(path)
+            return g
+    g = zarr.open_group(path, mode="w", attributes={CREATING: want})  # (one metadata write)
     N, K, c = spec.states, spec.models, spec.chunk
     kw = {} if spec.compressor == "zstd" else {"compressors": _codec(spec.compressor)}
     mk = lambda name, shape, chunks, dtype="f8": g.create_array(
@@ -411,8 +437,9 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         mk(q, (K, N) + shp, (1, c) + shp)
     mk("params", (K, spec.nbodies, 10), (K, spec.nbodies, 10))
     g["params"][:] = np.stack([inertial_parameters(m) for m in models])
-    mk("_done", (K, spec.nchunks), (1, 1), "u1")
-    g.attrs["dqdyn_sweep"] = want  # last: a store without it is not a finished creation
+    _stores.create_markers(g, _stores.MARKERS, (K, spec.nchunks))
+    # last, in one metadata write: a store without it is not a finished creation
+    g.attrs.put({"dqdyn_sweep": want, _stores.COMPLETE: False, "dqdyn_model": model_info or {}})
     return g
 
 
@@ -425,18 +452,26 @@ def pending(path: str, spec: SweepSpec) -> list[tuple[int, int]]:
 
 
 def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chunks: int | None = None,
-              overwrite: bool = False, progress: bool = False, on_done=None) -> dict:
+              overwrite: bool = False, progress: bool = False, on_done=None,
+              no_workers_timeout: float = 60.0, resume: str = "") -> dict:
     """Fill the dataset ``path`` for ``spec``; resumes an existing one (module docstring).
 
     ``client``: a ``distributed.Client`` (tasks run on its workers; each model reaches a
     worker once), or ``None`` to run the tasks in this process.  ``max_chunks``: stop after
     that many tasks (a later call continues).  ``on_done(k, j)`` is called in this process after
-    each finished task.  Returns ``{"done", "total", "ran", "seconds"}``.
+    each finished task.  Returns ``{"done", "total", "ran", "seconds"}``; the store gets
+    ``dqdyn_complete = True`` once every task is done.
+
+    When the cluster can make no progress it stops with :class:`~dqdyn.errors.ClusterError`
+    (the tasks done are kept; a later call resumes): no workers for ``no_workers_timeout``
+    seconds, or a task whose workers died more often than Dask retries it
+    (``distributed.scheduler.allowed-failures``).  ``resume``: how to resume, for its message
+    (``dqdyn sweep`` passes its command line).
     """
     if spec.model_token != __import__("dqdyn.distributed", fromlist=["x"]).model_token(model):
         raise SweepMismatchError("model: not the model this specification was made for")
     models = model_family(model, spec.models, perturbation_of(spec), spec.seed)
-    create_store(path, spec, models, overwrite=overwrite)
+    create_store(path, spec, models, overwrite=overwrite, model_info=describe_model(model, spec.model))
     todo = pending(path, spec)
     if max_chunks is not None:
         todo = todo[: max(0, int(max_chunks))]
@@ -445,6 +480,7 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
     t0 = time.perf_counter()
     bar = _progress(progress, total, total - len(pending(path, spec)))
     ran = 0
+    how = resume or "call run_sweep again with the same arguments"
     try:
         if client is None:
             for k, j in todo:
@@ -454,8 +490,6 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
                 if on_done:
                     on_done(k, j)
         else:
-            from distributed import as_completed
-
             from .distributed import model_token
 
             # each model is one task that returns it: computed on one worker, fetched by the
@@ -465,11 +499,10 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
             mf = {t: client.submit(_identity, m, key=t, pure=False) for m in models
                   for t in [toks[id(m)]]}
             futs = [mf[toks[id(m)]] for m in models]
-            tasks = [client.submit(sweep_task, path, sj, futs[k], k, j, pure=False,
-                                   key=f"dqdyn-sweep-{k}-{j}-{spec.model_token[:8]}-{time.time_ns()}")
-                     for k, j in todo]
-            for f in as_completed(tasks):
-                k, j = f.result()
+            tasks = {client.submit(sweep_task, path, sj, futs[k], k, j, pure=False,
+                                   key=f"dqdyn-sweep-{k}-{j}-{spec.model_token[:8]}-{time.time_ns()}"): (k, j)
+                     for k, j in todo}
+            for k, j in _watch(client, tasks, path, spec, float(no_workers_timeout), how):
                 ran += 1
                 bar.advance()
                 if on_done:
@@ -477,8 +510,69 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
     finally:
         bar.close()
     left = len(pending(path, spec))
+    if not left:
+        import zarr
+
+        zarr.open_group(path, mode="r+").attrs.update({_stores.COMPLETE: True})
     return {"done": total - left, "total": total, "ran": ran,
             "seconds": time.perf_counter() - t0}
+
+
+def _allowed_failures(dask_scheduler=None):
+    return dask_scheduler.allowed_failures
+
+
+def _watch(client, tasks: dict, path: str, spec: SweepSpec, no_workers: float, how: str):
+    """Yield ``(k, j)`` of each finished task; :class:`~dqdyn.errors.ClusterError` when the
+    cluster makes no progress (no workers for ``no_workers`` s, or a task whose workers died)."""
+    from distributed import wait
+
+    try:
+        from distributed.scheduler import KilledWorker
+    except ImportError:  # pragma: no cover
+        KilledWorker = ()
+    left = set(tasks)
+    seen = time.monotonic()  # when the cluster last had a worker
+    poll = max(0.05, min(1.0, no_workers / 4))
+
+    def stop(msg):
+        client.cancel(list(left))
+        done = spec.models * spec.nchunks - len(pending(path, spec))
+        return ClusterError(f"{msg}; {done}/{spec.models * spec.nchunks} chunks of {path!r} are "
+                            f"stored (kept); {how} to resume")
+
+    while left:
+        try:
+            done, _ = wait(list(left), timeout=poll, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = ()
+        for f in done:
+            left.discard(f)
+            if f.status == "error":
+                e = f.exception()
+                k, j = tasks[f]
+                if isinstance(e, KilledWorker):
+                    try:  # (the scheduler's setting, not this process's)
+                        n = int(client.run_on_scheduler(_allowed_failures)) + 1
+                    except Exception:  # noqa: BLE001 - a scheduler that does not answer
+                        n = "several"
+                    raise stop(f"the cluster cannot progress: the workers running task (model {k}, "
+                               f"chunk {j}) died {n} time(s), more than Dask retries a task "
+                               "(distributed.scheduler.allowed-failures; killed, or out of memory: a "
+                               "smaller --chunk needs less)") from None
+                client.cancel(list(left))
+                raise e
+            yield tasks[f]
+        if done:
+            seen = time.monotonic()
+            continue
+        info = client.scheduler_info()
+        if info.get("workers") or info.get("n_workers"):
+            seen = time.monotonic()
+        elif time.monotonic() - seen > no_workers:
+            raise stop(f"the cluster at {info.get('address', client.scheduler.address)!r} has had no "
+                       f"workers for {no_workers:g} s: no chunk can be computed (workers that did "
+                       "not start, or that keep dying)")
 
 
 class _Bar:
@@ -512,15 +606,28 @@ def _progress(enabled, total, done):
     return _Bar(enabled, total, done)
 
 
-def open_dataset(path: str):
-    """The Zarr group of a sweep and its :class:`SweepSpec`."""
+def open_dataset(path: str, *, allow_incomplete: bool = False):
+    """The Zarr group of a sweep and its :class:`SweepSpec`; an unfinished sweep (a run that
+    stopped, or a creation that did) is :class:`~dqdyn.errors.IncompleteStoreError` naming what
+    is missing (``allow_incomplete``: return it anyway; its rows not done read as 0.0)."""
     import zarr
 
     g = zarr.open_group(path, mode="r")
     d = g.attrs.get("dqdyn_sweep")
+    how = "run the same dqdyn sweep command (or run_sweep with the same arguments) again"
     if d is None:
+        if CREATING in g.attrs:
+            raise IncompleteStoreError(f"the creation of the sweep store {path!r} was stopped; {how}: "
+                                       "it makes the store anew")
         raise SweepMismatchError(f"{path!r} is not a dqdyn sweep")
-    return g, SweepSpec(**{**d, "quantities": tuple(d["quantities"])})
+    spec = SweepSpec(**{**d, "quantities": tuple(d["quantities"])})
+    if g.attrs.get(_stores.COMPLETE) is not True and not allow_incomplete:
+        todo = pending(path, spec)
+        if todo:
+            raise _stores.incomplete(path, todo, spec.models * spec.nchunks,
+                                     "tasks (model, chunk)",
+                                     how)
+    return g, spec
 
 
 # =============================================================================== command line
@@ -563,10 +670,55 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="a running Dask scheduler (tcp://host:8786) instead of a local cluster")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to reach --scheduler")
+    p.add_argument("--no-workers-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="stop when the cluster has had no workers for this long (default: 60)")
     p.add_argument("--max-chunks", type=int, default=None, help="stop after this many chunks")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_sweep)
+    p.set_defaults(func=cmd_sweep, sweep_parser=p)
+
+
+def command_line(args) -> str:
+    """The ``dqdyn sweep`` command of ``args`` (its options that differ from the defaults)."""
+    import shlex
+
+    parser = getattr(args, "sweep_parser", None)
+    if parser is None:
+        return "dqdyn sweep … (the same arguments)"
+    words = ["dqdyn", "sweep"]
+    for act in parser._actions:
+        if act.dest in ("help", "func", "sweep_parser"):
+            continue
+        val = getattr(args, act.dest, None)
+        if not act.option_strings:
+            words += [] if val is None else [str(val)]
+        elif val != act.default and val is not None:
+            words += [act.option_strings[-1]] + ([] if val is True else [str(val)])
+    return shlex.join(words)
+
+
+def check_output(out: str) -> None:
+    """``--out`` must be a place where a store can be written: checked before any cluster starts
+    (a directory that cannot be made or written is named here, not by a worker that fails)."""
+    from .errors import StoreError
+
+    root = _stores.local_path(out)
+    if root is None:
+        return  # (a remote store: its workers reach it, this process may not)
+    d = os.path.abspath(root)
+    probe = None
+    try:
+        os.makedirs(d, exist_ok=True)
+        probe = os.path.join(d, f".dqdyn-write-check-{os.getpid()}")
+        with open(probe, "wb"):
+            pass
+    except OSError as e:
+        raise StoreError(f"--out: the store {out!r} cannot be written ({type(e).__name__}: "
+                         f"{e.strerror or e}{f': {e.filename!r}' if e.filename else ''}); choose "
+                         "a directory you can write") from None
+    finally:
+        if probe is not None and os.path.exists(probe):
+            os.remove(probe)
 
 
 def cmd_sweep(args) -> int:
@@ -591,6 +743,7 @@ def cmd_sweep(args) -> int:
                      sampling="grid" if args.grid else "random", grid=args.grid,
                      inputs=args.inputs, quantities=args.quantities, models=args.models,
                      perturbation=pert, source=str(src), compressor=args.compressor)
+    check_output(args.out)
     client = None
     try:
         from . import distributed as dd
@@ -600,7 +753,9 @@ def cmd_sweep(args) -> int:
         elif args.workers != 0:
             client = dd.local_cluster(args.workers, threads=args.threads)
         r = run_sweep(args.out, model, spec, client=client, max_chunks=args.max_chunks,
-                      overwrite=args.overwrite, progress=not args.no_progress)
+                      overwrite=args.overwrite, progress=not args.no_progress,
+                      no_workers_timeout=args.no_workers_timeout,
+                      resume="rerun " + command_line(args).replace(" --overwrite", ""))
     finally:
         if client is not None:
             cluster = client.cluster if not args.scheduler else None
@@ -621,6 +776,7 @@ __all__ = [
     "check_physical",
     "chunk_states",
     "compute_chunk",
+    "describe_model",
     "evaluate_family",
     "make_spec",
     "model_family",
