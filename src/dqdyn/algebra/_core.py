@@ -8,10 +8,10 @@ recursions that call them allocate nothing.
 Layouts (see the README, "Conventions"):
 
 * quaternion ``[w, x, y, z]`` (scalar first);
-* dual quaternion ``vec8 = [P(h), D(h)]`` (seed 000 footnote 9, DQ Robotics' ``vec8``);
+* dual quaternion ``vec8 = [P(h), D(h)]`` ([Silva2022, footnote 9], DQ Robotics' ``vec8``);
 * pure dual quaternion ``vec6``: twist ``ω + ε v -> [ω, v]``, wrench ``f + ε τ -> [f, τ]``
-  (seed 000 eq. for ``vec6 = Ī vec8``, digest §1.1);
-* pose ``x = r + ε ½ p r`` (seed 003 eq. 3.10).
+  (``vec6 = Ī vec8`` of [Silva2022, §4.1]);
+* pose ``x = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)].
 
 The array-level public functions in :mod:`dqdyn.algebra.dualquat` broadcast over batch axes and
 call these kernels; nothing here checks its input.
@@ -75,7 +75,7 @@ def qrot_inv(r, v, out):
 
 @jit
 def cross3(a, b, out):
-    """``out = a × b`` (the cross product of pure quaternions, seed 000 eq. 7)."""
+    """``out = a × b`` (the cross product of pure quaternions, [Silva2022, eq. (7)])."""
     x = a[1] * b[2] - a[2] * b[1]
     y = a[2] * b[0] - a[0] * b[2]
     z = a[0] * b[1] - a[1] * b[0]
@@ -128,7 +128,7 @@ def qlog_unit(r, out):
 # --------------------------------------------------------------------------- dual quaternions
 @jit
 def dq_mul(a, b, out):
-    """Dual quaternion product ``out = a b`` (seed 000 §2: ``P = a_P b_P``, ``D = a_P b_D + a_D b_P``)."""
+    """Dual quaternion product ``out = a b`` ([Silva2022, §2]: ``P = a_P b_P``, ``D = a_P b_D + a_D b_P``)."""
     a0, a1, a2, a3, a4, a5, a6, a7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
     b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
     out[0] = a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3
@@ -143,7 +143,7 @@ def dq_mul(a, b, out):
 
 @jit
 def dq_conj(a, out):
-    """Conjugate ``a* = Re(a) − Im(a)`` (seed 000 §2)."""
+    """Conjugate ``a* = Re(a) − Im(a)`` [Silva2022, §2]."""
     out[0] = a[0]
     out[1] = -a[1]
     out[2] = -a[2]
@@ -166,7 +166,7 @@ def pose_translation(x, out):
 
 @jit
 def pose_from_rt(r, p, out):
-    """``out = r + ε ½ p r`` (seed 003 eq. 3.10)."""
+    """``out = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)]."""
     out[0] = r[0]
     out[1] = r[1]
     out[2] = r[2]
@@ -183,7 +183,7 @@ def ad6_values(x, xi):
     """``Ad(x) ξ = x ξ x*`` as a 6-tuple, for a unit ``x`` and a pure ``ξ`` in vec6 form; ``x``
     (8 entries) and ``ξ`` (6) arrays or tuples, so a caller can keep both in registers.
 
-    Expanded form (digest §1.1): with ``x = r + ε ½ p r`` and ``ξ = a + ε b``,
+    Expanded form of [Silva2022, eq. (3)]: with ``x = r + ε ½ p r`` and ``ξ = a + ε b``,
     ``Ad(x) ξ = a' + ε (b' + p × a')`` where ``a' = r a r*``, ``b' = r b r*``.  Twists
     ``ω + ε v`` and wrenches ``f + ε τ`` transform with the same map.
     """
@@ -259,7 +259,7 @@ def ad6_inv(x, xi, out):
 
 @jit
 def cross6(a, b, out):
-    """Cross product of pure dual quaternions (seed 000 eq. 8):
+    """Cross product of pure dual quaternions [Silva2022, eq. (8)]:
 
     ``(l + ε l') × (s + ε s') = l × s + ε (l × s' + l' × s)`` — the Lie bracket of twists
     (motion cross product).  ``out`` may alias neither input.

@@ -1,4 +1,4 @@
-"""Principal axes of a real symmetric 3×3 matrix (seed 004 §5, eqs. 168–189; digest §1.11).
+"""Principal axes of a real symmetric 3×3 matrix [Mladenova, §5, eqs. (168)–(189)].
 
 Closed form (Mladenova's two-level vector-parameter route): find ``c'' = ⟨c, c̃⟩`` with
 ``O(c'')ᵀ A O(c'')`` diagonal (Theorem 4).
@@ -7,7 +7,7 @@ Closed form (Mladenova's two-level vector-parameter route): find ``c'' = ⟨c, c
   ``n = (0, x, −1)`` (the clean form of the OCR-garbled (179); ``det U = 256 (1 + x²)³ P² Q``
   (178)).  For that ``x`` the entries ``b₁₂``, ``b₁₃`` of ``B = O(c)ᵀ A O(c)`` (169), multiplied by
   ``(1 + x² + z²)²``, are the quartics ``Σ C_k z^k`` and ``Σ D_k z^k`` with the coefficients
-  (172)–(173); ``z`` is a common real root (two per root of ``P``, digest §1.11 item 5 — the
+  (172)–(173); ``z`` is a common real root (two per root of ``P``, [Mladenova, §5.3] — the
   printed "one z for each x" is wrong).  Then the first column of ``O(c)`` is an eigenvector.
 * Level 2, ``c̃ = (u, 0, 0)``: ``u`` a root of ``u⁴ − 2a u³ − 6u² + 2a u + 1 = 0`` (184),
   ``a = (C₃₃ − C₂₂)/C₂₃``, all four real (185)–(188).
@@ -50,7 +50,7 @@ def _sym(A, name):
 
 def P_coefficients(A):
     """Coefficients ``[p₃, p₂, p₁, p₀]`` of ``P(x) = det[n, A n, A² n]``, ``n = (0, x, −1)``
-    (seed 004 (179), clean form of digest §1.11)."""
+    (the corrected form of [Mladenova, eq. (179)], garbled in print)."""
     a11, a12, a13, a22, a23, a33 = A[0, 0], A[0, 1], A[0, 2], A[1, 1], A[1, 2], A[2, 2]
     return np.array([
         a11 * a12 * a23 - a12**2 * a13 + a13 * a23**2 - a12 * a23 * a33,
@@ -63,7 +63,7 @@ def P_coefficients(A):
 
 
 def Q_coefficients(A):
-    """Coefficients (highest first) of the quartic ``Q(x)`` of seed 004 eq. (180)."""
+    """Coefficients (highest first) of the quartic ``Q(x)`` of [Mladenova, eq. (180)]."""
     a11, a12, a13, a22, a23, a33 = A[0, 0], A[0, 1], A[0, 2], A[1, 1], A[1, 2], A[2, 2]
     return np.array([
         a11**2 + 4 * a13**2 - 2 * a11 * a33 + a33**2,
@@ -76,7 +76,7 @@ def Q_coefficients(A):
 
 def CD_coefficients(A, x):
     """``(C, D)``, each ``[k = 0..4]``: ``(1 + x² + z²)² b₁₂ = Σ C_k z^k``,
-    ``(1 + x² + z²)² b₁₃ = Σ D_k z^k`` for ``c = (x, 0, z)`` (seed 004 eqs. 170–174)."""
+    ``(1 + x² + z²)² b₁₃ = Σ D_k z^k`` for ``c = (x, 0, z)`` [Mladenova, eqs. (170)–(174)]."""
     a11, a12, a13, a22, a23, a33 = A[0, 0], A[0, 1], A[0, 2], A[1, 1], A[1, 2], A[2, 2]
     C = np.array([
         -a12 * x**4 + 2 * a13 * x**3 + 2 * a13 * x + a12,
@@ -156,7 +156,7 @@ def principal_axes(A, method: str = "closed_form", *, polish: bool = True) -> Pr
     """Principal axes and values of a symmetric 3×3 matrix ``A`` (an inertia tensor, a mass
     matrix block...): ``Rᵀ A R = diag(values)``, ``values`` ascending, ``det R = +1``.
 
-    ``method="closed_form"``: seed 004 §5 (module docstring), returning also the paper's ``c''``;
+    ``method="closed_form"``: [Mladenova, §5] (module docstring), returning also the paper's ``c''``;
     ``polish=True`` then applies one Jacobi sweep (``eigh`` of the nearly diagonal
     ``O(c'')ᵀ A O(c'')``) so that the result is at round-off even where the quartic roots are
     ill-conditioned.  ``method="eigh"``: :func:`numpy.linalg.eigh`."""

@@ -92,7 +92,7 @@ class DQ:
         return DQ(_dq.conj(self._v))
 
     def norm(self) -> "DQ":
-        """Dual-number norm ``|A| + ε (A·B)/|A|`` (seed 001 eq. 31) as a DQ."""
+        """Dual-number norm ``|A| + ε (A·B)/|A|`` [MontgomerySmith2023, eq. (31)] as a DQ."""
         n = _dq.norm(self._v)
         return DQ([n[0], 0, 0, 0, n[1], 0, 0, 0])
 
@@ -103,7 +103,7 @@ class DQ:
         return DQ(_dq.inv(self._v))
 
     def Ad(self, other) -> "DQ":
-        """``self · other · self*`` (seed 000 eq. 3)."""
+        """``self · other · self*`` [Silva2022, eq. (3)]."""
         return DQ(_dq.Ad(self._v, _coerce(other)._v))
 
     def exp(self) -> "DQ":

@@ -3,16 +3,16 @@
 Representation (project-wide, see the README "Conventions"):
 
 * a dual quaternion ``h = P(h) + ε D(h)`` is a float array ``(..., 8)``, scalar first,
-  ``vec8 h = [h1..h4, h5..h8] = [P(h), D(h)]`` (seed 000 footnote 9, DQ Robotics' ``vec8``);
+  ``vec8 h = [h1..h4, h5..h8] = [P(h), D(h)]`` ([Silva2022, footnote 9], DQ Robotics' ``vec8``);
 * a quaternion is ``(..., 4)`` ``[w, x, y, z]``;
-* a pure dual quaternion (``Re = 0``) may be given in ``vec6`` form ``(..., 6)`` (seed 000,
+* a pure dual quaternion (``Re = 0``) may be given in ``vec6`` form ``(..., 6)`` ([Silva2022, §4.1],
   ``vec6 = Ī vec8``): a twist ``ω + ε v -> [ω, v]``, a wrench ``f + ε τ -> [f, τ]``;
 * a dual number ``a + ε b`` (the values of :func:`norm` and :func:`inner`) is ``(..., 2)``;
-* a pose is the unit dual quaternion ``x = r + ε ½ p r`` (seed 003 eq. 3.10), ``p`` the
-  translation in the reference frame; ``Ad(x) ξ = x ξ x*`` (seed 000 eq. 3).
+* a pose is the unit dual quaternion ``x = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)], ``p`` the
+  translation in the reference frame; ``Ad(x) ξ = x ξ x*`` [Silva2022, eq. (3)].
 
 Exponential and logarithm.  :func:`exp` is the *true* exponential ``Σ g^k / k!`` of the algebra
-(seed 001 eq. 101).  For a constant body twist ``ξ``, ``exp(½ ξ t)`` is the screw motion it
+[MontgomerySmith2023, eq. (101)].  For a constant body twist ``ξ``, ``exp(½ ξ t)`` is the screw motion it
 generates in time ``t``; rotation and translation are coupled (a screw).  :func:`log` is its
 inverse on unit dual quaternions.  **DQ Robotics' ``log`` is different**: it returns
 ``½ φ n + ε ½ p`` (rotation and translation decoupled) and its ``exp`` is the matching
@@ -120,7 +120,7 @@ def _join_pure(a, b, as_vec8: bool):
 
 
 def mul(a, b):
-    """Dual quaternion product ``a b`` (seed 000 §2, digest §1.1).
+    """Dual quaternion product ``a b`` [Silva2022, §2].
 
     ``(a_P + ε a_D)(b_P + ε b_D) = a_P b_P + ε (a_P b_D + a_D b_P)``.  Broadcasts (..., 8).
     """
@@ -132,24 +132,24 @@ def mul(a, b):
 
 
 def conj(h):
-    """Conjugate ``h* = Re(h) − Im(h)`` (seed 000 §2; reverses products, seed 001 eq. 2)."""
+    """Conjugate ``h* = Re(h) − Im(h)`` ([Silva2022, §2]; reverses products, [MontgomerySmith2023, eq. (2)])."""
     h = np.array(_arr(h, "h", 8), copy=True)
     h[..., [1, 2, 3, 5, 6, 7]] *= -1.0
     return h
 
 
 def P(h):
-    """Primary part ``P(h) = h1 + î h2 + ĵ h3 + k̂ h4`` as a quaternion (..., 4) (seed 000 §2)."""
+    """Primary part ``P(h) = h1 + î h2 + ĵ h3 + k̂ h4`` as a quaternion (..., 4) [Silva2022, §2]."""
     return np.array(_arr(h, "h", 8)[..., :4])
 
 
 def D(h):
-    """Dual part ``D(h) = h5 + î h6 + ĵ h7 + k̂ h8`` as a quaternion (..., 4) (seed 000 §2)."""
+    """Dual part ``D(h) = h5 + î h6 + ĵ h7 + k̂ h8`` as a quaternion (..., 4) [Silva2022, §2]."""
     return np.array(_arr(h, "h", 8)[..., 4:])
 
 
 def Re(h):
-    """Real part ``Re(h) = h1 + ε h5`` as a dual quaternion (..., 8) (seed 000 §2)."""
+    """Real part ``Re(h) = h1 + ε h5`` as a dual quaternion (..., 8) [Silva2022, §2]."""
     h = _arr(h, "h", 8)
     out = np.zeros_like(h)
     out[..., 0] = h[..., 0]
@@ -158,7 +158,7 @@ def Re(h):
 
 
 def Im(h):
-    """Imaginary part ``Im(h) = h − Re(h)`` as a dual quaternion (..., 8) (seed 000 §2)."""
+    """Imaginary part ``Im(h) = h − Re(h)`` as a dual quaternion (..., 8) [Silva2022, §2]."""
     h = np.array(_arr(h, "h", 8), copy=True)
     h[..., 0] = 0.0
     h[..., 4] = 0.0
@@ -168,7 +168,7 @@ def Im(h):
 def norm(h):
     """Dual-number norm ``|h| = |A| + ε (A·B)/|A|`` of ``h = A + ε B``, as (..., 2).
 
-    Seed 001 eqs. (30)–(31): ``|h|² = h* h = |A|² + 2ε (A·B)``.  Multiplicative (eq. 32).
+    [MontgomerySmith2023, eqs. (30)–(31)]: ``|h|² = h* h = |A|² + 2ε (A·B)``.  Multiplicative (eq. 32).
     For ``A = 0`` the norm is ``0`` (then ``|h|² = 0`` exactly) and the dual entry is set to 0.
     """
     h = _arr(h, "h", 8)
@@ -180,9 +180,10 @@ def norm(h):
 
 
 def size_l(h, l):
-    """Size with characteristic length ``l``: ``(|P(h)|² + l⁻² |D(h)|²)^½`` (seed 001 eq. 9).
+    """Size with characteristic length ``l``: ``(|P(h)|² + l⁻² |D(h)|²)^½``
+    (the corrected form of [MontgomerySmith2023, eq. (9)]).
 
-    (The seed prints "D(B)"; it means ``D(h)``.)  Returns (...).
+    (The printed form has "D(B)"; it means ``D(h)``.)  Returns (...).
     """
     h = _arr(h, "h", 8)
     l = np.asarray(l, dtype=float)
@@ -190,9 +191,9 @@ def size_l(h, l):
 
 
 def normalize(h, *, tol: float = 0.0):
-    """Normalization ``ĥ = |h|⁻¹ h`` of an invertible dual quaternion (seed 001 eq. 33).
+    """Normalization ``ĥ = |h|⁻¹ h`` of an invertible dual quaternion [MontgomerySmith2023, eq. (33)].
 
-    Uses the **corrected** expansion (digest erratum E4)::
+    Uses the **corrected** expansion of [MontgomerySmith2023, eq. (33)]::
 
         ĥ = Q/|Q| + ε ( B/|Q| − (B·Q) Q / |Q|³ ),     h = Q + ε B.
 
@@ -211,22 +212,22 @@ def normalize(h, *, tol: float = 0.0):
 
 
 def inv(h, *, tol: float = 1e-12):
-    """Inverse ``h⁻¹ = A⁻¹ − ε A⁻¹ B A⁻¹`` of ``h = A + ε B`` (seed 001 eq. 3).
+    """Inverse ``h⁻¹ = A⁻¹ − ε A⁻¹ B A⁻¹`` of ``h = A + ε B`` [MontgomerySmith2023, eq. (3)].
 
     Valid for every invertible dual quaternion (``A ≠ 0``); for a unit element it equals
-    ``conj(h)`` (seed 001 eq. 4).  Raises SingularError if ``|A| <= tol``.
+    ``conj(h)`` [MontgomerySmith2023, eq. (4)].  Raises SingularError if ``|A| <= tol``.
     """
     h = _arr(h, "h", 8)
     A, B = h[..., :4], h[..., 4:]
     nA2 = np.sum(A * A, axis=-1, keepdims=True)
     if np.any(nA2 <= tol * tol):
-        raise errors.SingularError(f"h is not invertible: |P(h)| <= {tol:g} (seed 001 eq. 3 needs P(h) != 0)")
+        raise errors.SingularError(f"h is not invertible: |P(h)| <= {tol:g} (the inverse h⁻¹ = A⁻¹ − ε A⁻¹ B A⁻¹ needs P(h) != 0)")
     Ainv = _qconj(A) / nA2
     return np.concatenate([Ainv, -_qmul(_qmul(Ainv, B), Ainv)], axis=-1)
 
 
 def is_unit(h, *, atol: float = 1e-9):
-    """Boolean (...): ``h* h = 1``, i.e. ``|P(h)| = 1`` and ``P(h)·D(h) = 0`` (seed 001 §A:L45)."""
+    """Boolean (...): ``h* h = 1``, i.e. ``|P(h)| = 1`` and ``P(h)·D(h) = 0`` [MontgomerySmith2023, §2]."""
     h = _arr(h, "h", 8, finite=False)
     A, B = h[..., :4], h[..., 4:]
     return (np.abs(np.sum(A * A, axis=-1) - 1.0) <= atol) & (np.abs(_dot(A, B)) <= atol)
@@ -236,12 +237,12 @@ def is_unit(h, *, atol: float = 1e-9):
 
 
 def vec8(h):
-    """``vec8 h = [h1..h8]`` (seed 000 footnote 9): a checked float copy (..., 8)."""
+    """``vec8 h = [h1..h8]`` [Silva2022, footnote 9]: a checked float copy (..., 8)."""
     return np.array(_arr(h, "h", 8), copy=True)
 
 
 def vec6(h):
-    """``vec6 h = Ī vec8 h`` (seed 000, P:L337): drops the real entries h1, h5 → (..., 6).
+    """``vec6 h = Ī vec8 h`` [Silva2022, §4.1]: drops the real entries h1, h5 → (..., 6).
 
     Twist ``ω + ε v -> [ω, v]``; wrench ``f + ε τ -> [f, τ]``.  Meant for pure ``h``; the real
     parts are discarded without a check.
@@ -256,7 +257,7 @@ def from_vec6(v):
 
 
 def hamiplus4(q):
-    """Left Hamilton operator ``H⁺₄(q)`` (..., 4, 4): ``vec4(q p) = H⁺₄(q) vec4 p`` (digest §1.1)."""
+    """Left Hamilton operator ``H⁺₄(q)`` (..., 4, 4): ``vec4(q p) = H⁺₄(q) vec4 p`` [Silva2022, §2]."""
     q = _arr(q, "q", 4)
     a, b, c, d = np.moveaxis(q, -1, 0)
     return np.stack(
@@ -271,7 +272,7 @@ def hamiplus4(q):
 
 
 def haminus4(q):
-    """Right Hamilton operator ``H⁻₄(q)`` (..., 4, 4): ``vec4(p q) = H⁻₄(q) vec4 p`` (digest §1.1)."""
+    """Right Hamilton operator ``H⁻₄(q)`` (..., 4, 4): ``vec4(p q) = H⁻₄(q) vec4 p`` [Silva2022, §2]."""
     q = _arr(q, "q", 4)
     a, b, c, d = np.moveaxis(q, -1, 0)
     return np.stack(
@@ -296,7 +297,8 @@ def _block8(Pm, Dm):
 def hamiplus8(h):
     """``H⁺₈(h) = [[H⁺₄(P), 0], [H⁺₄(D), H⁺₄(P)]]`` (..., 8, 8): ``vec8(h g) = H⁺₈(h) vec8 g``.
 
-    Seed 000 P:L331 / seed 003 T:L1040 define it; the matrix is the digest's §1.1 form.
+    [Silva2022, §4.1] and [Silva2022thesis, §3.3.3.1] use it; the matrix is the block form of
+    the quaternion operators [Silva2022, §2].
     """
     h = _arr(h, "h", 8)
     return _block8(hamiplus4(h[..., :4]), hamiplus4(h[..., 4:]))
@@ -312,7 +314,7 @@ def haminus8(h):
 
 
 def Ad(x, h):
-    """Adjoint ``Ad(x) h = x h x*`` (seed 000 eq. 3), product form, (..., 8) inputs.
+    """Adjoint ``Ad(x) h = x h x*`` [Silva2022, eq. (3)], product form, (..., 8) inputs.
 
     For a unit ``x`` and a pure ``h`` the result is pure (twists and wrenches use the same map).
     ``x`` is not checked to be unit; for a non-unit ``x`` this is still ``x h x*``, not
@@ -326,7 +328,7 @@ def Ad(x, h):
 def Ad6(x, xi):
     """``Ad(x) ξ`` for a unit pose ``x`` (..., 8) and a twist or wrench ``ξ`` in vec6 (..., 6).
 
-    Expanded form (digest §1.1, seed 000 eq. 3): with ``x = r + ε ½ p r`` and ``ξ = a + ε b``,
+    Expanded form of [Silva2022, eq. (3)]: with ``x = r + ε ½ p r`` and ``ξ = a + ε b``,
     ``Ad(x) ξ = a' + ε (b' + p × a')`` where ``a' = r a r*``, ``b' = r b r*``.  Equals the
     product form ``x ξ x*`` for unit ``x`` (not checked).
     """
@@ -353,7 +355,7 @@ def Ad6_inv(x, xi):
 
 
 def cross(a, b):
-    """Cross product ``L × Σ = (L Σ − Σ L)/2`` of pure dual quaternions (seed 000 eq. 8).
+    """Cross product ``L × Σ = (L Σ − Σ L)/2`` of pure dual quaternions [Silva2022, eq. (8)].
 
     ``(l + ε l') × (s + ε s') = l × s + ε (l × s' + l' × s)``: the Lie bracket (ad) of twists,
     the motion cross product.  Inputs in vec8 (..., 8) or vec6 (..., 6); the output has the form
@@ -367,8 +369,7 @@ def cross(a, b):
 def inner(a, b):
     """Inner product ``⟨L, Σ⟩ = −(L Σ + Σ L)/2`` of pure dual quaternions, a dual number (..., 2).
 
-    ``⟨l + ε l', s + ε s'⟩ = ⟨l, s⟩ + ε (⟨l, s'⟩ + ⟨l', s⟩)`` (seed 000 eq. 8, footnote 4;
-    digest §1.1).  Inputs vec8 or vec6; real parts of vec8 inputs are ignored (pure inputs).
+    ``⟨l + ε l', s + ε s'⟩ = ⟨l, s⟩ + ε (⟨l, s'⟩ + ⟨l', s⟩)`` [Silva2022, eq. (8), footnote 4].  Inputs vec8 or vec6; real parts of vec8 inputs are ignored (pure inputs).
     """
     la, ma, _ = _pure(a, "a")
     lb, mb, _ = _pure(b, "b")
@@ -379,7 +380,7 @@ def power(twist, wrench):
     """Power pairing of a twist ``ω + ε v`` and a wrench ``f + ε τ`` (vec6): ``⟨ω, τ⟩ + ⟨v, f⟩``.
 
     Invariant under a common change of frame: ``power(Ad6(x, ξ), Ad6(x, ζ)) = power(ξ, ζ)``.
-    Equals the dual part of :func:`inner` (seed 001 eq. 29 up to its factor conventions).
+    Equals the dual part of :func:`inner` ([MontgomerySmith2023, eq. (29)] up to its factor conventions).
     """
     t = _arr(twist, "twist", 6)
     w = _arr(wrench, "wrench", 6)
@@ -402,7 +403,7 @@ def _log_batch(x, out):  # pragma: no cover - compiled
 
 
 def exp(g):
-    """True exponential ``exp(g) = Σ g^k / k!`` (seed 001 eq. 101), (..., 8) result.
+    """True exponential ``exp(g) = Σ g^k / k!`` [MontgomerySmith2023, eq. (101)], (..., 8) result.
 
     ``g`` is a pure dual quaternion in vec6 (..., 6) or any dual quaternion in vec8 (..., 8);
     for vec8 the real (dual-number) part ``s + ε t`` factors out, ``exp(g) = e^s (1 + ε t)
@@ -498,7 +499,7 @@ def exp_decoupled(g):
 
 
 def pose(r, p, *, atol: float = 1e-6):
-    """Unit dual quaternion ``x = r + ε ½ p r`` (seed 003 eq. 3.10; seed 001 eq. 6).
+    """Unit dual quaternion ``x = r + ε ½ p r`` ([Silva2022thesis, eq. (3.10)]; [MontgomerySmith2023, eq. (6)]).
 
     ``r`` (..., 4) is a unit rotation quaternion (checked within ``atol``: NotUnitError),
     ``p`` (..., 3) the translation in the reference frame.  Broadcasts.
@@ -516,7 +517,7 @@ def rotation(x):
 
 
 def translation(x):
-    """Translation ``p = 2 D(x) P(x)*`` (..., 3) of a pose (seed 001 eq. 8: ``t = 2 B Q*``)."""
+    """Translation ``p = 2 D(x) P(x)*`` (..., 3) of a pose ([MontgomerySmith2023, eq. (8)]: ``t = 2 B Q*``)."""
     x = _arr(x, "x", 8)
     return 2.0 * _qmul(x[..., 4:], _qconj(x[..., :4]))[..., 1:]
 
@@ -547,7 +548,7 @@ def screw_axis(direction, point, pitch=0.0, *, as_vec8: bool = False):
 
     where ``h`` is the pitch (translation per radian).  As a twist ``ω + ε v`` it is unit
     angular velocity about the line plus ``h`` along it, ``v`` being the velocity of the point
-    at the reference origin (seed 000 spatial twist ``ω + ε(ṗ + p × ω)``).  ``h = 0`` gives the
+    at the reference origin (the spatial twist ``ω + ε(ṗ + p × ω)`` of [Silva2022, §2]).  ``h = 0`` gives the
     Plücker line of a revolute joint; ``pitch = ±inf`` gives the pure translation ``0 + ε l``
     (prismatic joint).  ``exp(½ S θ)`` is the displacement by the angle ``θ`` about the screw.
     """

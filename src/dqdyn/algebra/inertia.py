@@ -1,6 +1,6 @@
 """Quaternionic inertia tensor, the ``L3`` operator, and the 6×6 spatial inertia in vec6 layout.
 
-Seed 000 (Silva, Quiroz-Omaña, Adorno) §2.2 / seed 003 §4.1:
+[Silva2022, §2] / [Silva2022thesis, §4.1]:
 
 * the quaternionic inertia tensor ``𝕀 = (i_x, i_y, i_z) ∈ ℍ_p³`` (eq. 11) is the ordered triple
   of pure quaternions whose ``vec3`` are the **rows** of the 3×3 tensor ``Ī``;
@@ -53,7 +53,7 @@ def _as_form(v, as4):
 
 
 def skew(v):
-    """``S(v)`` (..., 3, 3) with ``S(v) b = v × b`` (seed 000 P:L381)."""
+    """``S(v)`` (..., 3, 3) with ``S(v) b = v × b`` [Silva2022, §4.3]."""
     v = _arr(v, "v", 3)
     z = np.zeros(v.shape[:-1])
     x, y, w = v[..., 0], v[..., 1], v[..., 2]
@@ -63,7 +63,7 @@ def skew(v):
 
 
 def quaternionic_inertia(I):
-    """Quaternionic inertia tensor ``𝕀 = (i_x, i_y, i_z)`` of the 3×3 tensor ``Ī`` (seed 000 eq. 11).
+    """Quaternionic inertia tensor ``𝕀 = (i_x, i_y, i_z)`` of the 3×3 tensor ``Ī`` [Silva2022, eq. (11)].
 
     ``i_x = I_xx î + I_xy ĵ + I_xz k̂`` etc.: the components are the **rows** of ``Ī``.  Returned
     as the (..., 3, 3) array of those rows (row ``k`` = ``vec3(i_k)``), a checked copy; use
@@ -73,13 +73,13 @@ def quaternionic_inertia(I):
 
 
 def inertia_quaternions(inertia):
-    """The triple ``(i_x, i_y, i_z)`` as pure quaternions, array (..., 3, 4) (seed 000 eq. 11)."""
+    """The triple ``(i_x, i_y, i_z)`` as pure quaternions, array (..., 3, 4) [Silva2022, eq. (11)]."""
     A = _mat3(inertia, "inertia")
     return np.concatenate([np.zeros(A.shape[:-1] + (1,)), A], axis=-1)
 
 
 def L3(A, b):
-    """``L3(A) b = î ⟨a_x, b⟩ + ĵ ⟨a_y, b⟩ + k̂ ⟨a_z, b⟩`` (seed 000 eq. 12; seed 003 eq. 4.4).
+    """``L3(A) b = î ⟨a_x, b⟩ + ĵ ⟨a_y, b⟩ + k̂ ⟨a_z, b⟩`` ([Silva2022, eq. (12)]; [Silva2022thesis, eq. (4.4)]).
 
     ``A`` (..., 3, 3): the triple of pure quaternions (rows).  ``b``: pure quaternion as
     (..., 3) or (..., 4); the result has the same form.  ``⟨a, b⟩ = −(ab + ba)/2`` is the ℝ³ dot
@@ -91,12 +91,12 @@ def L3(A, b):
 
 
 def angular_momentum(inertia, omega):
-    """Angular momentum ``ℓ = L3(𝕀) ω`` (seed 000 eq. 13; ``vec3 ℓ = Ī vec3 ω``)."""
+    """Angular momentum ``ℓ = L3(𝕀) ω`` ([Silva2022, eq. (13)]; ``vec3 ℓ = Ī vec3 ω``)."""
     return L3(inertia, omega)
 
 
 def angular_momentum_frame_change(inertia, r, omega_prime):
-    """``ℓ' = Ad(r) L3(𝕀) Ad(r*) ω'`` (seed 000 eq. 14; seed 003 eqs. 4.8–4.10).
+    """``ℓ' = Ad(r) L3(𝕀) Ad(r*) ω'`` ([Silva2022, eq. (14)]; [Silva2022thesis, eqs. (4.8)–(4.10)]).
 
     ``𝕀`` is expressed in F, ``ω'`` in F', ``r`` (..., 4) the unit rotation quaternion taking F
     to F' (``a' = r a r*``); the result is the angular momentum in F', the algebraic analogue of
@@ -113,7 +113,7 @@ def angular_momentum_frame_change(inertia, r, omega_prime):
 def rotate_inertia(inertia, r):
     """Rows of ``R Ī Rᵀ`` (..., 3, 3): the quaternionic inertia re-expressed by rotation ``r``.
 
-    ``L3(rotate_inertia(𝕀, r)) ω' = Ad(r) L3(𝕀) Ad(r*) ω'`` (seed 000 eq. 14).
+    ``L3(rotate_inertia(𝕀, r)) ω' = Ad(r) L3(𝕀) Ad(r*) ω'`` [Silva2022, eq. (14)].
     """
     A = _mat3(inertia, "inertia")
     R = matrix_from_quat(_arr(r, "r", 4))
@@ -166,7 +166,7 @@ def spatial_inertia_matrix(mass, com, I_com):
 def momentum(mass, com, I_com, twist):
     """Momentum wrench ``[h, ℓ_O]`` (..., 6) of a body moving with the body twist ``[ω, v]``.
 
-    ``h = m (v + ω × c)``, ``ℓ_O = L3(𝕀_c) ω + c × h`` (the seed-000 quantities of eqs. 13 and
+    ``h = m (v + ω × c)``, ``ℓ_O = L3(𝕀_c) ω + c × h`` (the quantities of [Silva2022, eq. (13)] and
     the Newton equation, taken about the frame origin).  Equals ``spatial_inertia_matrix @ ξ``.
     """
     m = np.asarray(mass, dtype=float)[..., None]

@@ -1,7 +1,7 @@
 """Rotations and rigid transforms as plain numpy functions (batch axes first).
 
 Unit quaternions are scalar first ``[w, x, y, z]``; poses are unit dual quaternions
-``x = r + ε ½ p r`` (seed 003 eq. 3.10).  These convert between quaternions, rotation matrices,
+``x = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)].  These convert between quaternions, rotation matrices,
 roll-pitch-yaw angles (URDF's fixed-axis X-Y-Z convention, ``R = R_z(y) R_y(p) R_x(r)``), axis-angle,
 and 4×4 homogeneous matrices.
 """

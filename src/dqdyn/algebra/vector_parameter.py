@@ -1,8 +1,8 @@
-"""Rodrigues/Gibbs vector-parameters and dual vector-parameters (seed 004, Mladenova).
+"""Rodrigues/Gibbs vector-parameters and dual vector-parameters [Mladenova].
 
 A rotation by the angle ``α`` about the unit axis ``e`` (active) has the vector-parameter
-``c = tan(α/2) e`` ∈ ℝ³ (seed 004 §2.4).  Conventions and corrections follow the digest
-``vector-parameters-and-elastic-joints.md`` §0 and §5 (errata):
+``c = tan(α/2) e`` ∈ ℝ³ [Mladenova, §2.4].  Conventions, with the corrections to the printed
+formulas noted where they apply:
 
 * Cayley map (65): ``O(c) = ((1 − c²) I + 2 c cᵀ + 2 c^×) / (1 + c²)``;
 * inverse map (66): ``c^× = (O − Oᵀ)/(1 + tr O)``, singular at half-turns (``tr O = −1``);
@@ -14,8 +14,8 @@ A rotation by the angle ``α`` about the unit axis ``e`` (active) has the vector
 * second chart: ``d = c / sqrt(1 + c²)``, ``|d| = sin(α/2)`` (the printed (68) ``c/(1 + c²)``
   gives ``½ sin α``: erratum), with ``O'(d)`` (69) and the composition (70);
 * dual vector-parameter of the displacement ``r ↦ O(c) r + p`` (unit dual quaternion
-  ``q̂ = q + ε ½ p q``): ``ĉ = c + μ ½ (p + p × c + (c·p) c) = vec(q̂)/scal(q̂)`` (digest §0; the
-  seed only uses it through (151)–(156)), dual orthogonal matrix ``Ô = O(ĉ) = O + μ p^× O``
+  ``q̂ = q + ε ½ p q``): ``ĉ = c + μ ½ (p + p × c + (c·p) c) = vec(q̂)/scal(q̂)`` (derived
+  here; [Mladenova] uses it only through eqs. (151)–(156)), dual orthogonal matrix ``Ô = O(ĉ) = O + μ p^× O``
   (151), and dual composition, which composes SE(3) like the pose product.
 
 Dual numbers ``a + μ b`` (``μ² = 0``) are carried as pairs of arrays ``(a, b)``.
@@ -40,7 +40,7 @@ def _outer(a, b):
 def vp_from_quat(q, *, tol: float = 1e-12):
     """Vector-parameter ``c = q_vec / q0`` (..., 3) of a rotation quaternion (..., 4).
 
-    Seed 004 §2.5 with erratum (72): the correct link is ``c = (q1, q2, q3)/q0``.  Invariant
+    [Mladenova, §2.5], with the corrected form of eq. (72): the correct link is ``c = (q1, q2, q3)/q0``.  Invariant
     under ``q -> −q`` and under scaling of ``q``.  Raises SingularError at a half-turn
     (``|q0| <= tol |q|``).
     """
@@ -59,14 +59,14 @@ def quat_from_vp(c):
 
 
 def matrix_from_vp(c):
-    """Cayley map, seed 004 eq. (65): ``O(c) = ((1 − c²) I + 2 c cᵀ + 2 c^×)/(1 + c²)`` (..., 3, 3)."""
+    """Cayley map, [Mladenova, eq. (65)]: ``O(c) = ((1 − c²) I + 2 c cᵀ + 2 c^×)/(1 + c²)`` (..., 3, 3)."""
     c = _arr(c, "c", 3)
     c2 = _dot(c, c)[..., None, None]
     return ((1.0 - c2) * np.eye(3) + 2.0 * _outer(c, c) + 2.0 * skew(c)) / (1.0 + c2)
 
 
 def vp_from_matrix(O, *, tol: float = 1e-10):
-    """Inverse map, seed 004 eq. (66): ``c^× = (O − Oᵀ)/(1 + tr O)`` → ``c`` (..., 3).
+    """Inverse map, [Mladenova, eq. (66)]: ``c^× = (O − Oᵀ)/(1 + tr O)`` → ``c`` (..., 3).
 
     Raises SingularError when ``1 + tr O <= tol`` (a half-turn, ``α = π``; ``1 + tr O =
     4/(1 + c²)``).
@@ -81,7 +81,7 @@ def vp_from_matrix(O, *, tol: float = 1e-10):
 
 
 def vp_compose(c1, c2, *, tol: float = 1e-12):
-    """Composition, seed 004 eq. (67): ``⟨c1, c2⟩ = (c1 + c2 + c1 × c2)/(1 − c1·c2)``.
+    """Composition, [Mladenova, eq. (67)]: ``⟨c1, c2⟩ = (c1 + c2 + c1 × c2)/(1 − c1·c2)``.
 
     ``O(⟨c1, c2⟩) = O(c1) O(c2)`` (``c2`` is applied first to a vector).  Raises SingularError
     when ``|1 − c1·c2| <= tol (1 + |c1·c2|)`` (the composite is a half-turn; use the second
@@ -92,12 +92,12 @@ def vp_compose(c1, c2, *, tol: float = 1e-12):
     d = _dot(c1, c2)
     den = 1.0 - d
     if np.any(np.abs(den) <= tol * (1.0 + np.abs(d))):
-        raise errors.SingularError("c1·c2 = 1: the composition is a half-turn (seed 004 eq. 67 singular)")
+        raise errors.SingularError("c1·c2 = 1: the composition is a half-turn ([Mladenova, eq. (67)] is singular)")
     return (c1 + c2 + _cross3(c1, c2)) / den[..., None]
 
 
 def vp_inverse(c):
-    """Inverse vector-parameter ``−c`` (``O(−c) = O(c)ᵀ``; seed 004 §2.4)."""
+    """Inverse vector-parameter ``−c`` (``O(−c) = O(c)ᵀ``; [Mladenova, §2.4])."""
     return -_arr(c, "c", 3)
 
 
@@ -105,7 +105,7 @@ def vp_inverse(c):
 
 
 def vp_angular_velocity(c, c_dot, *, frame: str = "spatial"):
-    """Angular velocity from ``(c, ċ)``, seed 004 eq. (79) (digest §0).
+    """Angular velocity from ``(c, ċ)``, [Mladenova, eq. (79)].
 
     ``frame="spatial"``: ``ω = 2/(1 + c²) (ċ + c × ċ)`` (79), ``Ω = Ȯ Oᵀ``;
     ``frame="body"``:    ``ω_b = Oᵀ ω = 2/(1 + c²) (ċ − c × ċ)`` (not printed; used in (394)).
@@ -117,7 +117,7 @@ def vp_angular_velocity(c, c_dot, *, frame: str = "spatial"):
 
 
 def vp_kde(c, omega, *, frame: str = "spatial"):
-    """Kinematic differential equation, seed 004 eq. (81): ``ċ`` (..., 3) from ``ω``.
+    """Kinematic differential equation, [Mladenova, eq. (81)]: ``ċ`` (..., 3) from ``ω``.
 
     ``frame="spatial"``: ``ċ = ½ (I − c^× + c cᵀ) ω = [O(−c) + I] ω / (1 + tr O)`` (81);
     ``frame="body"``:    ``ċ = ½ (I + c^× + c cᵀ) ω_b``.
@@ -129,7 +129,7 @@ def vp_kde(c, omega, *, frame: str = "spatial"):
 
 
 def vp_angular_acceleration(c, c_dot, c_ddot, *, frame: str = "spatial"):
-    """Angular acceleration, seed 004 eq. (80) (digest §0):
+    """Angular acceleration, [Mladenova, eq. (80)]:
 
     spatial ``ω̇ = 2/(1 + c²) (c̈ + c × c̈ − ω (c·ċ))``; body
     ``ω̇_b = 2/(1 + c²) ((I − c^×) c̈ − ω_b (c·ċ))``.
@@ -157,7 +157,7 @@ def _frame_sign(frame):
 def vp_second_chart(c):
     """Second chart ``d = c / sqrt(1 + c²)`` (..., 3), ``|d| = sin(α/2)`` (d = the quaternion's vector part).
 
-    Corrected seed 004 eq. (68) (erratum: the printed ``c/(1 + c²)`` has norm ``½ sin α``).
+    The corrected form of [Mladenova, eq. (68)] (the printed ``c/(1 + c²)`` has norm ``½ sin α``).
     """
     c = _arr(c, "c", 3)
     return c / np.sqrt(1.0 + _dot(c, c))[..., None]
@@ -173,7 +173,7 @@ def vp_from_second_chart(d, *, tol: float = 1e-12):
 
 
 def matrix_from_second_chart(d):
-    """Seed 004 eq. (69): ``O'(d) = I + 2 (sqrt(1 − d²) I + d^×) d^×`` (..., 3, 3), ``|d| <= 1``."""
+    """[Mladenova, eq. (69)]: ``O'(d) = I + 2 (sqrt(1 − d²) I + d^×) d^×`` (..., 3, 3), ``|d| <= 1``."""
     d = _arr(d, "d", 3)
     S = skew(d)
     s = np.sqrt(np.clip(1.0 - _dot(d, d), 0.0, None))[..., None, None]
@@ -181,7 +181,7 @@ def matrix_from_second_chart(d):
 
 
 def second_chart_compose(d1, d2):
-    """Seed 004 eq. (70): ``⟨d1, d2⟩ = d1 sqrt(1 − d2²) + d2 sqrt(1 − d1²) + d1 × d2``.
+    """[Mladenova, eq. (70)]: ``⟨d1, d2⟩ = d1 sqrt(1 − d2²) + d2 sqrt(1 − d1²) + d1 × d2``.
 
     The vector part of the product of the quaternions ``(sqrt(1 − d²), d)`` with non-negative
     scalar parts; it represents ``O'(d1) O'(d2)`` when the product's scalar part is >= 0.
@@ -199,8 +199,8 @@ def second_chart_compose(d1, d2):
 def dual_vp_from_pose(x, *, tol: float = 1e-12):
     """Dual vector-parameter ``ĉ = c + μ c'`` of the pose ``x = q + ε ½ p q`` → ``(c, c')``.
 
-    ``c = q_vec/q0`` and ``c' = ½ (p + p × c + (c·p) c)`` (digest §0, the author's derivation;
-    equals ``c + μ A p`` with ``A`` of seed 004 eq. 102).  Equivalently ``ĉ = vec(q̂)/scal(q̂)``
+    ``c = q_vec/q0`` and ``c' = ½ (p + p × c + (c·p) c)`` (derived here, not printed;
+    equals ``c + μ A p`` with ``A`` of [Mladenova, eq. (102)]).  Equivalently ``ĉ = vec(q̂)/scal(q̂)``
     computed in dual arithmetic.  SingularError at a half-turn.
     """
     x = _arr(x, "x", 8)
@@ -213,7 +213,7 @@ def pose_from_dual_vp(c, c_dual):
     """Unit dual quaternion ``x = q + ε ½ p q`` (..., 8), ``q0 > 0``, of ``ĉ = c + μ c'``.
 
     Inverts :func:`dual_vp_from_pose`: ``q = (1, c)/sqrt(1 + c²)`` and, with
-    ``c' = A p``, ``A = ½ (I − c^× + c cᵀ)`` (seed 004 eq. 102),
+    ``c' = A p``, ``A = ½ (I − c^× + c cᵀ)`` [Mladenova, eq. (102)],
     ``p = A⁻¹ c' = 2/(1 + c²) (c' + c × c')``.
     """
     c = _arr(c, "c", 3)
@@ -228,7 +228,7 @@ def pose_from_dual_vp(c, c_dual):
 def dual_vp_compose(c1, c1_dual, c2, c2_dual, *, tol: float = 1e-12):
     """Dual composition ``⟨ĉ1, ĉ2⟩ = (ĉ1 + ĉ2 + ĉ1 × ĉ2)/(1 − ĉ1·ĉ2)`` in dual arithmetic.
 
-    Seed 004 eq. (67) over dual numbers (§4.2, eqs. 153–156): the result is the dual
+    [Mladenova, eq. (67)] over dual numbers ([Mladenova, §4.2, eqs. (153)–(156)]): the result is the dual
     vector-parameter of the pose product ``x1 x2``.  Returns ``(c, c')``.  SingularError as in
     :func:`vp_compose`.
     """
@@ -241,7 +241,7 @@ def dual_vp_compose(c1, c1_dual, c2, c2_dual, *, tol: float = 1e-12):
     d = _dot(a, b)
     d0 = 1.0 - d
     if np.any(np.abs(d0) <= tol * (1.0 + np.abs(d))):
-        raise errors.SingularError("c1·c2 = 1: the composition is a half-turn (seed 004 eq. 67 singular)")
+        raise errors.SingularError("c1·c2 = 1: the composition is a half-turn ([Mladenova, eq. (67)] is singular)")
     d1 = -(_dot(a, bd) + _dot(ad, b))
     d0 = d0[..., None]
     d1 = d1[..., None]
@@ -251,8 +251,8 @@ def dual_vp_compose(c1, c1_dual, c2, c2_dual, *, tol: float = 1e-12):
 def dual_orthogonal_matrix(c, c_dual):
     """Dual orthogonal matrix ``Ô = O(ĉ) = O + μ O'`` → ``(O, O')`` (..., 3, 3) each.
 
-    Evaluates the Cayley map (65) in dual arithmetic at ``ĉ = c + μ c'``; seed 004 eq. (151)
-    (digest §1.10, corrected reading): ``O' = p^× O``, ``p`` the translation, so ``Ô`` maps
+    Evaluates the Cayley map (65) in dual arithmetic at ``ĉ = c + μ c'``; [Mladenova, eq. (151)]
+    (corrected reading): ``O' = p^× O``, ``p`` the translation, so ``Ô`` maps
     Plücker lines ``[e; x × e]`` like the 6×6 matrix ``[[O, 0], [p^× O, O]]`` (eqs. 148–150).
     """
     c = _arr(c, "c", 3)

@@ -1,7 +1,7 @@
-"""Vector-parameter kinematics of rotations and serial chains (seed 004 §2.5–2.6, §3, §4.1–4.2,
-§5.5.2; digest §1.6–1.10, claims 4, 6–8, 10–12, 14, 18).
+"""Vector-parameter kinematics of rotations and serial chains ([Mladenova, §2.5–2.6, §3,
+§4.1–4.2, §5.5.2]; validation claims 4, 6–8, 10–12, 14, 18 of ``tests/claims/test_mladenova_claims.py``).
 
-Conversions (digest §1.6):
+Conversions [Mladenova, §2.5]:
 
 * Euler ZXZ ``O = R_z(ψ) R_x(ϑ) R_z(φ)``: ``c = (t cos d / cos s, t sin d / cos s, tan s)`` with
   ``t = tan(ϑ/2)``, ``d = (ψ − φ)/2``, ``s = (ψ + φ)/2`` (the printed (71) is ``R_z(φ) R_x(−ϑ)
@@ -32,7 +32,7 @@ from .vector_parameter import matrix_from_vp, vp_compose
 
 # --------------------------------------------------------------------------- conversions
 def vp_from_euler(psi, theta, phi):
-    """``c`` (..., 3) of ``R_z(ψ) R_x(ϑ) R_z(φ)`` (digest §1.6, corrected (71))."""
+    """``c`` (..., 3) of ``R_z(ψ) R_x(ϑ) R_z(φ)`` (the corrected form of [Mladenova, eq. (71)])."""
     psi, theta, phi = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (psi, theta, phi)))
     t = np.tan(0.5 * theta)
     d = 0.5 * (psi - phi)
@@ -54,7 +54,7 @@ def euler_from_vp(c):
 
 
 def vp_from_euler_printed(psi, theta, phi):
-    """Seed 004 eq. (71) as printed: equals ``R_z(φ) R_x(−ϑ) R_z(ψ)`` (digest §1.6, ⚠️)."""
+    """[Mladenova, eq. (71)] as printed: equals ``R_z(φ) R_x(−ϑ) R_z(ψ)``, not the ZXZ rotation (⚠️)."""
     psi, theta, phi = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (psi, theta, phi)))
     t = np.tan(0.5 * theta)
     cs = np.cos(0.5 * (psi + phi))
@@ -63,7 +63,7 @@ def vp_from_euler_printed(psi, theta, phi):
 
 
 def vp_from_bryant(phi1, phi2, phi3):
-    """Seed 004 eqs. (73)–(74): ``c`` of ``R_z(φ₃) R_y(φ₂) R_x(φ₁)``,
+    """[Mladenova, eqs. (73)–(74)]: ``c`` of ``R_z(φ₃) R_y(φ₂) R_x(φ₁)``,
     ``(a − bg, b + ag, g − ab)/(1 + abg)``."""
     a, b, g = (np.tan(0.5 * np.asarray(p, dtype=float)) for p in (phi1, phi2, phi3))
     a, b, g = np.broadcast_arrays(a, b, g)
@@ -83,7 +83,7 @@ def bryant_from_vp(c):
 
 
 def vp_from_dh(alpha, theta, convention: str = "modified"):
-    """Rotation part of a DH link as a vector-parameter (seed 004 eq. 312).
+    """Rotation part of a DH link as a vector-parameter [Mladenova, eq. (312)].
 
     ``"modified"``: ``R_x(α) R_z(ϑ)`` → ``(tan α/2, −tan α/2 tan ϑ/2, tan ϑ/2)`` (312);
     ``"standard"``: ``R_z(ϑ) R_x(α)`` → ``(tan α/2, tan α/2 tan ϑ/2, tan ϑ/2)``."""
@@ -112,21 +112,21 @@ def dh_from_vp(c, convention: str = "modified", *, tol: float = 1e-9):
 
 
 def vp_rotate(c, v):
-    """``O(c) v`` (naturality: ``O(c) O(c') O(c)ᵀ = O(O(c) c')``, seed 004 L494–496)."""
+    """``O(c) v`` (naturality: ``O(c) O(c') O(c)ᵀ = O(O(c) c')``, [Mladenova, §2.4])."""
     return np.einsum("...ij,...j->...i", matrix_from_vp(c), _arr(v, "v", 3))
 
 
 # --------------------------------------------------------------------------- Theorem 1
 def tso3_compose(c1, omega1, c2, omega2):
-    """Theorem 1 (seed 004 L607): ``(c₁, ω₁)(c₂, ω₂) = (⟨c₁, c₂⟩, ω₁ + O(c₁) ω₂)`` — spatial angular
+    """[Mladenova, §2.6, Theorem 1]: ``(c₁, ω₁)(c₂, ω₂) = (⟨c₁, c₂⟩, ω₁ + O(c₁) ω₂)`` — spatial angular
     velocity of ``O₁ O₂`` (``Ω₃ = Ω₁ + O₁ Ω₂ O₁ᵀ``)."""
     return vp_compose(c1, c2), _arr(omega1, "omega1", 3) + vp_rotate(c1, omega2)
 
 
 # --------------------------------------------------------------------------- chain Jacobian
 def N_matrix(c):
-    """``N(c) = 2/(1 + c²) (I + c^×)`` (..., 3, 3): ``ω = N(c) ċ`` (seed 004 (117) corrected: the
-    printed factor 1/(1 + c²) is wrong, digest erratum)."""
+    """``N(c) = 2/(1 + c²) (I + c^×)`` (..., 3, 3): ``ω = N(c) ċ`` (the corrected form of
+    [Mladenova, eq. (117)]: the printed factor 1/(1 + c²) is wrong)."""
     c = _arr(c, "c", 3)
     return 2.0 / (1.0 + _dot(c, c))[..., None, None] * (np.eye(3) + skew(c))
 
@@ -142,14 +142,14 @@ def _chain(cs):
 
 
 def chain_angular_jacobian(cs):
-    """``N_V`` (3, 3n) of seed 004 (114)–(117): ``ω_EE = Σ_k O(g_{k−1}) N(c_k) ċ_k`` with
+    """``N_V`` (3, 3n) of [Mladenova, eqs. (114)–(117)]: ``ω_EE = Σ_k O(g_{k−1}) N(c_k) ċ_k`` with
     ``g_{k−1} = ⟨c₁, …, c_{k−1}⟩`` (spatial angular velocity of ``O(c₁)…O(c_n)``)."""
     cs, g = _chain(cs)
     return np.concatenate([matrix_from_vp(g[k]) @ N_matrix(cs[k]) for k in range(cs.shape[0])], axis=1)
 
 
 def chain_vp_jacobian(cs):
-    """``N_CV`` (3, 3n) of seed 004 (122)–(125): ``ċ' = Σ_k N_CV^k ċ_k`` for ``c' = ⟨c₁, …, c_n⟩``,
+    """``N_CV`` (3, 3n) of [Mladenova, eqs. (122)–(125)]: ``ċ' = Σ_k N_CV^k ċ_k`` for ``c' = ⟨c₁, …, c_n⟩``,
     ``N_CV^k = [O(⟨−c_n, …, −c_k⟩) N(c_k) + N_V^k]/(1 + tr O(c'))`` (with the corrected ``N``)."""
     cs, g = _chain(cs)
     n = cs.shape[0]
@@ -166,7 +166,7 @@ def chain_vp_jacobian(cs):
 
 
 def joint_vp_rate(q, axes, qd):
-    """``ċ_k = ½ (1 + c_k²) e_k q̇_k`` for ``c_k = tan(q_k/2) e_k`` (seed 004 (113)) → (n, 3)."""
+    """``ċ_k = ½ (1 + c_k²) e_k q̇_k`` for ``c_k = tan(q_k/2) e_k`` [Mladenova, eq. (113)] → (n, 3)."""
     q = np.asarray(q, dtype=float)
     e = _arr(axes, "axes", 3)
     t = np.tan(0.5 * q)
@@ -182,7 +182,7 @@ class VPScrew(NamedTuple):
 
 
 def vp_screw(c, p):
-    """Screw axis of the displacement ``r ↦ O(c) r + p`` (seed 004 (141), moment sign ``L × r``).
+    """Screw axis of the displacement ``r ↦ O(c) r + p`` ([Mladenova, eq. (141)], moment sign ``L × r``).
 
     ``ν c`` is the slide along the axis; ``L' = c × p − p + ν c = 2 c × r₀``, so the axis point
     closest to the origin is ``r₀ = (L' × c)/(2 c²)``.
@@ -199,7 +199,7 @@ def vp_screw(c, p):
 
 
 def vp_velocity_pitch(c, c_dot, p_dot):
-    """Pitch of the velocity screw, seed 004 (143) corrected: ``σ = ω·ṗ/ω² =
+    """Pitch of the velocity screw, the corrected form of [Mladenova, eq. (143)]: ``σ = ω·ṗ/ω² =
     (1 + c²)/2 · ((c × ċ + ċ)·ṗ) / (c² ċ² − (c·ċ)² + ċ²)`` (the print has ``p`` and lacks ``+ ċ²``)."""
     c = _arr(c, "c", 3)
     cd = _arr(c_dot, "c_dot", 3)
@@ -213,7 +213,7 @@ def vp_velocity_pitch(c, c_dot, p_dot):
 
 # --------------------------------------------------------------------------- dual Jacobian
 def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
-    """Dual Jacobian of a DH chain (seed 004 (157)–(163)): the joint axes as Plücker lines
+    """Dual Jacobian of a DH chain [Mladenova, eqs. (157)–(163)]: the joint axes as Plücker lines
     ``K̂_i = K_i + μ K*_i`` (unit direction ``K_i``, moment ``K*_i = p_i × K_i`` about the base origin)
     and the real 6 × 2n map of (163), ``[ω; ω*] = [[K, 0], [K*, K]] [ϑ̇; ḋ]`` (``ω*`` the velocity
     of the body point at the base origin — the spatial twist in Plücker coordinates).
@@ -233,7 +233,7 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
         raise errors.ShapeError(f"dh must be (n, 4) and q (n,); got {dh.shape}, {q.shape}")
     jt = "R" * n if joint_types is None else joint_types
     if convention != "standard":
-        raise errors.DqdynError("dh_dual_jacobian implements the standard DH convention (seed 004 §4.2)")
+        raise errors.DqdynError("dh_dual_jacobian implements the standard DH convention ([Mladenova, §4.2])")
     c, cd = np.zeros(3), np.zeros(3)
     lines = np.zeros((n, 6))
     for i in range(n):
@@ -254,7 +254,7 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
 
 # --------------------------------------------------------------------------- Exp(tA)
 def expm_symmetric(A, t=1.0, method: str = "closed_form"):
-    """``Exp(tA) = O diag(e^{μ_i t}) Oᵀ`` for symmetric 3×3 ``A`` (seed 004 (204)), ``O``, ``μ`` from
+    """``Exp(tA) = O diag(e^{μ_i t}) Oᵀ`` for symmetric 3×3 ``A`` [Mladenova, eq. (204)], ``O``, ``μ`` from
     :func:`~dqdyn.algebra.diagonalize.principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
     from .diagonalize import principal_axes
 

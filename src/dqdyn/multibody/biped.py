@@ -1,16 +1,17 @@
-"""The planar five-link biped of seed 004 §10 (L2706–2769; digest §1.16, claim 24).
+"""The planar five-link biped of [Mladenova, §10.2] (validation claim 24 of
+``tests/claims/test_mladenova_claims.py``).
 
 Sagittal plane XZ, generalized coordinates ``q = (x, z, θ, α₁, β₁, α₂, β₂)``: the hip ``O`` at
 ``(x, z)``, the trunk angle θ and the absolute thigh / shank angles α_i, β_i, all measured from the
 vertical (rotations about +Y: the trunk's CoM is at ``(x + ρ sin θ, z + ρ cos θ)``, thigh i's at
 ``(x − a sin α_i, z − a cos α_i)``, the knee at ``2a``, the shank's CoM ``b`` further along β_i).
-Five inertial elements plus the pelvis point mass ``m_o``; constants (L2730–2732)
+Five inertial elements plus the pelvis point mass ``m_o``; constants [Mladenova, §10.2]
 ``M = m_o + 2m_a + 2m_b + M₁``, ``I_a = I_a^o + 4 m_b a²``, ``k_a = a (m_a + 2 m_b)``, ``k_b = b m_b``,
 ``I_ab = 2 m_b a b``, ``k_ρ = M₁ ρ``.
 
 :func:`biped_lagrange` evaluates the five Lagrange equations (seven rows) in the form
-``M_p(q) q̈ + h_p(q, q̇) = Q`` with the **z-equation sign fix** of the digest (``− k_ρ(θ̈ sθ + θ̇² cθ)``;
-the print has ``+``).  The sines and cosines are formed from the vector-parameters ``c = tan(angle/2)``
+``M_p(q) q̈ + h_p(q, q̇) = Q`` with the **z-equation sign fix** (the corrected form of the z-equation of
+[Mladenova, §10.2]: ``− k_ρ(θ̈ sθ + θ̇² cθ)``; the print has ``+``).  The sines and cosines are formed from the vector-parameters ``c = tan(angle/2)``
 by the substitutions (398) ``sin = 2c/(1 + c²)``, ``cos = (1 − c²)/(1 + c²)``.
 :func:`biped_generalized_forces` is (399) (ground reactions ``R_i`` at the feet, hip torques
 ``q_i`` between trunk and thigh, knee torques ``u_i``, ankle moments ``p_i``).  :func:`biped_model`
@@ -89,7 +90,7 @@ def biped_lagrange(params: BipedParams, q, qd):
         ia, ib = 3 + 2 * i, 4 + 2 * i
         sa, ca = _sc(q[ia])
         sb, cb = _sc(q[ib])
-        cab = ca * cb + sa * sb  # cos(α − β) (L2763)
+        cab = ca * cb + sa * sb  # cos(α − β) ([Mladenova, §10.2], after (399))
         sab = sa * cb - ca * sb  # sin(α − β)
         Mp[0, ia] += -ka * ca
         Mp[0, ib] += -kb * cb
@@ -111,7 +112,7 @@ def biped_lagrange(params: BipedParams, q, qd):
 
 
 def biped_generalized_forces(params: BipedParams, q, R=((0, 0), (0, 0)), hip=(0, 0), knee=(0, 0), ankle=(0, 0)):
-    """Seed 004 (399): ``Q_x = Σ R_ix``, ``Q_z = Σ R_iz``, ``Q_θ = −Σ q_i``,
+    """[Mladenova, eq. (399)]: ``Q_x = Σ R_ix``, ``Q_z = Σ R_iz``, ``Q_θ = −Σ q_i``,
     ``Q_αi = −u_i + q_i − 2a (R_ix cα_i − R_iz sα_i)``, ``Q_βi = u_i − 2b (R_ix cβ_i − R_iz sβ_i) − p_i``.
 
     ``R`` (2, 2): ground reaction (X, Z) at foot i; ``hip`` q_i (torque on thigh i from the trunk),

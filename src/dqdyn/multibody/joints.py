@@ -5,7 +5,7 @@ the joint frame in the parent body frame) is stored on the model; the joint's ow
 ``x_J(q)`` maps the joint frame to the child body frame, so the child body pose is
 ``x_i^0 = x_λ^0 · x_J^λ · x_J(q_i)``.  The motion axes ``S(q)`` (columns of pure dual
 quaternions in vec6 ``[ω, v]`` form) are expressed in the **child body frame**, so the body
-twist contributed by the joint is ``ξ_J = S(q) v_J`` (seed 000 Table 1, seed 003 Table 4.1).
+twist contributed by the joint is ``ξ_J = S(q) v_J`` ([Silva2022, Table 1]; [Silva2022thesis, Table 4.1]).
 
 Configuration / velocity layouts (``q`` / ``v`` slices of a joint):
 
@@ -94,7 +94,7 @@ def joint_nq(jt):
 @jit
 def _dual_along_axis(a0, a1, a2, d, r0, r1, r2, r3):
     """``D = ½ p r`` (4 scalars) of ``r + ε ½ p r`` for the translation ``p = 2d·axis`` along the
-    unit axis ``(a0, a1, a2)`` (helical and cylindrical joints; seed 003 eq. 3.10)."""
+    unit axis ``(a0, a1, a2)`` (helical and cylindrical joints; [Silva2022thesis, eq. (3.10)])."""
     px, py, pz = d * a0, d * a1, d * a2
     return (-px * r1 - py * r2 - pz * r3, px * r0 + py * r3 - pz * r2,
             -px * r3 + py * r0 + pz * r1, px * r2 - py * r1 + pz * r0)

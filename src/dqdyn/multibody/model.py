@@ -7,7 +7,7 @@ model stores:
 * the joint: type, axis (unit, in the joint frame), pitch (helical), placement ``x_J^λ`` (unit DQ:
   pose of the joint frame in the parent body frame), and the slices of ``q`` and ``v`` it owns;
 * the inertia: mass ``m``, CoM position ``c`` in the body frame, and the rotational inertia
-  ``Ī_c`` about the CoM in body axes (the quaternionic inertia tensor of seed 000 eq. 11 has the
+  ``Ī_c`` about the CoM in body axes (the quaternionic inertia tensor of [Silva2022, eq. (11)] has the
   rows of ``Ī_c`` as its three pure quaternions).
 
 Named frames (tool, wheel axle, every URDF link, …) are ``(body, placement)`` pairs.
@@ -56,7 +56,7 @@ class DifferentialDrive:
 
     The base moves by a planar joint ``(x, y, φ)``; the wheels' axle midpoint sits at
     ``axle_offset`` (x, y in the base body frame).  The velocity of that point along the axle
-    direction is zero (seed 000 §4.2 / seed 003 App. A).  Its dynamics come with the
+    direction is zero ([Silva2022, §4.5] / [Silva2022thesis, App. A]).  Its dynamics come with the
     constrained-dynamics functions; the model only declares it.
     """
 

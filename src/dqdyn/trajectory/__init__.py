@@ -1,6 +1,6 @@
 """Trajectory generation (uses :mod:`dqdyn.algebra` only; plain numpy, vectorised over ``t``).
 
-* :mod:`.so3` — Park–Kang Cayley cubics on SO(3) (seed 004 §9): :class:`CayleyCubic` (two-point
+* :mod:`.so3` — Park–Kang Cayley cubics on SO(3) [Mladenova, §9]: :class:`CayleyCubic` (two-point
   with boundary angular velocities) and :class:`CayleySpline` (multi-point C²).
 * :mod:`.se3` — unit-dual-quaternion curves: :class:`ScrewInterpolation` (ScLERP) and
   :class:`SE3Spline` (C² cumulative B-spline through poses), with twists and twist derivatives.

@@ -1,6 +1,7 @@
-"""Park–Kang Cayley cubics on SO(3) (seed 004 §9, eqs. 389–397; digest §1.15 and errata §5).
+"""Park–Kang Cayley cubics on SO(3) [Mladenova, §9, eqs. (389)–(397)], with
+the corrections to the printed formulas noted below.
 
-A segment is ``O(τ) = O₀ O(c(τ))`` with the Cayley map ``O(c)`` of seed 004 eq. (65) and the
+A segment is ``O(τ) = O₀ O(c(τ))`` with the Cayley map ``O(c)`` of [Mladenova, eq. (65)] and the
 cubic ``c(τ) = x τ³ + y τ² + z τ`` (390), ``τ = (t − t₀)/Δt ∈ [0, 1]``.  The printed (389)
 ``O₀ (I − c^×)(I + c^×)⁻¹`` is ``O₀ O(−c)`` and contradicts (392)–(394) (erratum); the corrected
 curve ``O₀ (I + c^×)(I − c^×)⁻¹`` is used.  Because ``c`` stays finite on ``[0, 1]`` the rotation
@@ -8,9 +9,9 @@ curve ``O₀ (I + c^×)(I − c^×)⁻¹`` is used.  Because ``c`` stays finite 
 
 * :class:`CayleyCubic` — two-point interpolation with boundary *body* angular velocities,
   ``c(1)`` from (392), ``ċ(0) = ω₀/2`` (393), ``ċ(1)`` from (394) written with the body KDE
-  ``ċ = ½ (I + c^× + c cᵀ) ω_b`` (digest §0; equal to (394)), coefficients (395)–(397).
+  ``ċ = ½ (I + c^× + c cᵀ) ω_b`` (the body form of the KDE (81); equal to (394)), coefficients (395)–(397).
 * :class:`CayleySpline` — multi-point C² interpolation.  ``method="park_kang"``: the paper's
-  recursion (§9.2.3) with the digest's fixes — the recursion runs for ``i = 2..n`` with
+  recursion (§9.2.3) corrected — the recursion runs for ``i = 2..n`` with
   ``w = f_{i−1}``, and ``y₁ = ω̇₀/4``; on non-uniform knots the carried derivatives are rescaled
   by ``r = Δt_i/Δt_{i−1}`` (``r``, ``r²``) so that the curve is C² in ``t``, not only in τ (fix 3;
   ``r = 1`` is the printed recursion).  The recursion is an initial-value propagation and, like
@@ -50,7 +51,7 @@ class SO3Sample(NamedTuple):
 
 
 def relative_vp(O0, O1, name: str = "rotations", index: int | None = None, *, tol: float = 1e-9):
-    """Seed 004 eq. (392): ``c^× = (O₀ᵀO₁ − O₁ᵀO₀)/(1 + tr(O₀ᵀO₁))`` (..., 3).
+    """[Mladenova, eq. (392)]: ``c^× = (O₀ᵀO₁ − O₁ᵀO₀)/(1 + tr(O₀ᵀO₁))`` (..., 3).
 
     Raises SingularError naming the pair when ``1 + tr(O₀ᵀ O₁) <= tol`` (the two rotations are
     half a turn apart, ``tr = −1``): the Cayley cubic is undefined there."""
@@ -61,7 +62,7 @@ def relative_vp(O0, O1, name: str = "rotations", index: int | None = None, *, to
         k = k if index is None else index
         raise errors.SingularError(
             f"{name}[{k}] and {name}[{k + 1}] are half a turn apart (1 + tr(O₀ᵀ O₁) = "
-            f"{float(np.min(den)):.3g} <= {tol:g}): the Cayley cubic (seed 004 eq. 392) is undefined; "
+            f"{float(np.min(den)):.3g} <= {tol:g}): the Cayley cubic ([Mladenova, eq. (392)]) is undefined; "
             "insert an intermediate rotation")
     A = M - np.swapaxes(M, -1, -2)
     return np.stack([A[..., 2, 1], A[..., 0, 2], A[..., 1, 0]], axis=-1) / den[..., None]
@@ -163,8 +164,8 @@ class _Curve:
 
 
 class CayleyCubic(_Curve):
-    """Two-point Park–Kang Cayley cubic ``O(t) = O₀ O(c(τ))`` (seed 004 eqs. 389 corrected,
-    390–397) on ``[t0, t1]`` with body angular velocities ``omega0`` at ``t0`` and ``omega1`` at
+    """Two-point Park–Kang Cayley cubic ``O(t) = O₀ O(c(τ))`` ([Mladenova, eqs. (389) corrected,
+    (390)–(397)]) on ``[t0, t1]`` with body angular velocities ``omega0`` at ``t0`` and ``omega1`` at
     ``t1`` (rad/s, real time; the paper's unit interval is ``t0 = 0, t1 = 1``).
 
     Meets ``O(t0) = O0``, ``O(t1) = O1``, ``ω_b(t0) = omega0``, ``ω_b(t1) = omega1`` exactly (up to
@@ -185,7 +186,7 @@ class CayleyCubic(_Curve):
         if 1.0 + np.trace(M) <= 1e-9:
             raise errors.SingularError(
                 f"O0 and O1 are half a turn apart (tr(O0ᵀ O1) = {np.trace(M):.12g} = −1): the Cayley "
-                "cubic (seed 004 eq. 392) is undefined; insert an intermediate rotation")
+                "cubic ([Mladenova, eq. (392)]) is undefined; insert an intermediate rotation")
         self.c1 = relative_vp(self.O0, self.O1, "(O0, O1)")
         self.x, self.y, self.z = _coefficients(self.c1, self.omega0 * self.dt, self.omega1 * self.dt)
 
@@ -204,7 +205,7 @@ class CayleyCubic(_Curve):
 
 class CayleySpline(_Curve):
     """C² interpolation of rotations ``rotations[i]`` (n+1, 3, 3) at knots ``times`` (n+1,) by
-    Cayley cubics (seed 004 §9.2.3, corrected; module docstring).
+    Cayley cubics ([Mladenova, §9.2.3], corrected; module docstring).
 
     ``method="global"`` (default): body angular velocities ``omega0`` at ``times[0]`` and
     ``omega_end`` at ``times[-1]`` (default zero).  ``method="park_kang"``: ``omega0`` and the
@@ -249,7 +250,7 @@ class CayleySpline(_Curve):
 
     # ------------------------------------------------------------------ construction
     def _park_kang(self, w0, wd0):
-        """Seed 004 §9.2.3 with the digest's fixes (``w = f_{i−1}``, ``i = 2..n``, ``y₁ = ω̇₀/4``)
+        """[Mladenova, §9.2.3], corrected (``w = f_{i−1}``, ``i = 2..n``, ``y₁ = ω̇₀/4``)
         and the non-uniform-knot rescaling ``r = Δt_i/Δt_{i−1}``."""
         f, dt = self.f, self.dt
         n = dt.size
