@@ -1,14 +1,14 @@
 """Forward dynamics in O(n): the articulated-body algorithm in dual quaternion form.
 
-Seed 002 Table 3 (forward dynamics) and Table 4 (hybrid dynamics), digest
+[Kim2012, Table 3] (forward dynamics) and Table 4 (hybrid dynamics), digest
 ``parallel-robots-and-lie-group-dynamics.md`` §1B.7–§1B.8, written with the dual quaternion
 operations of seed 000:
 
 * twists ``ξ = ω + ε v`` and wrenches ``ζ = f + ε τ`` are pure dual quaternions (vec6
   ``[ω, v]`` and ``[f, τ]``) and both change frame with the **same** ``Ad(x) ζ = x ζ x*``
-  (seed 000 eq. 3), so Kim's coadjoint ``Ad*_{T⁻¹}`` is simply ``Ad(x_i^λ)`` here;
+  [Silva2022, eq. (3)], so Kim's coadjoint ``Ad*_{T⁻¹}`` is simply ``Ad(x_i^λ)`` here;
 * Kim's ``ad_V`` (on twists) and ``−ad*_V`` (on wrenches) are both the dual quaternion cross
-  product ``V × ·`` (seed 000 eq. 8);
+  product ``V × ·`` [Silva2022, eq. (8)];
 * ``Sᵀ F`` is the power pairing ``⟨S, F⟩`` of the motion axes with a wrench;
 * an inertia (rigid or articulated) is a linear map ``twist → wrench`` (a 6×6 array in the vec6
   layouts); it moves to the parent frame as ``Ad(x) Î Ad(x*)``.
@@ -24,7 +24,7 @@ forward:   ``q̈_i = Ψ_i (τ_i − ⟨S_i, Î_i (Ad(x_i^λ*) V̇_λ + η_i) + B
            ``V̇_i = Ad(x_i^λ*) V̇_λ + S_i q̈_i + η_i``
 
 Gravity enters as the base acceleration ``V̇_0 = −g`` (Kim's footnote 6).  The sweep itself is
-:func:`dqdyn.algorithms.hybrid.hybrid_kernel` (seed 002 Table 4) with no prescribed DoF; the
+:func:`dqdyn.algorithms.hybrid.hybrid_kernel` [Kim2012, Table 4] with no prescribed DoF; the
 pieces it shares with ``M⁻¹`` and the constrained variants are in :mod:`.articulated`.
 """
 
@@ -91,7 +91,7 @@ _hybrid_inline = ijit(getattr(hybrid_kernel, "py_func", hybrid_kernel))
 
 @njit
 def aba_kernel(mi, mf, q, v, tau, qdd, ws):
-    """The articulated-body algorithm (seed 002 Table 3): :func:`hybrid_kernel` with no
+    """The articulated-body algorithm [Kim2012, Table 3]: :func:`hybrid_kernel` with no
     prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
     mi, mf, q, v, tau, qdd, ws = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
                                   unmanaged(tau), unmanaged(qdd), unmanaged(ws))
@@ -199,7 +199,7 @@ def aba_batch(mi, mf, Q, V, TAU, QDD, status):
 
 @fast_front(_ABA_ENTRY, skip=MIMIC)
 def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
-    """Forward dynamics by the articulated-body algorithm (seed 002 Table 3): the joint
+    """Forward dynamics by the articulated-body algorithm [Kim2012, Table 3]: the joint
     accelerations ``q̈ = M(q)⁻¹ (τ − C(q, v) v − g(q) + Σ Jᵢᵀ fextᵢ)``, in O(n).
 
     On a model with mimic joints the recursion does not apply (a mimic joint couples DoFs of

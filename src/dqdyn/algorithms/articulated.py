@@ -10,8 +10,8 @@ joint (:func:`_generic_factor`) and the projected inertia ``Π = Î − U D⁻¹
 
 Conventions of the kernels (see :mod:`.aba` for the recursion): twists ``ξ = ω + ε v`` and wrenches
 ``ζ = f + ε τ`` are pure dual quaternions that change frame with the same ``Ad(x) ζ = x ζ x*``
-(seed 000 eq. 3), so Kim's coadjoint ``Ad*_{T⁻¹}`` is ``Ad(x_i^λ)``; Kim's ``ad_V`` and ``−ad*_V``
-are both the dual quaternion cross product ``V × ·`` (seed 000 eq. 8); ``Sᵀ F`` is the power
+[Silva2022, eq. (3)], so Kim's coadjoint ``Ad*_{T⁻¹}`` is ``Ad(x_i^λ)``; Kim's ``ad_V`` and ``−ad*_V``
+are both the dual quaternion cross product ``V × ·`` [Silva2022, eq. (8)]; ``Sᵀ F`` is the power
 pairing ``⟨S, F⟩``.
 """
 
@@ -272,7 +272,7 @@ def _body_pose(mi, mf, i, q, W, ax, xj, xl):
 def _sym_congruence(R00, R01, R02, R10, R11, R12, R20, R21, R22,
                     a00, a01, a02, a11, a12, a22):
     """``R S Rᵀ`` of a symmetric 3×3 ``S`` (upper triangle in, upper triangle out): the frame
-    change ``Ad(r) L3(𝕀) Ad(r*)`` of a rotational inertia (seed 000 eq. 14)."""
+    change ``Ad(r) L3(𝕀) Ad(r*)`` of a rotational inertia [Silva2022, eq. (14)]."""
     T00 = R00 * a00 + R01 * a01 + R02 * a02
     T01 = R00 * a01 + R01 * a11 + R02 * a12
     T02 = R00 * a02 + R01 * a12 + R02 * a22

@@ -93,7 +93,7 @@ def normalize_kernel(mi, q):
         s = mi[i, MI_IQ]
         n = math.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
         if jt == FREE:
-            # seed 001 eq. (33), corrected form E4: Q/|Q| + ε(B/|Q| − (B·Q) Q/|Q|³)
+            # [MontgomerySmith2023, eq. (33)], corrected form E4: Q/|Q| + ε(B/|Q| − (B·Q) Q/|Q|³)
             bq = q[s] * q[s + 4] + q[s + 1] * q[s + 5] + q[s + 2] * q[s + 6] + q[s + 3] * q[s + 7]
             for k in range(4):
                 q[s + 4 + k] = q[s + 4 + k] / n - bq * q[s + k] / (n * n * n)
@@ -221,7 +221,7 @@ def tangent_bracket(model: Model, a, b) -> np.ndarray:
     """Lie bracket ``[a, b]`` of two velocity-space (tangent) vectors, joint by joint (..., nv).
 
     Zero on vector-space joints; ``ω_a × ω_b`` on spherical joints; the twist cross product
-    ``ξ_a × ξ_b`` (seed 000 eq. 8) on free joints.  Needed by Lie-group integrators (RKMK) to
+    ``ξ_a × ξ_b`` [Silva2022, eq. (8)] on free joints.  Needed by Lie-group integrators (RKMK) to
     stay 4th-order accurate on the configuration manifold.
     """
     a = np.asarray(a, dtype=float)

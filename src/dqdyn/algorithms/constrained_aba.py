@@ -1,4 +1,4 @@
-"""Recursive constrained forward and hybrid dynamics (seed 002 §3.2–3.3, eqs. 67–80).
+"""Recursive constrained forward and hybrid dynamics ([Kim2012, §3.2–3.3], eqs. 67–80).
 
 One full articulated-body sweep gives the unconstrained ``q̈_r``; one simplified sweep per
 constraint row (no gravity, no velocity) gives ``M⁻¹ Aᵀ``; the multipliers come from
@@ -27,7 +27,7 @@ from .hybrid import hybrid_batch, hybrid_dynamics
 
 def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
     """``M(q)⁻¹ X`` for one configuration and X (nv, m): m simplified ABA passes (no gravity,
-    no velocity; seed 002 §3.2)."""
+    no velocity; [Kim2012, §3.2])."""
     nv, mcols = model.nv, X.shape[1]
     if mcols == 0:
         return np.zeros((nv, 0))
@@ -46,7 +46,7 @@ def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 
 def constrained_aba(model: Model, q, v, tau, A, b, fext=None, *, rcond: float = 1e-10):
-    """Recursive constrained forward dynamics (seed 002 §3.2, eqs. 67–69): ``(q̈, λ)``.
+    """Recursive constrained forward dynamics ([Kim2012, §3.2], eqs. 67–69): ``(q̈, λ)``.
 
     Constraints at acceleration level ``A q̈ = b`` (``A`` (m, nv), ``b`` (m,); for a loop
     closure ``f(q) = 0`` with ``A = ∂f/∂q``, ``b = −Ȧ q̇``).  One full ABA gives ``q̈_r``; m
@@ -77,7 +77,7 @@ def constrained_aba(model: Model, q, v, tau, A, b, fext=None, *, rcond: float = 
 
 
 def constrained_hybrid_dynamics(model: Model, q, v, a, tau, prescribed, A, b, *, rcond: float = 1e-10):
-    """Recursive constrained hybrid dynamics (seed 002 §3.3, eqs. 70–80): ``(q̈, τ, λ)``.
+    """Recursive constrained hybrid dynamics ([Kim2012, §3.3], eqs. 70–80): ``(q̈, τ, λ)``.
 
     Prescribed DoFs take their acceleration from ``a`` (their force is computed), free DoFs their
     force from ``tau``; the constraint ``A q̈ = b`` holds with multipliers ``λ`` (``m ≤ n_free``).

@@ -2,7 +2,7 @@
 with ``B(Î, ξ) u = ½ [ξ × (Î u) − Î (ξ × u) + u × (Î ξ)]`` (the dual quaternion cross product
 acts on twists and on wrenches alike: ``ξ × ζ`` is the coadjoint action ``ξ ×* ζ``),
 ``C = Σ_b J_bᵀ (Î_b J̇_b + B(Î_b, ξ_b) J_b)``, evaluated over subtrees in ``F_0``; the columns'
-derivatives are ``𝒮̇_k = ξ_i^0 × 𝒮_k + Ad(x_i^0) Ṡ_k`` (seed 000 Lemma 2.1).  Then
+derivatives are ``𝒮̇_k = ξ_i^0 × 𝒮_k + Ad(x_i^0) Ṡ_k`` [Silva2022, Lemma 2.1].  Then
 ``C q̇ = nonlinear_effects − gravity`` and ``Ṁ − 2C`` is skew-symmetric.
 
 It runs on the world-frame helpers of :mod:`.lagrange` (poses, inertias and motion axes of the

@@ -1,15 +1,15 @@
 """Analytic derivatives of inverse and forward dynamics (seed 002 §1B.10, Tables 5–6), in O(n·d).
 
-The directional derivatives of seed 002's Table 5 (Kim's method, digest §1B.10) are organised as
+The directional derivatives of [Kim2012, Table 5] (Kim's method, digest §1B.10) are organised as
 Carpentier & Mansard (2018, "Analytical derivatives of rigid body dynamics algorithms", RSS)
 organise them: every quantity is carried in the **world frame** ``0``, where a joint's
 perturbation moves its whole subtree rigidly, so all the columns come out of one forward and
 one backward sweep (cost O(n·d), d the depth of the tree) instead of one sweep per column.
 
 Notation (dual quaternion form, seed 000): twists ``ω + ε v`` (vec6 ``[ω, v]``), wrenches
-``f + ε τ`` (``[f, τ]``), ``×`` the cross product of pure dual quaternions (seed 000 eq. 8; on a
+``f + ε τ`` (``[f, τ]``), ``×`` the cross product of pure dual quaternions ([Silva2022, eq. (8)]; on a
 twist it is Kim's ``ad``, on a wrench ``−ad*``), ``⟨S, F⟩`` the power pairing, ``Ad(x) ξ = x ξ x*``
-(seed 000 eq. 3) for twists and wrenches alike.  Per body ``i`` with parent ``λ``:
+[Silva2022, eq. (3)] for twists and wrenches alike.  Per body ``i`` with parent ``λ``:
 
 forward (world frame, ``x_i = x_λ x_i^λ``):
   ``𝒮_i = Ad(x_i) S_i``                               (motion axes, one column per DoF)
@@ -1360,7 +1360,7 @@ __all__ = ["rnea_derivatives", "aba_derivatives"]
 
 
 def hybrid_dynamics_derivatives(model: Model, q, v, a, tau, prescribed, fext=None):
-    """Derivatives of hybrid dynamics (seed 002 Table 7, rebuilt per the digest's errata §5.2).
+    """Derivatives of hybrid dynamics ([Kim2012, Table 7], rebuilt per the digest's errata §5.2).
 
     Hybrid dynamics maps the inputs ``u`` (``u[k] = a[k]`` for prescribed DoFs, ``tau[k]`` for
     the others) to the outputs ``y`` (``y[k] = τ[k]`` for prescribed DoFs, ``q̈[k]`` for the

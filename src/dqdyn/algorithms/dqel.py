@@ -88,7 +88,7 @@ def frame_wrench_fext(model: Model, q, frame, wrench, reference: str = "local") 
         r = mul(X[..., body, :], pl)[..., :4]
         rot = np.concatenate([r, np.zeros(r.shape)], axis=-1)  # rotation only
         w = Ad6_inv(rot, w)  # world axes → frame axes (same point)
-    wb = Ad6(pl, w)  # at the body origin, body axes: Ad(x_f^b) ζ (seed 000 eq. 3)
+    wb = Ad6(pl, w)  # at the body origin, body axes: Ad(x_f^b) ζ [Silva2022, eq. (3)]
     batch = wb.shape[:-1]
     fext = np.zeros(batch + (model.nbodies + 1, 6))
     fext[..., body, :] = -wb

@@ -1,6 +1,6 @@
-"""Gauss's principle of least constraint in dual quaternion form (dqGP), seed 000 §4.
+"""Gauss's principle of least constraint in dual quaternion form (dqGP), [Silva2022, §4].
 
-This is the papers' route to the Euler–Lagrange matrices (seed 000 eqs. 31–61, digest
+This is the papers' route to the Euler–Lagrange matrices ([Silva2022, eqs. (31)–(61)], digest
 ``dq-newton-euler-and-gauss.md`` §1.6): every body contributes through the body-frame twist
 Jacobian of its centre-of-mass frame ``F_{c_i}`` (body axes, origin at the CoM),
 
@@ -94,7 +94,7 @@ def psi(model: Model) -> np.ndarray:
 
 
 def s_bar(omega: np.ndarray, Psi: np.ndarray) -> np.ndarray:
-    """``S̄(ω, Ψ) = blkdiag(−S(s), m S(ω))``, ``s = Ī ω`` (seed 000 eq. 44); skew by construction.
+    """``S̄(ω, Ψ) = blkdiag(−S(s), m S(ω))``, ``s = Ī ω`` [Silva2022, eq. (44)]; skew by construction.
 
     ``omega`` (..., 3), ``Psi`` (..., 6, 6) broadcast together.
     """
@@ -153,7 +153,7 @@ def _shift_to_com(model: Model, J: np.ndarray) -> np.ndarray:
 
 def com_twist_jacobians(model: Model, q) -> np.ndarray:
     """``J_i = J_{ξ_{0,c_i}^{c_i}}`` (..., nbodies, 6, nv): body-frame CoM twist Jacobians of
-    bodies 1…n, rows ``[ω; v]`` (seed 000 eq. 33; body ``i`` is row ``i − 1``)."""
+    bodies 1…n, rows ``[ω; v]`` ([Silva2022, eq. (33)]; body ``i`` is row ``i − 1``)."""
     Q, _, batch = _states(model, q, None)
     nb = model.nbodies
     J = np.empty((Q.shape[0], nb, 6, model.nv))
@@ -177,7 +177,7 @@ def com_twist_jacobians_dot(model: Model, q, v) -> tuple[np.ndarray, np.ndarray]
 
 
 def com_twist_jacobians_paper(model: Model, q, *, h: float = 1e-6) -> np.ndarray:
-    """Seed 000 eq. 33 literally: ``J̄ = 2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` with the CoM pose
+    """[Silva2022, eq. (33)] literally: ``J̄ = 2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` with the CoM pose
     Jacobian ``J_x`` taken by central differences of :func:`~dqdyn.com_poses` along each
     velocity direction (a cross-check of :func:`com_twist_jacobians`; one state, O(h²))."""
     from .configuration import integrate
@@ -212,7 +212,7 @@ def _hamilton_plus4(a):
 
 
 def _hamilton_plus8(h):
-    """``H⁺₈(h)``: ``vec8(h g) = H⁺₈(h) vec8 g`` (seed 000 §2)."""
+    """``H⁺₈(h)``: ``vec8(h g) = H⁺₈(h) vec8 g`` [Silva2022, §2]."""
     P, D = _hamilton_plus4(h[:4]), _hamilton_plus4(h[4:])
     out = np.zeros((8, 8))
     out[:4, :4] = P
@@ -222,7 +222,7 @@ def _hamilton_plus8(h):
 
 
 class GaussModel(NamedTuple):
-    """dqGP terms at one state or a batch: ``M v̇ + C v + g = τ`` (seed 000 eq. 51)."""
+    """dqGP terms at one state or a batch: ``M v̇ + C v + g = τ`` [Silva2022, eq. (51)]."""
 
     M: np.ndarray  # (..., nv, nv)  eq. 46
     C: np.ndarray  # (..., nv, nv)  eq. 47
@@ -235,7 +235,7 @@ class GaussModel(NamedTuple):
 
 def gravity_wrenches(model: Model, q) -> np.ndarray:
     """``ς̄_{g,i} = [0; Ad(r_0^{c_i}) m_i g]`` (..., nbodies, 6): gravity at each CoM, in F_{c_i},
-    ordered ``[τ; f]`` (seed 000 eq. 50)."""
+    ordered ``[τ; f]`` [Silva2022, eq. (50)]."""
     Q, _, batch = _states(model, q, None)
     X = com_poses(model, Q)[:, 1:]  # (N, nb, 8)
     R = matrix_from_quat(X[..., :4])  # (N, nb, 3, 3): R_{c_i}^0
@@ -246,7 +246,7 @@ def gravity_wrenches(model: Model, q) -> np.ndarray:
 
 
 def gauss_model(model: Model, q, v) -> GaussModel:
-    """``M_GP, C_GP, g_GP`` (seed 000 eqs. 46, 47, 50–51) with the pieces they are built from."""
+    """``M_GP, C_GP, g_GP`` ([Silva2022, eqs. (46)], 47, 50–51) with the pieces they are built from."""
     Q, V, batch = _states(model, q, v)
     J, Jd = com_twist_jacobians_dot(model, Q, V)  # (N, nb, 6, nv)
     P = psi(model)
@@ -271,7 +271,7 @@ def gauss_model(model: Model, q, v) -> GaussModel:
 
 
 def mass_matrix_gp(model: Model, q) -> np.ndarray:
-    """``M_GP = Σ J_iᵀ Ψ_i J_i`` (..., nv, nv) (seed 000 eq. 46)."""
+    """``M_GP = Σ J_iᵀ Ψ_i J_i`` (..., nv, nv) [Silva2022, eq. (46)]."""
     J = com_twist_jacobians(model, q)
     M = np.einsum("...bji,bjk,...bkl->...il", J, psi(model), J)
     return 0.5 * (M + np.swapaxes(M, -1, -2)) + np.diag(model.armature)  # (the rotors' inertia)
@@ -280,7 +280,7 @@ def mass_matrix_gp(model: Model, q) -> np.ndarray:
 def coriolis_matrix_gp(model: Model, q, v, *, form: str = "paper") -> np.ndarray:
     """``C = Σ J_iᵀ (S̄ J_i + Ψ_i J̇_i)`` (..., nv, nv).
 
-    ``form="paper"``: S̄ of seed 000 eq. 44, i.e. ``C_GP`` of eq. 47 (a valid factorization, not
+    ``form="paper"``: S̄ of [Silva2022, eq. (44)], i.e. ``C_GP`` of eq. 47 (a valid factorization, not
     the Christoffel one); ``form="christoffel"``: S̄_LC of the module doc, which equals the
     Christoffel-symbol matrix :func:`~dqdyn.coriolis_matrix`.  Both give the same ``C v``."""
     if form == "paper":
@@ -298,7 +298,7 @@ def coriolis_matrix_gp(model: Model, q, v, *, form: str = "paper") -> np.ndarray
 
 
 def gravity_gp(model: Model, q) -> np.ndarray:
-    """``g_GP = −Σ J_{D,i}ᵀ vec3(Ad(r_0^{c_i}) m_i g)`` (..., nv) (seed 000 eqs. 50–51)."""
+    """``g_GP = −Σ J_{D,i}ᵀ vec3(Ad(r_0^{c_i}) m_i g)`` (..., nv) [Silva2022, eqs. (50)–(51)]."""
     J = com_twist_jacobians(model, q)
     return -np.einsum("...bji,...bj->...i", J, gravity_wrenches(model, q))
 
@@ -352,7 +352,7 @@ def _kinematics(model, q, v, a):
 
 
 def unconstrained_accelerations(model: Model, q, v) -> np.ndarray:
-    """``ā_{c_i}`` (nbodies, 6) (seed 000 eq. 37): each body's acceleration if it were free,
+    """``ā_{c_i}`` (nbodies, 6) [Silva2022, eq. (37)]: each body's acceleration if it were free,
     under gravity alone: ``Ψ ā = ς̄_g − S̄ ν`` (Euler eq. 42 and Newton), ``ā = Ψ⁺ (ς̄_g − S̄ ν)``
     (the pseudo-inverse only matters for massless bodies, whose terms vanish)."""
     J, P, nu, _, Sb = _kinematics(model, q, v, np.zeros(model.nv))
@@ -361,7 +361,7 @@ def unconstrained_accelerations(model: Model, q, v) -> np.ndarray:
 
 
 def gauss_function(model: Model, q, v, a, tau=None) -> float:
-    """Gauss's function (seed 000 eqs. 31, 38): ``𝒢 = Σ ½ (a_i − ā_i)ᵀ Ψ_i (a_i − ā_i) − τᵀ v̇``.
+    """Gauss's function ([Silva2022, eqs. (31)], 38): ``𝒢 = Σ ½ (a_i − ā_i)ᵀ Ψ_i (a_i − ā_i) − τᵀ v̇``.
 
     ``a_i = J_i v̇ + J̇_i v`` (eq. 34), ``ā_i`` from :func:`unconstrained_accelerations`; the
     generalized joint forces ``τ`` (which the paper adds as τ_GP after eq. 48) enter linearly.
@@ -375,7 +375,7 @@ def gauss_function(model: Model, q, v, a, tau=None) -> float:
 
 
 def appell_function(model: Model, q, v, a) -> float:
-    """The Gibbs–Appell acceleration energy (seed 000 eq. 54): ``S = Σ (½ aᵀΨa + aᵀ S̄ ν)``."""
+    """The Gibbs–Appell acceleration energy [Silva2022, eq. (54)]: ``S = Σ (½ aᵀΨa + aᵀ S̄ ν)``."""
     q, v, a, _ = _one_state(model, q, v, a, None)
     _, P, nu, acc, Sb = _kinematics(model, q, v, a)
     return float(0.5 * np.einsum("bi,bij,bj->", acc, P, acc) + np.einsum("bi,bij,bj->", acc, Sb, nu)
@@ -383,14 +383,14 @@ def appell_function(model: Model, q, v, a) -> float:
 
 
 def appell_forces(model: Model, q, tau=None) -> np.ndarray:
-    """``τ̄_GA = Σ (∂ν_i/∂u)ᵀ ς̄_i + τ = Σ J_iᵀ ς̄_{g,i} + τ`` with ``u = v`` (seed 000 eqs. 53, 56)."""
+    """``τ̄_GA = Σ (∂ν_i/∂u)ᵀ ς̄_i + τ = Σ J_iᵀ ς̄_{g,i} + τ`` with ``u = v`` ([Silva2022, eqs. (53)], 56)."""
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, dtype=float)
     J = com_twist_jacobians(model, q)
     return np.einsum("bji,bj->i", J, gravity_wrenches(model, q)) + tau
 
 
 def kane_forces(model: Model, q, v, a, tau=None) -> tuple[np.ndarray, np.ndarray]:
-    """Kane's generalized inertia and active forces (seed 000 eqs. 57–60):
+    """Kane's generalized inertia and active forces [Silva2022, eqs. (57)–(60)]:
     ``φ = Σ J_iᵀ κ_i`` with ``κ_i = Ψ_i a_i + S̄_i ν_i`` (eq. 59), ``φ̄ = Σ J_iᵀ ς̄_i + τ``."""
     q, v, a, tau = _one_state(model, q, v, a, tau)
     J, P, nu, acc, Sb = _kinematics(model, q, v, a)
@@ -413,7 +413,7 @@ def quadratic_gradient(f, a: np.ndarray, h: float = 1.0) -> np.ndarray:
 
 
 def gauss_forward_dynamics(model: Model, q, v, tau) -> np.ndarray:
-    """``v̇`` minimizing Gauss's function: ``M_GP v̇ = τ − C_GP v − g_GP`` (seed 000 eq. 45)."""
+    """``v̇`` minimizing Gauss's function: ``M_GP v̇ = τ − C_GP v − g_GP`` [Silva2022, eq. (45)]."""
     G = gauss_model(model, q, v)
     rhs = np.asarray(tau, dtype=float) - np.einsum("...ij,...j->...i", G.C, np.asarray(v, float)) - G.g
     return np.linalg.solve(G.M, rhs[..., None])[..., 0]

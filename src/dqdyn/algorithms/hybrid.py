@@ -1,4 +1,4 @@
-"""Hybrid dynamics in O(n) (seed 002 Table 4): the articulated-body sweep with a per-DoF split.
+"""Hybrid dynamics in O(n) [Kim2012, Table 4]: the articulated-body sweep with a per-DoF split.
 
 The columns of ``S_i`` are split into prescribed ones (known ``q̈``; their τ is computed from
 ``F_i = Î_i V̇_i + B̂_i``) and free ones (known τ; their ``q̈`` is computed); the split may be per
@@ -321,7 +321,7 @@ def _acceleration_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_
 
 @njit
 def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out, ws):
-    """Hybrid dynamics (seed 002 Table 4); with no prescribed DoF it is the ABA (Table 3).
+    """Hybrid dynamics [Kim2012, Table 4]; with no prescribed DoF it is the ABA (Table 3).
 
     ``presc[k] != 0`` marks DoF ``k`` as acceleration-prescribed (``qdd_in[k]`` given,
     ``tau_out[k]`` computed); the others take ``tau[k]`` and get ``qdd[k]``.  ``presc`` (and
@@ -411,7 +411,7 @@ def _run_hybrid(model, q, v, tau, presc, qdd_in, fext):
 
 
 def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
-    """Hybrid dynamics (seed 002 Table 4): returns ``(q̈, τ)``, each (..., nv).
+    """Hybrid dynamics [Kim2012, Table 4]: returns ``(q̈, τ)``, each (..., nv).
 
     ``prescribed`` (nv booleans) marks the DoFs whose acceleration is given (taken from ``a``;
     their τ is computed); the other DoFs take their force from ``tau`` and get their acceleration.

@@ -14,7 +14,7 @@ Every Jacobian has an explicit ``frame`` argument:
 * ``"world_aligned"`` — at the frame's origin, with F_0's axes (Pinocchio's LOCAL_WORLD_ALIGNED).
 
 Rows are ``[ω, v]`` (vec6 of the twist); columns follow ``v``.  The pose Jacobian (8 × nv, DQ
-Robotics' convention) satisfies ``vec8(ẋ) = J_x v`` (seed 000 eq. 4).  Forward kinematics,
+Robotics' convention) satisfies ``vec8(ẋ) = J_x v`` [Silva2022, eq. (4)].  Forward kinematics,
 poses and twists: :mod:`.kinematics`.
 """
 
@@ -130,7 +130,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     (nb1 rows of 8): scratch.  A pass from the frame down to the root over the joints that
     support it, nothing else visited, no world poses: with ``T = x_f^j`` (the frame's pose in
     body ``j``, ``placement`` at the start) joint ``j``'s column in the frame's axes is
-    ``Ad(T*) S_j`` (seed 000 eqs. 16–19), then ``T ← x_j^λ T`` (seed 003 eq. 3.19).  At the root
+    ``Ad(T*) S_j`` [Silva2022, eqs. (16)–(19)], then ``T ← x_j^λ T`` [Silva2022thesis, eq. (3.19)].  At the root
     ``T = x_f^0``, which turns the body columns into world-aligned ``[R ω, R v]`` or spatial
     ``Ad(x_f^0)`` ones.  The body and world-aligned Jacobians never form a world position, so
     they keep full precision however far the robot is from the world origin.  The supporting
@@ -187,7 +187,7 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
 
     In the frame's axes the columns are ``e_j = Ad(x_j^f) S_j``; their rates are
     ``ė_j = −η_j × e_j + Ad(x_j^f) Ṡ_j`` with ``η_j`` the twist of the frame relative to body
-    ``j`` (the joints between them, ``Σ_{i tip-side of j} e_i q̇_i``), which is seed 000 eq. (10)
+    ``j`` (the joints between them, ``Σ_{i tip-side of j} e_i q̇_i``), which is [Silva2022, eq. (10)]
     (Lemma 2.1) moved to the frame's axes, so ``J̇_b v = Σ_j (e_j q̇_j) × η_j + Ad(x_j^f) Ṡ_j q̇_j``:
     one cross product per joint of the path, with ``η`` summed in the same tip-to-root pass.
     Then ``η`` at the root is the frame's body twist ``(ω, v)`` and, with ``R`` the rotation of
@@ -297,7 +297,7 @@ def joint_jacobians_kernel(mi, mf, q, X, J):
 
 @njit
 def _path_twists(mi, mf, q, v, body, X, T, scratch):
-    """Poses ``X[i] = x_i^0`` and body twists ``T[i] = ξ_{0,i}^i`` (seed 000 eq. 19) of ``body``
+    """Poses ``X[i] = x_i^0`` and body twists ``T[i] = ξ_{0,i}^i`` [Silva2022, eq. (19)] of ``body``
     and its ancestors only — the rows :func:`jacobian_dot_kernel` reads — so a frame's J̇ costs
     the frame's depth, not the tree (the rows of other bodies are left as they were).  The
     operations of :func:`~dqdyn.algorithms.kinematics.twists_kernel` on those bodies, bit for
@@ -761,7 +761,7 @@ def jacobian_dot_times_v(model: Model, q, v, name, frame: str = "body") -> np.nd
 def pose_jacobian(model: Model, q, name) -> np.ndarray:
     """Pose Jacobian (..., 8, nv) of a frame: ``vec8(ẋ_f^0) = J_x v`` (DQ Robotics' convention).
 
-    From ``ẋ = ½ ξ^0 x`` (seed 000 eq. 4): column k is ``½ vec8(J_s[:, k] x_f^0)`` with the
+    From ``ẋ = ½ ξ^0 x`` [Silva2022, eq. (4)]: column k is ``½ vec8(J_s[:, k] x_f^0)`` with the
     spatial twist column as a pure dual quaternion.
     """
     Js = twist_jacobian(model, q, name, frame="spatial")
@@ -774,7 +774,7 @@ def pose_jacobian_derivative(model: Model, q, v, name) -> np.ndarray:
     (DQ Robotics' ``pose_jacobian_derivative(q, q_dot)`` where v = q̇).
 
     Differentiating the columns ``½ vec8(S_k x)`` of :func:`pose_jacobian` (``S_k`` the spatial
-    twist column as a pure dual quaternion, seed 000 eq. 4): ``½ vec8(Ṡ_k x + S_k ẋ)`` with
+    twist column as a pure dual quaternion, [Silva2022, eq. (4)]): ``½ vec8(Ṡ_k x + S_k ẋ)`` with
     ``ẋ = ½ ξ^0 x``, ``ξ^0 = J_s v`` and ``Ṡ`` from :func:`jacobian_time_derivative`
     (``"spatial"``).
     """

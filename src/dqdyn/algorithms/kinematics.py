@@ -1,11 +1,11 @@
 """Forward and differential kinematics, compiled (numba) over the Model's flat tables.
 
 Poses are unit dual quaternions ``x_i^0`` (pose of body ``i`` in the world frame F_0); the
-recursion is the product of seed 003 eq. (3.19) along the tree,
+recursion is the product of [Silva2022thesis, eq. (3.19)] along the tree,
 
     x_i^0 = x_λ(i)^0 · x_{J_i}^{λ(i)} · x_J(q_i).
 
-Twists follow seed 000 eqs. (16)–(19): the body twist of body ``i`` in its own frame is the
+Twists follow [Silva2022, eqs. (16)–(19)]: the body twist of body ``i`` in its own frame is the
 parent's twist moved by the adjoint plus the joint twist,
 
     ξ_{0,i}^i = Ad(x_λ^i) ξ_{0,λ}^λ + S_i(q) v_i,
@@ -114,7 +114,7 @@ def _times_rot_z(p0, p1, p2, p3, b0, b3):
 
 @jit
 def local_pose(mi, mf, i, q):
-    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19), the pose of body ``i`` in its parent's
+    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` [Silva2022thesis, eq. (3.19)], the pose of body ``i`` in its parent's
     frame, as 8 scalars (no array: a kernel calling it allocates nothing).  Revolute and
     prismatic joints skip forming ``x_J(q)``: the same operations as
     :func:`~dqdyn.multibody.joints.joint_pose` then ``dq_mul`` with its zero entries left out
@@ -194,7 +194,7 @@ def fk_kernel(mi, mf, q, X):
     if st != OK:
         return st
     # two passes: first every body's x_i^λ = x_J^λ x_J(q) into its own row, then from the root
-    # x_i^0 = x_λ^0 x_i^λ in place (seed 003 eq. 3.19).  The same operations as one pass, in
+    # x_i^0 = x_λ^0 x_i^λ in place [Silva2022thesis, eq. (3.19)].  The same operations as one pass, in
     # another order: the joints' sines and cosines no longer wait on the chain of products
     # (UR5: the kernel 185 -> 125 ns in a loop inside numba).
     for i in range(1, mi.shape[0]):
@@ -210,7 +210,7 @@ def fk_kernel(mi, mf, q, X):
 
 @njit
 def twists_kernel(mi, mf, q, v, X, T):
-    """Poses ``X`` and body twists ``T[i] = ξ_{0,i}^i`` (vec6) of every body (seed 000 eq. 19)."""
+    """Poses ``X`` and body twists ``T[i] = ξ_{0,i}^i`` (vec6) of every body [Silva2022, eq. (19)]."""
     st = fk_kernel(mi, mf, q, X)
     if st != OK:
         return st

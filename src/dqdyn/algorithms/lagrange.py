@@ -4,7 +4,7 @@ Two constructions of ``M``:
 
 * ``method="crba"`` (default) — the composite-rigid-body algorithm in dual quaternion form, in
   ``F_0``: each joint's motion axes are carried to the world by the adjoint,
-  ``𝒮_k = Ad(x_i^0) S_k`` (seed 000 eq. 3), the spatial inertias of the bodies are summed over
+  ``𝒮_k = Ad(x_i^0) S_k`` [Silva2022, eq. (3)], the spatial inertias of the bodies are summed over
   subtrees (no change of frame needed in ``F_0``), and ``M_{jk} = ⟨𝒮_j, Î^C_{d} 𝒮_k⟩`` (power
   pairing, ``d`` the deeper of the two joints).  O(n) adjoints + O(n·depth) pairings.
 * ``method="newton_euler"`` — the papers' construction from n + 2 dqNE calls (thesis eq. 3.2,
@@ -14,7 +14,7 @@ The spatial inertia of a body (or a subtree) in ``F_0`` is kept as 10 numbers ``
 mass, first moment ``h = m p_c`` and rotational inertia about the world origin; it maps a
 twist ``ω + ε v`` (at the origin) to the momentum ``(m v + ω × h) + ε (Ī_O ω + h × v)``.  Its
 rotation ``R Ī_c Rᵀ`` is the matrix form of the quaternionic frame change
-``Ad(r) L3(𝕀) Ad(r*)`` (seed 000 eq. 14, thesis eq. 4.9).
+``Ad(r) L3(𝕀) Ad(r*)`` ([Silva2022, eq. (14)], thesis eq. 4.9).
 
 ``gravity`` is ``𝒩(q, 0, 0)`` (thesis eq. B.2): with ``ξ = ξ̇ = 0`` every CoM wrench reduces to
 ``−m_i g`` (eq. 24); moved to ``F_0`` by ``Ad(x_{c_i}^0)`` (eq. 29) and summed over each subtree
@@ -127,7 +127,7 @@ G_NCOLS = 20
 # =============================================================================== helpers
 @jit
 def world_pose(mi, mf, q, ws, i, ax, xj, xl):
-    """``x_i^0 = x_λ^0 x_i^λ`` (seed 003 eq. 3.19 along the tree), kept as ``(r, R, p)`` in
+    """``x_i^0 = x_λ^0 x_i^λ`` ([Silva2022thesis, eq. (3.19)] along the tree), kept as ``(r, R, p)`` in
     ``ws[i]``; ``x_i^λ`` from :func:`~dqdyn.algorithms.newton_euler.joint_pose`.  ``F_0`` here is
     the world's axes at the origin of the root body (see below), not the world origin."""
     lam = mi[i, MI_PARENT]
@@ -202,7 +202,7 @@ def world_inertia(mf, i, ws):
 
 @jit
 def world_axes(mi, mf, q, ws, i, ax, col):
-    """``ws[i, C_J + 6k : …] = 𝒮_k = Ad(x_i^0) S_k`` (seed 000 eq. 3) for the joint of body ``i``.
+    """``ws[i, C_J + 6k : …] = 𝒮_k = Ad(x_i^0) S_k`` [Silva2022, eq. (3)] for the joint of body ``i``.
 
     Revolute, prismatic and helical joints have one axis ``l = R a`` through ``p``:
     ``𝒮 = l + ε (p × l + h l)`` (``h`` the pitch; prismatic: ``ε l``).  The others go through

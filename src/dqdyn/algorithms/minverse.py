@@ -1,7 +1,7 @@
 """``M(q)⁻¹`` without forming ``M``: the recursive inverse (seed 002 §1B.7; Carpentier's structure).
 
 The articulated inertias are computed once, in the world frame; column ``c`` of ``M⁻¹`` is then
-the ABA response to ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified
+the ABA response to ``τ = e_c`` with gravity and velocity removed ([Kim2012, §3.2]'s simplified
 passes), all columns swept together over subtrees.  Shared pieces in :mod:`.articulated`.
 """
 
@@ -390,7 +390,7 @@ def _minv_forward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
 @njit
 def minv_kernel(mi, mf, q, Minv):
     """``M(q)⁻¹`` without forming ``M``: Carpentier's recursive inverse (the structure of
-    Pinocchio's ``computeMinverse``), i.e. the articulated-body algorithm of seed 002 Table 3
+    Pinocchio's ``computeMinverse``), i.e. the articulated-body algorithm of [Kim2012, Table 3]
     (digest §1B.7, eqs. 41, 45, 49, 50) run for the unit forces ``τ = e_c`` of all columns at
     once, with ``q̇ = 0`` and no gravity (so ``η = 0`` and ``B̂`` is the sum of the children's
     ``β``).  Inertias, motion axes, wrenches and accelerations are expressed in the world frame,
@@ -495,7 +495,7 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     """``M(q)⁻¹`` (..., nv, nv) by articulated-body sweeps, without forming or inverting ``M``.
 
     The articulated inertias are computed once; column ``c`` is then the ABA response to
-    ``τ = e_c`` with gravity and velocity removed (seed 002 §3.2's simplified passes).  On a
+    ``τ = e_c`` with gravity and velocity removed ([Kim2012, §3.2]'s simplified passes).  On a
     model with mimic joints it is the inverse of the reduced ``M = Gᵀ M_full G`` (by Cholesky).
 
     ``q`` (..., nq) as for :func:`dqdyn.aba`.  Returns ``Minv`` (..., nv, nv), symmetric positive

@@ -174,7 +174,7 @@ def rotation_matrix(r0, r1, r2, r3, R, i, o):
 
 @jit
 def joint_pose(mi, mf, i, q, ax, xj, xl):
-    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` (seed 003 eq. 3.19) as ``(r0, r1, r2, r3, t0, t1, t2)``:
+    """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` [Silva2022thesis, eq. (3.19)] as ``(r0, r1, r2, r3, t0, t1, t2)``:
     its rotation quaternion and translation (in F_λ).  ``ax`` (3), ``xj``, ``xl`` (8): scratch.
 
     Revolute, prismatic and helical joints are written out (``x_J`` is a rotation about and/or
@@ -231,7 +231,7 @@ def joint_pose(mi, mf, i, q, ax, xj, xl):
 @jit
 def joint_twist(mi, mf, i, q, x, ax, out):
     """``out = Ad(x_i^{c_i}) (S_i(q) x_i)``: the joint twist (``x = v``) or its ``S a`` part
-    (``x = a``) moved to the CoM of body ``i`` (seed 000 Table 1); mimic joints scale."""
+    (``x = a``) moved to the CoM of body ``i`` [Silva2022, Table 1]; mimic joints scale."""
     jt = mi[i, MI_JTYPE]
     if jt == REVOLUTE or jt == PRISMATIC or jt == HELICAL:
         w = mf[i, MF_SCALE] * x[mi[i, MI_IV]]
@@ -390,7 +390,7 @@ def ne_backward(mi, mf, q, fext, ws, tau, sc):
         z0 = ws[i, W_ZETA] + m * (ws[i, W_XID + 3] + (w1 * u2 - w2 * u1) - ws[i, W_G])
         z1 = ws[i, W_ZETA + 1] + m * (ws[i, W_XID + 4] + (w2 * u0 - w0 * u2) - ws[i, W_G + 1])
         z2 = ws[i, W_ZETA + 2] + m * (ws[i, W_XID + 5] + (w0 * u1 - w1 * u0) - ws[i, W_G + 2])
-        # eq. (26): τ = L3(𝕀) P(ξ̇) + P(ξ) × L3(𝕀) P(ξ)    (rows of Ī, seed 000 eq. 12)
+        # eq. (26): τ = L3(𝕀) P(ξ̇) + P(ξ) × L3(𝕀) P(ξ)    (rows of Ī, [Silva2022, eq. (12)])
         I0, I1, I2 = mf[i, MF_INERTIA], mf[i, MF_INERTIA + 1], mf[i, MF_INERTIA + 2]
         I3, I4, I5 = mf[i, MF_INERTIA + 3], mf[i, MF_INERTIA + 4], mf[i, MF_INERTIA + 5]
         I6, I7, I8 = mf[i, MF_INERTIA + 6], mf[i, MF_INERTIA + 7], mf[i, MF_INERTIA + 8]
@@ -663,7 +663,7 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
 @fast_front(_RNEA_ENTRY, fext=_RNEA_FEXT_ENTRY)
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
-    Newton–Euler recursion (dqNE, seed 000 eqs. 16–30; trees: thesis eqs. 4.38–4.39).
+    Newton–Euler recursion (dqNE, [Silva2022, eqs. (16)–(30)]; trees: thesis eqs. 4.38–4.39).
 
     Every joint type; mimic joints add into their master's entry; ``M`` includes the joint
     armature (:attr:`~dqdyn.Model.armature`: ``τ += armature ⊙ a``).  Batches (leading axes)
@@ -785,7 +785,7 @@ class NewtonEulerResult(NamedTuple):
 
 
 def newton_euler(model: Model, q, v, a, fext=None) -> NewtonEulerResult:
-    """The dual quaternion Newton–Euler model ``Γ̲ = 𝒩(q, q̇, q̈)`` (seed 000 eq. 15, thesis
+    """The dual quaternion Newton–Euler model ``Γ̲ = 𝒩(q, q̇, q̈)`` ([Silva2022, eq. (15)], thesis
     Alg. 4.1) on any tree: joint wrenches, CoM twists and their derivatives, and ``τ``.
 
     ``v`` / ``a`` may be ``None`` (zero).  See :class:`NewtonEulerResult` for the frames and

@@ -1,8 +1,8 @@
 """What one actuator of a leg-length robot contributes: its length ``ℓ_k``, its row ``Λ_k`` of the
-Lie-derivative matrix and its second Lie derivative ``L²ℓ_k`` -- seed 001 §9 (eqs. 73-84).
+Lie-derivative matrix and its second Lie derivative ``L²ℓ_k`` -- [MontgomerySmith2023, §9] (eqs. 73-84).
 
 A leg-length robot (:mod:`.stewart`, :mod:`.cable`) is a rigid end effector (pose ``η``) driven by
-``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only (seed 001 eq. 62).  Its actuators
+``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only [MontgomerySmith2023, eq. (62)].  Its actuators
 are rows of a geometry table (layout below); the compiled kernels here evaluate any mix of them and
 are shared by the evaluation front ends (:class:`.stewart.ParallelRobot`) and the Newton--Raphson
 solvers (:mod:`.newton`).
@@ -81,7 +81,7 @@ def k_leg_G(u, L, G):
 
 @inline
 def k_lam_row(row, u, lam):
-    """``Λ_k = 2 [(r × u)ᵀ, uᵀ]`` (seed 001 eqs. 74-75)."""
+    """``Λ_k = 2 [(r × u)ᵀ, uᵀ]`` [MontgomerySmith2023, eqs. (74)–(75)]."""
     r0, r1, r2 = row[1], row[2], row[3]
     lam[0] = 2.0 * (r1 * u[2] - r2 * u[1])
     lam[1] = 2.0 * (r2 * u[0] - r0 * u[2])
@@ -130,7 +130,7 @@ def k_second(row, u, G, A, H):
 
 @inline
 def k_pulley(rq, t, row, xb, nv, u, G, need_G):
-    """Swivel-pulley cable (seed 001 eqs. 78-84); returns the length (without offset).
+    """Swivel-pulley cable [MontgomerySmith2023, eqs. (78)–(84)]; returns the length (without offset).
 
     ``x`` (row[4:7]) and ``n`` (row[7:10]) are world quantities, moved to the body frame first
     (eqs. 120-121), so ``u`` and ``G = ∂u/∂r`` come out in the moving frame.

@@ -1,11 +1,11 @@
 """Cable-driven parallel robots: point cables, swivel-pulley cables, over-constrained forward
-kinematics and tension feasibility -- seed 001 §9-§10.
+kinematics and tension feasibility -- [MontgomerySmith2023, §9–§10].
 
 Cable model
 -----------
 * **Point cable** (kind 0): a straight cable from a fixed anchor ``s`` (world) to the
   end-effector point ``r``: exactly a Stewart leg (:mod:`.stewart`).
-* **Swivel-pulley cable** (kind 1; seed 001 §9, Fig. 2, eqs. 78-84; the NASA JSC robot).  An
+* **Swivel-pulley cable** (kind 1; [MontgomerySmith2023, §9], Fig. 2, eqs. 78-84; the NASA JSC robot).  An
   assembly rotates about the axis through the fixed point ``x`` along the fixed unit ``n``; a rod
   of length ``w`` perpendicular to ``n`` carries the centre of a pulley of radius ``p`` that turns
   in the plane of the axis and ``r``.  In the ``(m, n)`` coordinates with origin ``r``:
@@ -27,7 +27,7 @@ cable can only pull, so its **tension is** ``t_k = −f_k ≥ 0``.
 
 The cable kernels (:func:`~.actuators.k_pulley` for eqs. 78-84, the closed-form ``G``) live in
 :mod:`.actuators` beside the leg's; the over-constrained forward kinematics every cable robot
-uses (``n > 6``; seed 001 eqs. 88-90, corrected E6/E7) lives in :mod:`.newton`.  This module holds
+uses (``n > 6``; [MontgomerySmith2023, eqs. (88)–(90)], corrected E6/E7) lives in :mod:`.newton`.  This module holds
 the robot class, tension feasibility (linear programming) and the bundled 8-cable robot.
 """
 
@@ -105,7 +105,7 @@ def _tension_lp(Lam, wrench_beta, t_min, t_max):
 
 
 class CableRobot(ParallelRobot):
-    """Cable-driven parallel robot with point cables and/or swivel-pulley cables (seed 001 §9).
+    """Cable-driven parallel robot with point cables and/or swivel-pulley cables [MontgomerySmith2023, §9].
 
     Parameters
     ----------
@@ -152,7 +152,7 @@ class CableRobot(ParallelRobot):
 
     def forward_kinematics(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                            method="newton", printed_step=False, check=True):
-        """Over-constrained forward kinematics (seed 001 eqs. 88-90 corrected E6/E7), see
+        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected E6/E7), see
         :meth:`ParallelRobot.forward_kinematics` for the stopping rules; returns ``LSFKResult``
         (with the final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90)
         (``+H⁻¹δ``; wrong, E7) and exists only to demonstrate the erratum."""
@@ -168,7 +168,7 @@ class CableRobot(ParallelRobot):
                                         max_translation=None, stop_at_first=True, method="newton"):
         """Global mode for many targets (parallel).  One pool of ``n_guesses`` random poses is
         drawn (:meth:`sample_poses`) and each target walks through it from a random start;
-        ``runs`` = Newton applications per target (seed 001 §10.3 test 1)."""
+        ``runs`` = Newton applications per target ([MontgomerySmith2023, §10.3] test 1)."""
         ell = np.ascontiguousarray(self._check_ell(ell, batch=True))
         N = ell.shape[0]
         rng = np.random.default_rng(rng)
@@ -238,7 +238,7 @@ def pulley_cable_length(r, x, n, w, p):
 
 def cable_robot_8(pulleys=True, frame_half_width=2.0, frame_height=2.0, box=(0.2, 0.1, 0.2),
                   pulley_radius=0.05, rod_length=0.05):
-    """The bundled 8-cable robot (seed 001 Fig. 1 has eight cables over pulleys; no geometry is
+    """The bundled 8-cable robot ([MontgomerySmith2023, Fig. 1] has eight cables over pulleys; no geometry is
     published, digest §2.1).
 
     Frame corners ``(±2, ±2, 2)`` (top) and ``(±2, ±2, 0)`` (bottom); the end effector is a box of
@@ -248,7 +248,7 @@ def cable_robot_8(pulleys=True, frame_half_width=2.0, frame_height=2.0, box=(0.2
     wrench-closed (positive tensions exist for any wrench) and well conditioned over the test
     workspace (orientation ≤ 20°, translation ±0.3); a 4-fold symmetric "twisted" layout is
     either not wrench-closed or singular at home -- cf. the digest's caveat in §6.  With
-    ``pulleys=True`` every corner has a swivel pulley (seed 001 §9; axis vertical, pointing away
+    ``pulleys=True`` every corner has a swivel pulley ([MontgomerySmith2023, §9]; axis vertical, pointing away
     from the effector: ``+z`` at the top, ``−z`` at the bottom; radius 0.05, rod 0.05); otherwise
     point cables anchored at the corners.
     """

@@ -1,6 +1,6 @@
-"""End-effector dynamics of a parallel robot with actuator inertia -- seed 001 §11.
+"""End-effector dynamics of a parallel robot with actuator inertia -- [MontgomerySmith2023, §11].
 
-Model (seed 001 eqs. 91-94).  A rigid end effector of mass ``m``, inertia ``M_e`` about its centre
+Model [MontgomerySmith2023, eqs. (91)–(94)].  A rigid end effector of mass ``m``, inertia ``M_e`` about its centre
 of mass ``r₀`` (both in the moving frame), plus actuators with "effective no-load mass" ``M₀``
 (``n × n``, eq. 92; e.g. reflected motor inertia, a multiple of the identity).  Kinetic energy
 (93) ``e = ½ m |v + w × r₀|² + ½ w·M_e w + ½ ℓ̇·M₀ ℓ̇ = ½ φ·M φ`` with (94)
@@ -65,7 +65,7 @@ def _skew(r):
 
 @dataclass
 class Platform:
-    """Inertial parameters of the end effector and the actuators (seed 001 eqs. 92-94).
+    """Inertial parameters of the end effector and the actuators [MontgomerySmith2023, eqs. (92)–(94)].
 
     ``mass`` m; ``com`` r₀ in the end-effector frame; ``inertia`` M_e (3×3) about the centre of
     mass in end-effector axes; ``actuator_inertia`` M₀: scalar (× identity), (n,) diagonal or
@@ -104,7 +104,7 @@ class Platform:
 
 
 def adjoint_product(a, b):
-    """``α ⋉ β`` (seed 001 eq. 154) in β-coordinates: ``(a, b) ⋉ (c, d) = (c×a + d×b, c×b)``."""
+    """``α ⋉ β`` [MontgomerySmith2023, eq. (154)] in β-coordinates: ``(a, b) ⋉ (c, d) = (c×a + d×b, c×b)``."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     return np.concatenate([np.cross(b[..., :3], a[..., :3]) + np.cross(b[..., 3:], a[..., 3:]),
@@ -112,7 +112,7 @@ def adjoint_product(a, b):
 
 
 def rigid_mass_matrix(platform):
-    """Rigid part of ``M`` (seed 001 eq. 94): ``4 [[M_e − m S², m S], [−m S, m I]]``, ``S = S_{r₀}``.
+    """Rigid part of ``M`` [MontgomerySmith2023, eq. (94)]: ``4 [[M_e − m S², m S], [−m S, m I]]``, ``S = S_{r₀}``.
 
     Equals ``4 𝓘`` with 𝓘 the usual 6×6 spatial inertia at the frame origin (digest §1C)."""
     m = platform.mass
@@ -121,7 +121,7 @@ def rigid_mass_matrix(platform):
 
 
 def mass_matrix(robot, platform, eta, Lam=None):
-    """``M(η) = M_rigid + Λᵀ M₀ Λ`` (seed 001 eq. 94), β-coordinates (6×6)."""
+    """``M(η) = M_rigid + Λᵀ M₀ Λ`` [MontgomerySmith2023, eq. (94)], β-coordinates (6×6)."""
     if Lam is None:
         Lam = robot.lie_jacobian(eta)
     return rigid_mass_matrix(platform) + Lam.T @ platform.M0(robot.n) @ Lam
@@ -142,7 +142,7 @@ def lie_potential(platform, eta):
 
 
 def kinetic_energy(robot, platform, eta, twist):
-    """``½ φ·M φ`` with ``φ = ½[ω, v]`` (seed 001 eqs. 91, 94)."""
+    """``½ φ·M φ`` with ``φ = ½[ω, v]`` ([MontgomerySmith2023, eqs. (91)], 94)."""
     phi = lie.twist_to_beta(twist)
     return 0.5 * float(phi @ mass_matrix(robot, platform, eta) @ phi)
 
@@ -161,7 +161,7 @@ def bias_beta(robot, platform, eta, phi, evaluated=None):
 
 
 def theorem2_wrench(eta, phi, alpha, M_fn, v_fn=None, *, h=1e-3):
-    """Theorem 2 (seed 001 eqs. 157-160) for any mass matrix ``M(η)`` and potential ``v(η)``,
+    """Theorem 2 [MontgomerySmith2023, eqs. (157)–(160)] for any mass matrix ``M(η)`` and potential ``v(η)``,
     with numeric Lie derivatives (:func:`.lie.lie_derivative`); everything in β-coordinates:
     ``τ = (L_φM) φ − ½ L(φ·Mφ) + L v + 2 (Mφ) ⋉ φ + M α``."""
     phi = np.asarray(phi, dtype=float)
@@ -254,7 +254,7 @@ def _inverse_one(robot, platform, eta, twist, twist_dot, distribution, t_min, na
 
 
 def inverse_dynamics(robot, platform, eta, twist, twist_dot, *, distribution=None, t_min=0.0):
-    """Actuator forces for a pose trajectory (seed 001 Theorem 2 with (94); eqs. 98-99).
+    """Actuator forces for a pose trajectory ([MontgomerySmith2023, Theorem 2] with (94); eqs. 98-99).
 
     ``eta`` (..., 8), ``twist`` (..., 6) body ``[ω, v]``, ``twist_dot`` (..., 6) its component-wise
     derivative.  ``f = M₀ ℓ̈ + f_p`` with ``Λᵀ f_p`` the rigid-body wrench.  ``distribution``:
@@ -304,7 +304,7 @@ def forward_dynamics(robot, platform, eta, twist, forces):
 
 @dataclass
 class SimulationResult:
-    """A simulated motion and its work balance computed three ways (seed 001 §11.1):
+    """A simulated motion and its work balance computed three ways [MontgomerySmith2023, §11.1]:
 
     ``work_wrench`` = ∫ τ·φ dt (twist · wrench on the end effector), ``work_actuators`` =
     ∫ Σ f ℓ̇ dt, and ``energy − energy[0]`` with ``energy`` = kinetic (93) + potential."""

@@ -7,9 +7,9 @@ also holds the conversions to the rest of dqdyn.
 
 Conventions (read this once)
 ----------------------------
-* **Poses** are unit dual quaternions ``η = Q + ε ½ t Q`` (seed 001 eq. 6), stored as dqdyn's
+* **Poses** are unit dual quaternions ``η = Q + ε ½ t Q`` [MontgomerySmith2023, eq. (6)], stored as dqdyn's
   ``vec8 = [Q, B]`` -- the same object as dqdyn's ``x = r + ε ½ p r``.
-* **β-coordinates** (seed 001 eqs. 17-21).  A vector dual quaternion ``θ = a' + ε b'`` (both parts
+* **β-coordinates** [MontgomerySmith2023, eqs. (17)–(21)].  A vector dual quaternion ``θ = a' + ε b'`` (both parts
   pure quaternions) is the 6-vector ``θ = (a'_x, a'_y, a'_z, b'_x, b'_y, b'_z)`` in the basis
   ``(i, j, k, εi, εj, εk)``.
 * **Twists.**  The paper writes the body (moving-frame) twist as ``φ = ½ w + ½ ε v`` (eq. 13,
@@ -48,7 +48,7 @@ from .._jit import kernel
 from .. import errors
 from ..algorithms.boundary import kernel_rows
 from ..algebra._core import dq_mul as k_dq_mul
-from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q (seed 001 eq. 121)
+from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q [MontgomerySmith2023, eq. (121)]
 from ..algebra.dualquat import conj as dq_conj
 from ..algebra.dualquat import mul as dq_mul
 from ..algebra.rotations import quat_conj as _qconj
@@ -94,7 +94,7 @@ inline = kernel(error_model="numpy")
 
 @inline
 def k_normalize_one_plus(theta, out):
-    """``out = normalize(1 + θ)`` for β-coordinates ``θ`` (6,) -- seed 001 eq. (33), corrected E4.
+    """``out = normalize(1 + θ)`` for β-coordinates ``θ`` (6,) -- [MontgomerySmith2023, eq. (33)], corrected E4.
 
     ``A = 1 + a'``, ``B = b'``: ``Â = A/|A|``, ``B̂ = B/|A| − (A·B) A/|A|³`` with ``A·B = a'·b'``.
     """
@@ -115,7 +115,7 @@ def k_normalize_one_plus(theta, out):
 
 @inline
 def k_normalize(eta, out):
-    """``out = η |η|⁻¹`` (dual-number norm; seed 001 eq. 33 corrected E4).  May alias."""
+    """``out = η |η|⁻¹`` (dual-number norm; [MontgomerySmith2023, eq. (33)] corrected E4).  May alias."""
     q0, q1, q2, q3 = eta[0], eta[1], eta[2], eta[3]
     b0, b1, b2, b3 = eta[4], eta[5], eta[6], eta[7]
     n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3
@@ -133,14 +133,14 @@ def k_normalize(eta, out):
 
 @inline
 def k_pose_update(eta, theta, tmp, out):
-    """``out = η normalize(1 + θ)`` (seed 001 eq. 86).  ``tmp`` is an (8,) scratch."""
+    """``out = η normalize(1 + θ)`` [MontgomerySmith2023, eq. (86)].  ``tmp`` is an (8,) scratch."""
     k_normalize_one_plus(theta, tmp)
     k_dq_mul(eta, tmp, out)
 
 
 @inline
 def k_size_l_diff(a, b, inv_l2):
-    """``size_l(a − b)`` (seed 001 eq. 9, typo E2 fixed) with ``inv_l2 = 1/l²``."""
+    """``size_l(a − b)`` ([MontgomerySmith2023, eq. (9)], typo E2 fixed) with ``inv_l2 = 1/l²``."""
     p = 0.0
     d = 0.0
     for k in range(4):
@@ -167,7 +167,7 @@ def k_rot_trans(eta, rq, t):
 
 @inline
 def k_world_to_body(rq, t, xw, out):
-    """``out = Q* (x_w − t) Q``: body coordinates of the fixed point ``x_w`` (seed 001 eq. 120)."""
+    """``out = Q* (x_w − t) Q``: body coordinates of the fixed point ``x_w`` [MontgomerySmith2023, eq. (120)]."""
     out[0], out[1], out[2] = xw[0] - t[0], xw[1] - t[1], xw[2] - t[2]
     k_dir_to_body(rq, out, out)  # (reads its input before writing)
 
@@ -203,7 +203,7 @@ def _arr(x, name, last):
 
 
 def beta_to_dq(theta):
-    """Vector dual quaternion (vec8) with β-coordinates ``θ`` (..., 6) (seed 001 eq. 21)."""
+    """Vector dual quaternion (vec8) with β-coordinates ``θ`` (..., 6) [MontgomerySmith2023, eq. (21)]."""
     theta = np.asarray(theta, dtype=float)
     out = np.zeros(theta.shape[:-1] + (8,))
     out[..., 1:4] = theta[..., :3]
@@ -240,7 +240,7 @@ def beta_to_wrench(tau):
 
 
 def normalize(eta):
-    """``η̂ = η |η|⁻¹`` with the dual-number norm (seed 001 eq. 33, corrected expansion E4).
+    """``η̂ = η |η|⁻¹`` with the dual-number norm ([MontgomerySmith2023, eq. (33)], corrected expansion E4).
 
     ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)``: a unit dual quaternion, the identity on unit inputs,
     and multiplicative, ``(η₁η₂)^ = η̂₁ η̂₂`` (eq. 34).
@@ -256,7 +256,7 @@ def normalize(eta):
 
 
 def normalize_printed(eta):
-    """The expansion *as printed* in seed 001 eq. (33): ``Q/|Q| + ε (B − (B·Q) Q/|Q|²)``.
+    """The expansion *as printed* in [MontgomerySmith2023, eq. (33)]: ``Q/|Q| + ε (B − (B·Q) Q/|Q|²)``.
 
     Wrong unless ``|Q| = 1`` (erratum E4): it is not multiplicative.  Kept only so the claims
     tests can show the difference; use :func:`normalize`.
@@ -269,7 +269,7 @@ def normalize_printed(eta):
 
 
 def pose_update(eta, theta):
-    """The pose update / retraction ``η ← η · normalize(1 + θ)`` (seed 001 eq. 86).
+    """The pose update / retraction ``η ← η · normalize(1 + θ)`` [MontgomerySmith2023, eq. (86)].
 
     ``θ`` are β-coordinates (..., 6).  Agrees with ``η exp(θ)`` to ``O(θ³)`` (Lemma 1, eqs.
     100-102), and its derivative in ``θ`` at 0 is the identity (eq. 112).
@@ -285,7 +285,7 @@ def pose_update(eta, theta):
 
 
 def size_l(h, l=1.0):
-    """``size_l(h) = (|P(h)|² + l⁻² |D(h)|²)^½`` (seed 001 eq. 9, typo E2 fixed)."""
+    """``size_l(h) = (|P(h)|² + l⁻² |D(h)|²)^½`` ([MontgomerySmith2023, eq. (9)], typo E2 fixed)."""
     h = np.asarray(h, dtype=float)
     return np.sqrt(np.sum(h[..., :4] ** 2, -1) + np.sum(h[..., 4:] ** 2, -1) / (l * l))
 
@@ -303,7 +303,7 @@ def commutator(theta, psi):
 
 
 def pose(rotation=None, translation=None):
-    """Unit pose ``η = Q + ε ½ t Q`` (seed 001 eq. 6) from a quaternion ``[w,x,y,z]`` and ``t``."""
+    """Unit pose ``η = Q + ε ½ t Q`` [MontgomerySmith2023, eq. (6)] from a quaternion ``[w,x,y,z]`` and ``t``."""
     Q = np.array([1.0, 0, 0, 0]) if rotation is None else np.asarray(rotation, dtype=float)
     t = np.zeros(3) if translation is None else np.asarray(translation, dtype=float)
     shape = np.broadcast_shapes(Q.shape[:-1], t.shape[:-1])
@@ -328,7 +328,7 @@ def pose_rotation(eta):
 
 
 def pose_translation(eta):
-    """Translation ``t = 2 B Q*`` (seed 001 eq. 8) of the pose ``η``."""
+    """Translation ``t = 2 B Q*`` [MontgomerySmith2023, eq. (8)] of the pose ``η``."""
     eta = np.asarray(eta, dtype=float)
     return 2.0 * _qmul(eta[..., 4:], _qconj(eta[..., :4]))[..., 1:]
 
@@ -360,7 +360,7 @@ def _skew(r):
 
 
 def lie_point(eta, s_world):
-    """Analytic Lie derivative of a fixed point seen from the moving frame (seed 001 eq. 59).
+    """Analytic Lie derivative of a fixed point seen from the moving frame [MontgomerySmith2023, eq. (59)].
 
     Returns ``(s, Ls)``: ``s`` (..., 3) the body coordinates (eq. 120) and ``Ls`` (..., 3, 6) with
     ``L_θ s = Ls θ = 2 [S_s  −I] θ`` (eq. 59/125: ``−a×s − b`` for ``θ = ½a + ½εb``).
@@ -400,7 +400,7 @@ def _perturb(eta, theta, r):
 
 
 def lie_derivative_along(g, eta, theta, *, h=1e-3, order=4):
-    """Numeric ``L_θ g(η) = d/dr g(η · normalize(1 + rθ))|₀`` (seed 001 eq. 46).
+    """Numeric ``L_θ g(η) = d/dr g(η · normalize(1 + rθ))|₀`` [MontgomerySmith2023, eq. (46)].
 
     Central differences of order ``order`` (2 or 4) with step ``h`` on the curve
     ``r ↦ η normalize(1 + rθ)`` (the normalized extension; by Lemma 2 the result does not depend
@@ -417,7 +417,7 @@ def lie_derivative_along(g, eta, theta, *, h=1e-3, order=4):
 
 
 def lie_derivative(g, eta, *, h=1e-3, order=4):
-    """Numeric full Lie derivative ``L g`` (seed 001 eq. 50) of any function of a pose.
+    """Numeric full Lie derivative ``L g`` [MontgomerySmith2023, eq. (50)] of any function of a pose.
 
     Returns ``g.shape + (6,)``: ``[..., i] = L_i g`` (eq. 49), i.e. twice the usual body-frame
     Jacobian (rotation columns first).  For actuator lengths this is ``Λ`` (eq. 66).

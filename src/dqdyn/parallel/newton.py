@@ -1,4 +1,4 @@
-"""Newton--Raphson forward kinematics of leg-length robots -- seed 001 §10 (eqs. 86-90).
+"""Newton--Raphson forward kinematics of leg-length robots -- [MontgomerySmith2023, §10] (eqs. 86-90).
 
 One compiled solver serves every :class:`.stewart.ParallelRobot` (Stewart platforms and cable
 robots alike); what changes between the two cases is only the linear system of the step:
@@ -147,7 +147,7 @@ def k_workspace(n, square):
 
 @inline
 def k_gradient_hessian(Lam, H2, F, sign, gn, dl, Hm):
-    """``dl = sign·δ``, ``δ = Λᵀ(L − ℓ)`` (seed 001 eq. 88) and ``Hm = ΛᵀΛ + ½ Σ_m (L²ℓ_m +
+    """``dl = sign·δ``, ``δ = Λᵀ(L − ℓ)`` [MontgomerySmith2023, eq. (88)] and ``Hm = ΛᵀΛ + ½ Σ_m (L²ℓ_m +
     L²ℓ_mᵀ)(L_m − ℓ_m)`` (eq. 89 corrected E6 / eq. 152; Gauss--Newton ``gn`` drops the sum)."""
     n = F.shape[0]
     for i in range(6):
@@ -167,7 +167,7 @@ def k_gradient_hessian(Lam, H2, F, sign, gn, dl, Hm):
 
 @inline
 def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th):
-    """Newton--Raphson on the pose from ``eta0`` to the actuator values ``ell`` (seed 001 §10).
+    """Newton--Raphson on the pose from ``eta0`` to the actuator values ``ell`` [MontgomerySmith2023, §10].
 
     ``square``: the step solves ``Λ θ = −(L − ℓ)`` (eq. 87); otherwise ``H θ = −δ`` (eqs. 88-90
     corrected E6/E7, ``step_sign = prm[6]`` is −1; +1 is the printed, ascending sign).  ``w`` is
@@ -192,7 +192,7 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
     loss = 0.0
     while True:
         if square:  # legs only, first order: the leg kernels directly (k_eval's generality costs
-            # ~1 µs of a ~3.5 µs Stewart solve, seed 001 §10.3's timing)
+            # ~1 µs of a ~3.5 µs Stewart solve, [MontgomerySmith2023, §10.3]'s timing)
             k_rot_trans(eta, rq, t)
             for k in range(n):
                 row = geom[k]
@@ -249,7 +249,7 @@ def fk_solve(eta0, ell, geom, prm, square, out):  # pragma: no cover - compiled
 @njit
 def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
     """One square solve (eq. 87); returns ``(status, iterations, residual)``.  The hot path of
-    seed 001 §10.3: it allocates only what the square case uses and calls :func:`k_newton` directly."""
+    [MontgomerySmith2023, §10.3]: it allocates only what the square case uses and calls :func:`k_newton` directly."""
     n = geom.shape[0]
     eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
     s, i, r, lo = k_newton(eta0, ell, geom, prm, bool(True), out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,

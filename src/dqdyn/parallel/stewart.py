@@ -1,7 +1,7 @@
-"""Rigid-leg parallel robots (Stewart / Gough platforms) and their common base class -- seed 001 §9-§10.
+"""Rigid-leg parallel robots (Stewart / Gough platforms) and their common base class -- [MontgomerySmith2023, §9–§10].
 
 A parallel robot here is a rigid end effector (pose ``η``, a unit dual quaternion) driven by
-``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only (seed 001 eq. 62).
+``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only [MontgomerySmith2023, eq. (62)].
 :class:`ParallelRobot` is the front end every such robot shares (this module's
 :class:`StewartPlatform` and :class:`.cable.CableRobot`): lengths (inverse kinematics), ``Λ``,
 ``L²ℓ``, statics ``τ_β = Λᵀ f``, singularity analysis, pose sampling and forward kinematics.
@@ -153,18 +153,18 @@ def random_rotations(n, max_angle, rng):
 
 
 class ParallelRobot:
-    """A rigid end effector driven by ``n`` length actuators (seed 001 §9).
+    """A rigid end effector driven by ``n`` length actuators [MontgomerySmith2023, §9].
 
     Parameters
     ----------
     geometry : (n, 16) float array, one row per actuator:
         ``[kind, r(3), s|x(3), n(3), w, p, offset, 0, 0, 0]`` -- kind 0 = leg / point cable
         anchored at the fixed point ``s`` (world); kind 1 = swivel-pulley cable (swivel axis
-        through ``x`` along ``n``, rod length ``w``, pulley radius ``p``; seed 001 eqs. 78-84).
+        through ``x`` along ``n``, rod length ``w``, pulley radius ``p``; [MontgomerySmith2023, eqs. (78)–(84)]).
         ``r`` is the attachment point in the end-effector frame; ``offset`` is added to the
-        length (seed 001 eq. 62: lengths are defined up to a constant).
+        length ([MontgomerySmith2023, eq. (62)]: lengths are defined up to a constant).
     home : (8,) unit pose, the reference pose (default guess, centre of :meth:`sample_poses`).
-    length_scale : characteristic length ``l`` of ``size_l`` (seed 001 eq. 9); default
+    length_scale : characteristic length ``l`` of ``size_l`` [MontgomerySmith2023, eq. (9)]; default
         ``max |s|``.
     """
 
@@ -285,7 +285,7 @@ class ParallelRobot:
 
     def _require_regular(self, Lam, name="eta"):
         """Raise :class:`~dqdyn.errors.SingularError` when ``Λ`` (one pose) has rank < 6 in the
-        sense ``σ_min/σ_max < SINGULAR_RCOND`` of the scaled matrix (seed 001 §9: singular iff
+        sense ``σ_min/σ_max < SINGULAR_RCOND`` of the scaled matrix ([MontgomerySmith2023, §9]: singular iff
         ``det Λ = 0`` for a Stewart platform)."""
         scale = np.array([1 / self.length_scale] * 3 + [1.0] * 3)
         sv = np.linalg.svd(Lam * scale, compute_uv=False)
@@ -299,11 +299,11 @@ class ParallelRobot:
             )
 
     def lengths(self, eta):
-        """Actuator values ``ℓ = L(η)`` (..., n) -- inverse kinematics (seed 001 eq. 62)."""
+        """Actuator values ``ℓ = L(η)`` (..., n) -- inverse kinematics [MontgomerySmith2023, eq. (62)]."""
         return self._eval(eta, 0)[0]
 
     def lie_jacobian(self, eta):
-        """``Λ`` (..., n, 6), ``Λ[k, i] = L_i ℓ_k`` (seed 001 eqs. 65-66, 74-75), β-coordinates.
+        """``Λ`` (..., n, 6), ``Λ[k, i] = L_i ℓ_k`` ([MontgomerySmith2023, eqs. (65)–(66)], 74-75), β-coordinates.
 
         ``Λ = 2 J`` with ``J`` = :meth:`body_jacobian`; ``ℓ̇ = Λ φ_β`` (eq. 67).
         """
@@ -314,7 +314,7 @@ class ParallelRobot:
         return 0.5 * self._eval(eta, 1)[1]
 
     def second_lie_derivative(self, eta):
-        """``L²ℓ_k`` (..., n, 6, 6), entry ``[k, j, i] = L_i L_j ℓ_k`` (seed 001 eq. 77, corrected E5)."""
+        """``L²ℓ_k`` (..., n, 6, 6), entry ``[k, j, i] = L_i L_j ℓ_k`` ([MontgomerySmith2023, eq. (77)], corrected E5)."""
         return self._eval(eta, 2)[2]
 
     def evaluate(self, eta, order=2):
@@ -324,7 +324,7 @@ class ParallelRobot:
 
     # ------------------------------------------------------------------ statics
     def wrench_beta(self, eta, forces):
-        """``τ_β = T f = Λᵀ f`` (seed 001 eqs. 68-69): the wrench ``2q + 2εp`` in β-coordinates."""
+        """``τ_β = T f = Λᵀ f`` [MontgomerySmith2023, eqs. (68)–(69)]: the wrench ``2q + 2εp`` in β-coordinates."""
         Lam = self.lie_jacobian(eta)
         f = np.asarray(forces, dtype=float)
         return np.einsum("...ki,...k->...i", Lam, f)
@@ -351,7 +351,7 @@ class ParallelRobot:
     def singularity(self, eta, threshold=1e-2, warn=True):
         """``det Λ`` and the smallest singular value of the scaled ``Λ`` at a pose or along a path.
 
-        A Stewart platform is singular iff ``det Λ = 0`` (seed 001 §9, A:L414-420; Gosselin and
+        A Stewart platform is singular iff ``det Λ = 0`` ([MontgomerySmith2023, §9], A:L414-420; Gosselin and
         Angeles).  ``sigma_min`` is that of ``Λ diag(1/l, 1/l, 1/l, 1, 1, 1)`` (dimensionless);
         samples with ``sigma_min < threshold`` are flagged and a :class:`SingularityWarning` is
         emitted (``warn=True``).  ``det`` is NaN for ``n ≠ 6``.
@@ -377,14 +377,14 @@ class ParallelRobot:
     # ------------------------------------------------------------------ sampling
     def sample_poses(self, n, max_angle_deg=30.0, max_translation=0.2, rng=None):
         """``n`` random poses: orientation Haar-uniform within ``max_angle_deg`` of the identity
-        (seed 001 §10.3), translation = home translation + uniform in the cube ±``max_translation``."""
+        [MontgomerySmith2023, §10.3], translation = home translation + uniform in the cube ±``max_translation``."""
         rng = np.random.default_rng(rng)
         q = random_rotations(n, np.deg2rad(max_angle_deg), rng)
         t = lie.pose_translation(self.home) + rng.uniform(-max_translation, max_translation, size=(n, 3))
         return lie.pose(q, t)
 
     def perturb_poses(self, etas, fraction, rng=None, width=None):
-        """Poses "``fraction`` different" from ``etas`` (seed 001 §10.3 tests 2-3; the paper does
+        """Poses "``fraction`` different" from ``etas`` ([MontgomerySmith2023, §10.3] tests 2-3; the paper does
         not define the metric -- digest §5.3).  Here: right-multiplied by a rotation of angle
         Haar-distributed in ``[0, fraction·π]`` and translated by a vector uniform in the ball of
         radius ``fraction·width`` (``width`` defaults to :attr:`length_scale`; the bundled cable
@@ -434,7 +434,7 @@ class ParallelRobot:
         return a
 
     def forward_kinematics(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=True):
-        """Pose with actuator values ``ell`` by Newton--Raphson on the pose (seed 001 eq. 87).
+        """Pose with actuator values ``ell`` by Newton--Raphson on the pose [MontgomerySmith2023, eq. (87)].
 
         ``guess`` is the initial pose (default :attr:`home`).  Stops when
         ``size_l(η_{k+1} − η_k) < tol`` (A:L436; default 1e-12: in double precision the step
@@ -446,7 +446,7 @@ class ParallelRobot:
         """
         if not self.is_square:
             return self.forward_kinematics_ls(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
-        # hot path (seed 001 §10.3 timing): minimal checks; non-finite input gives status NONFINITE
+        # hot path ([MontgomerySmith2023, §10.3] timing): minimal checks; non-finite input gives status NONFINITE
         ell = np.asarray(ell, dtype=float)
         if ell.shape != (6,):
             raise errors.ShapeError(f"ell must have shape (6,); got {ell.shape}")
@@ -471,7 +471,7 @@ class ParallelRobot:
 
     def forward_kinematics_ls(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                               method="newton", printed_step=False, check=True):
-        """Over-constrained forward kinematics (seed 001 eqs. 88-90 corrected E6/E7; any number of
+        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected E6/E7; any number of
         actuators), stopping rules as :meth:`forward_kinematics`; returns ``LSFKResult`` (with the
         final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90) (``+H⁻¹δ``;
         wrong, E7) and exists only to demonstrate the erratum."""
@@ -535,7 +535,7 @@ class ParallelRobot:
     ):
         """Global mode: Newton from many initial guesses (default: :meth:`sample_poses` with
         ``max_angle_deg`` / ``max_translation``), keeping the best (smallest residual); with
-        ``stop_at_first`` it stops at the first success (seed 001 §10.3 test 1: "applied again").
+        ``stop_at_first`` it stops at the first success ([MontgomerySmith2023, §10.3] test 1: "applied again").
         ``FKResult.runs`` is the number of Newton runs."""
         if not self.is_square:
             return self.forward_kinematics_ls_global(
@@ -621,7 +621,7 @@ class StewartPlatform(ParallelRobot):
     """Gough--Stewart platform: ``n`` rigid legs (6-6, 3-3, or any ``n ≥ 6``) between fixed base
     points ``s_k`` (world frame) and platform points ``r_k`` (end-effector frame).
 
-    Leg length ``ℓ_k = |R r_k + t − s_k|``; ``Λ`` rows ``2[(r×u)ᵀ, uᵀ]`` (seed 001 eq. 75);
+    Leg length ``ℓ_k = |R r_k + t − s_k|``; ``Λ`` rows ``2[(r×u)ᵀ, uᵀ]`` [MontgomerySmith2023, eq. (75)];
     ``L²ℓ_k = (4/ℓ_k) [S_r; I] P_u [−S_s  I]`` (eq. 77 with the corrected factor 4, E5).
     A 6-leg platform uses the square Newton solver (eq. 87); more legs use the over-constrained one.
     """
@@ -647,7 +647,7 @@ def stewart_6_6(base_radius=1.0, platform_radius=0.5, half_angle_deg=10.0, home_
     on radius 0.5 at ``120°k + 60° ± 10°``, paired by one index roll (the usual zig-zag) -- with
     the home height 1.2 instead of 1.0.  The forward-kinematics failure rate at 45° depends
     strongly on the geometry (with height 1.0: ~7 wrong-assembly-mode solutions in 10,000 from
-    random guesses; with 1.2: none); see :func:`dqdyn.reproduce.seed001.reproduce_parallel`."""
+    random guesses; with 1.2: none); see :func:`dqdyn.reproduce.parallel_robots.reproduce_parallel`."""
     h = half_angle_deg
     base = _circle(base_radius, [a + d for a in (0, 120, 240) for d in (-h, h)])
     plat = _circle(platform_radius, [a + 60 + d for a in (0, 120, 240) for d in (-h, h)])
