@@ -1,8 +1,7 @@
 """Forward dynamics in O(n): the articulated-body algorithm in dual quaternion form.
 
-[Kim2012, Table 3] (forward dynamics) and Table 4 (hybrid dynamics), digest
-``parallel-robots-and-lie-group-dynamics.md`` §1B.7–§1B.8, written with the dual quaternion
-operations of seed 000:
+[Kim2012, Table 3] (forward dynamics) and Table 4 (hybrid dynamics), [Kim2012, §2.2–§2.3],
+written with the dual quaternion operations of [Silva2022, §2]:
 
 * twists ``ξ = ω + ε v`` and wrenches ``ζ = f + ε τ`` are pure dual quaternions (vec6
   ``[ω, v]`` and ``[f, τ]``) and both change frame with the **same** ``Ad(x) ζ = x ζ x*``

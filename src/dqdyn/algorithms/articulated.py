@@ -1,4 +1,4 @@
-"""The articulated-body machinery shared by ABA, hybrid dynamics and M⁻¹ (seed 002 §1B.7–§1B.8).
+"""The articulated-body machinery shared by ABA, hybrid dynamics and M⁻¹ [Kim2012, §2.2–§2.3].
 
 What :mod:`.aba`, :mod:`.hybrid`, :mod:`.minverse` and :mod:`.constrained_aba` have in common:
 the rigid inertia of a body as a 6×6 map twist → wrench (:func:`body_inertia6`), an inertia moved

@@ -1,5 +1,5 @@
-"""Black-box subsystems of an interconnection graph (seed 003, thesis ch. 5, T:L1963; digest
-§1.8, claim 15): a subsystem known only through its connection — the wrench it transmits as a
+"""Black-box subsystems of an interconnection graph ([Silva2022thesis, §5.1], the second
+scenario after eq. (5.11); validation claim 15): a subsystem known only through its connection — the wrench it transmits as a
 function of the connection's motion.  The protocol :class:`BlackBox` and the two shipped kinds:
 :class:`ModelBlackBox` (a dqdyn model with its own joint trajectory) and :class:`RecordedWrench`
 (a wrench time series, e.g. a force/torque sensor log, interpolated in time).  The graph that
@@ -22,7 +22,7 @@ from .newton_euler import newton_euler
 # ------------------------------------------------------------------------ black-box protocol
 @runtime_checkable
 class BlackBox(Protocol):
-    """A subsystem known only through its connection (thesis T:L1963).
+    """A subsystem known only through its connection [Silva2022thesis, §5.1].
 
     ``wrench(pose, twist, twist_derivative, t)`` → (..., 6)
 

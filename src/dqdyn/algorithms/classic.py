@@ -1,9 +1,9 @@
 """Classic 3-vector recursive Newton–Euler (Luh, Walker & Paul 1980 — the papers' "rtNE", the
-Robotics Toolbox's ``rne``; thesis ch. 3, digest §1.7), written with rotation matrices and
+Robotics Toolbox's ``rne``; [Silva2022thesis, §3.1]), written with rotation matrices and
 3-vectors, independently of dqdyn's dual quaternion kernels (it reads only the model's
 placements, axes and inertias).  A baseline route for ``dqdyn reproduce`` and a test oracle;
 numpy, vectorized over a batch of states, revolute and prismatic joints (chains and trees),
-fixed base — as the papers' rtNE (N/A for mobile bases, seed 000 P:L525).
+fixed base — as the papers' rtNE (N/A for mobile bases, [Silva2022, §5.2, Table 2]).
 
 World-frame form: for every body ``i`` with parent ``λ``, joint axis ``z_i`` (world), origin
 ``p_i``::
@@ -115,7 +115,7 @@ def classic_newton_euler(model: Model, q, v, a, gravity=None) -> np.ndarray:
 
 def classic_forward_dynamics(model: Model, q, v, tau, gravity=None) -> np.ndarray:
     """``q̈ = M⁻¹ (τ − C q̇ − g)`` with ``M``, ``C q̇ + g`` from n + 1 classic Newton–Euler
-    calls (thesis eq. 3.2, T:L835–847 — the papers' rtNE route to q̈), batched."""
+    calls ([Silva2022thesis, §3.2.1, eq. (3.2)] — the papers' rtNE route to q̈), batched."""
     q, v, tau = (np.asarray(x, dtype=float) for x in (q, v, tau))
     batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1], tau.shape[:-1])
     n = model.nv

@@ -2,8 +2,8 @@
 random configurations, normalisation and the tangent-space bracket.
 
 Vector joints add; spherical and free joints move by the exact exponential of the body (angular)
-velocity (``joint_integrate`` / ``joint_difference`` of :mod:`dqdyn.multibody.joints`; seed 003's
-unit dual quaternion exponential), so unit (dual) quaternions stay unit.  The q / v layouts per
+velocity (``joint_integrate`` / ``joint_difference`` of :mod:`dqdyn.multibody.joints`; the
+unit dual quaternion exponential of [Silva2022thesis, §3.3.2]), so unit (dual) quaternions stay unit.  The q / v layouts per
 joint are in the README's Conventions.
 """
 
@@ -93,7 +93,7 @@ def normalize_kernel(mi, q):
         s = mi[i, MI_IQ]
         n = math.sqrt(q[s] ** 2 + q[s + 1] ** 2 + q[s + 2] ** 2 + q[s + 3] ** 2)
         if jt == FREE:
-            # [MontgomerySmith2023, eq. (33)], corrected form E4: Q/|Q| + ε(B/|Q| − (B·Q) Q/|Q|³)
+            # the corrected form of [MontgomerySmith2023, eq. (33)]: Q/|Q| + ε(B/|Q| − (B·Q) Q/|Q|³)
             bq = q[s] * q[s + 4] + q[s + 1] * q[s + 5] + q[s + 2] * q[s + 6] + q[s + 3] * q[s + 7]
             for k in range(4):
                 q[s + 4 + k] = q[s + 4 + k] / n - bq * q[s + k] / (n * n * n)

@@ -1,12 +1,12 @@
-"""Analytic derivatives of inverse and forward dynamics (seed 002 §1B.10, Tables 5–6), in O(n·d).
+"""Analytic derivatives of inverse and forward dynamics [Kim2012, §4, Tables 5–6], in O(n·d).
 
-The directional derivatives of [Kim2012, Table 5] (Kim's method, digest §1B.10) are organised as
+The directional derivatives of [Kim2012, Table 5] (Kim's method, [Kim2012, §4.2]) are organised as
 Carpentier & Mansard (2018, "Analytical derivatives of rigid body dynamics algorithms", RSS)
 organise them: every quantity is carried in the **world frame** ``0``, where a joint's
 perturbation moves its whole subtree rigidly, so all the columns come out of one forward and
 one backward sweep (cost O(n·d), d the depth of the tree) instead of one sweep per column.
 
-Notation (dual quaternion form, seed 000): twists ``ω + ε v`` (vec6 ``[ω, v]``), wrenches
+Notation (dual quaternion form, [Silva2022, §2]): twists ``ω + ε v`` (vec6 ``[ω, v]``), wrenches
 ``f + ε τ`` (``[f, τ]``), ``×`` the cross product of pure dual quaternions ([Silva2022, eq. (8)]; on a
 twist it is Kim's ``ad``, on a wrench ``−ad*``), ``⟨S, F⟩`` the power pairing, ``Ad(x) ξ = x ξ x*``
 [Silva2022, eq. (3)] for twists and wrenches alike.  Per body ``i`` with parent ``λ``:
@@ -457,7 +457,7 @@ def _forward_sweep(mi, mf, q, v, a, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, F
 @ijit  # (inlined at the IR level: the batch and single-state kernels then contract the same FMAs)
 def _mass_sweep(mi, Pc, S, Fa, M):
     """``M = ∂τ/∂q̈`` from the sweep's world-frame inertias (the CRBA in the frame of the
-    derivative sweep; seed 002 §1B.10's ``∂F/∂q̈ = ℐ^c 𝒮``): ``Pc`` is accumulated over each
+    derivative sweep; the ``∂F/∂q̈ = ℐ^c 𝒮`` of [Kim2012, §4.2]): ``Pc`` is accumulated over each
     subtree into the composite ``ℐ^c_i``, ``Fa_c = ℐ^c_i 𝒮_c`` and ``M_kc = ⟨𝒮_k, Fa_c⟩`` for
     ``k`` on the support of ``i`` (the derivative sweep then runs with ``composite_inertia``
     False and writes the same ``M`` again).  ``M`` must be zero outside the support pairs."""
@@ -511,7 +511,7 @@ def dynamics_sweep(mi, mf, q, v, ws, M, h):
     """``M(q)`` and ``h(q, v) = τ(q, v, 0)`` (gravity included) in one world-frame sweep: the
     forward sweep of the module docstring at ``q̈ = 0`` without the derivative columns (pose,
     twist, bias acceleration, world inertia and force of each body), then the composite
-    inertias' ``M_kc = ⟨𝒮_k, ℐ^c_i 𝒮_c⟩`` (:func:`_mass_sweep`, seed 002 §1B.10) and the
+    inertias' ``M_kc = ⟨𝒮_k, ℐ^c_i 𝒮_c⟩`` (:func:`_mass_sweep`, [Kim2012, §4.2]) and the
     composite forces' ``h = ⟨𝒮, F⟩`` (:func:`_bias_sweep`, RNEA's backward pass).  One forward
     kinematics for both (CRBA and RNEA each make their own).  It also leaves in ``ws``
     (:func:`sweep_views`) what constraint rows read: poses ``X`` (each root body at the origin
@@ -1360,7 +1360,8 @@ __all__ = ["rnea_derivatives", "aba_derivatives"]
 
 
 def hybrid_dynamics_derivatives(model: Model, q, v, a, tau, prescribed, fext=None):
-    """Derivatives of hybrid dynamics ([Kim2012, Table 7], rebuilt per the digest's errata §5.2).
+    """Derivatives of hybrid dynamics (the corrected form of [Kim2012, Table 7], whose inputs and final ``∂F_i`` lines are garbled in
+    print).
 
     Hybrid dynamics maps the inputs ``u`` (``u[k] = a[k]`` for prescribed DoFs, ``tau[k]`` for
     the others) to the outputs ``y`` (``y[k] = τ[k]`` for prescribed DoFs, ``q̈[k]`` for the

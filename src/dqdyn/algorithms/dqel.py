@@ -1,6 +1,6 @@
 """The dual quaternion Euler–Lagrange form (dqEL) and the end-effector wrench input.
 
-dqEL (seed 003, thesis appendix C, eqs. C.1–C.2; digest §1.11)::
+dqEL [Silva2022thesis, App. C, eqs. (C.1)–(C.2)]::
 
     M̲(q) q̈ + C̲(q, q̇) + G̲(q) = Γ̲,      M̲ ∈ ℋ_p^{n×nv},  C̲, G̲ ∈ ℋ_p^n
 
@@ -11,7 +11,7 @@ built from dqNE calls ``𝒩`` (eq. B.1, :func:`~dqdyn.newton_euler`'s joint wre
 inverse in the dual quaternion sense (C.3); the real ``M`` is its projection on the joint axes,
 :func:`~dqdyn.mass_matrix`.
 
-End-effector wrench input (thesis eq. B.3; digest §1.10): ``𝒩̄(q, q̇, q̈, ζ_d)`` is dqNE with the
+End-effector wrench input [Silva2022thesis, App. B, eq. (B.3)]: ``𝒩̄(q, q̇, q̈, ζ_d)`` is dqNE with the
 wrench ``ζ_d`` exerted *by* the robot at a frame (Alg. 4.4 line 2, ``ζ_{0,n+1}^n := ζ_d``), and
 ``Γ̲_u = 𝒩̄(q, 0, 0, ζ_d) = Γ̲_g + Γ̲_{ζ_d}``: gravity compensation plus the desired wrench carried
 to every joint; projected, ``τ_u = g(q) + J_fᵀ ζ_d``.

@@ -1,7 +1,7 @@
 """Kinetic and potential energy, and the centre of mass (used by energy-balance checks).
 
 ``T = ½ Σ_i ξ_iᵀ I_i ξ_i`` from the body twists (each body's twist paired with its momentum
-wrench, the power pairing of seed 000), ``U = −Σ_i m_i ⟨g, p_{c_i}⟩``.
+wrench, the power pairing of [Silva2022, §3.2]), ``U = −Σ_i m_i ⟨g, p_{c_i}⟩``.
 """
 
 from __future__ import annotations

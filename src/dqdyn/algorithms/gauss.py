@@ -1,8 +1,7 @@
 """Gauss's principle of least constraint in dual quaternion form (dqGP), [Silva2022, §4].
 
-This is the papers' route to the Euler–Lagrange matrices ([Silva2022, eqs. (31)–(61)], digest
-``dq-newton-euler-and-gauss.md`` §1.6): every body contributes through the body-frame twist
-Jacobian of its centre-of-mass frame ``F_{c_i}`` (body axes, origin at the CoM),
+This is the papers' route to the Euler–Lagrange matrices [Silva2022, §4, eqs. (31)–(61)]: every body contributes
+through the body-frame twist Jacobian of its centre-of-mass frame ``F_{c_i}`` (body axes, origin at the CoM),
 
     ν_{c_i} = vec6 ξ_{0,c_i}^{c_i} = J_i v,                                       (33)
     a_{c_i} = vec6 ξ̇_{0,c_i}^{c_i} = J_i v̇ + J̇_i v,                                (34)
@@ -23,10 +22,11 @@ every formula here holds unchanged — the Gibbs–Appell form with ``u = v``, e
 (``J_D ← J_D − S(c_i) J_P``: the CoM velocity ``v + ω × c``), which equals the paper's
 ``2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` (eq. 33; checked in the tests); ``J̇_i`` is the exact time
 derivative from :func:`~dqdyn.jacobian_time_derivative` (the paper leaves J̇ unspecified,
-digest §5 item 18).  Everything is batched over leading axes of ``q`` / ``v`` with ``einsum``.
+[Silva2022, §4.1]).  Everything is batched over leading axes of ``q`` / ``v`` with ``einsum``.
 
 Skew-symmetry (Remark 4.1, eq. 52).  ``Ṁ_GP − 2 C_GP`` is skew-symmetric, but the paper's closed
-form ``½Ṁ − C = −Σ Jᵀ S̄ J`` omits a term; the correct identity (digest §1.6.5, erratum 3) is
+form ``½Ṁ − C = −Σ Jᵀ S̄ J`` omits a term; the correct identity (the corrected form of
+[Silva2022, §4.3, Remark 4.1]) is
 
     ½ Ṁ_GP − C_GP = −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀ Ψ J − Jᵀ Ψ J̇),
 
@@ -85,7 +85,7 @@ def skew(u: np.ndarray) -> np.ndarray:
 
 
 def psi(model: Model) -> np.ndarray:
-    """``Ψ_i = blkdiag(Ī_i, m_i I₃)`` (nbodies, 6, 6) for bodies 1…n (seed 000 eq. 38ff)."""
+    """``Ψ_i = blkdiag(Ī_i, m_i I₃)`` (nbodies, 6, 6) for bodies 1…n [Silva2022, eq. (38) ff.]."""
     nb = model.nbodies
     P = np.zeros((nb, 6, 6))
     P[:, :3, :3] = np.asarray(model.inertia)[1:]
@@ -246,7 +246,7 @@ def gravity_wrenches(model: Model, q) -> np.ndarray:
 
 
 def gauss_model(model: Model, q, v) -> GaussModel:
-    """``M_GP, C_GP, g_GP`` ([Silva2022, eqs. (46)], 47, 50–51) with the pieces they are built from."""
+    """``M_GP, C_GP, g_GP`` [Silva2022, eqs. (46), (47), (50)–(51)] with the pieces they are built from."""
     Q, V, batch = _states(model, q, v)
     J, Jd = com_twist_jacobians_dot(model, Q, V)  # (N, nb, 6, nv)
     P = psi(model)
@@ -320,7 +320,7 @@ def remark41_paper(model: Model, q, v) -> np.ndarray:
 
 
 def remark41_corrected(model: Model, q, v) -> np.ndarray:
-    """``½Ṁ_GP − C_GP = −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀ Ψ J − Jᵀ Ψ J̇)`` (digest §1.6.5): both sums skew."""
+    """``½Ṁ_GP − C_GP = −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀ Ψ J − Jᵀ Ψ J̇)`` (the corrected form of [Silva2022, Remark 4.1]): both sums skew."""
     G = gauss_model(model, q, v)
     A = np.einsum("...bji,bjk,...bkl->...il", G.Jd, G.Psi, G.J)
     return -np.einsum("...bji,...bjk,...bkl->...il", G.J, G.Sbar, G.J) + 0.5 * (
@@ -361,7 +361,7 @@ def unconstrained_accelerations(model: Model, q, v) -> np.ndarray:
 
 
 def gauss_function(model: Model, q, v, a, tau=None) -> float:
-    """Gauss's function ([Silva2022, eqs. (31)], 38): ``𝒢 = Σ ½ (a_i − ā_i)ᵀ Ψ_i (a_i − ā_i) − τᵀ v̇``.
+    """Gauss's function [Silva2022, eqs. (31), (38)]: ``𝒢 = Σ ½ (a_i − ā_i)ᵀ Ψ_i (a_i − ā_i) − τᵀ v̇``.
 
     ``a_i = J_i v̇ + J̇_i v`` (eq. 34), ``ā_i`` from :func:`unconstrained_accelerations`; the
     generalized joint forces ``τ`` (which the paper adds as τ_GP after eq. 48) enter linearly.
@@ -383,7 +383,7 @@ def appell_function(model: Model, q, v, a) -> float:
 
 
 def appell_forces(model: Model, q, tau=None) -> np.ndarray:
-    """``τ̄_GA = Σ (∂ν_i/∂u)ᵀ ς̄_i + τ = Σ J_iᵀ ς̄_{g,i} + τ`` with ``u = v`` ([Silva2022, eqs. (53)], 56)."""
+    """``τ̄_GA = Σ (∂ν_i/∂u)ᵀ ς̄_i + τ = Σ J_iᵀ ς̄_{g,i} + τ`` with ``u = v`` [Silva2022, eqs. (53), (56)]."""
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, dtype=float)
     J = com_twist_jacobians(model, q)
     return np.einsum("bji,bj->i", J, gravity_wrenches(model, q)) + tau

@@ -1,5 +1,5 @@
-"""Interconnection graph of subsystems and black-box subsystems (seed 003, thesis ch. 5,
-eqs. 5.1–5.18, Proposition 5.1; §4.2.2 F/B functions; digest §1.8, claims 15, 16, 18).
+"""Interconnection graph of subsystems and black-box subsystems ([Silva2022thesis, ch. 5,
+eqs. (5.1)–(5.18), Proposition 5.1; §4.2.2 F/B functions]; validation claims 15, 16, 18).
 
 A robot is a tree of *subsystems* (graph vertices); every non-root subsystem ``j`` hangs from
 a *connection* (graph edge) ``p_j → j`` at a frame ``a_j`` of its predecessor ``p_j`` (the
@@ -19,7 +19,7 @@ Two kinds of vertex:
   the model's own recursion from a moving base (:mod:`._graph_kernel`).  The subsystem's
   ``world`` frame is its base, the connection frame it hangs from;
 * a **black box** — any object that implements :class:`BlackBox`: the wrench it transmits at its
-  connection as a function of the connection's motion (T:L1963).  It has no coordinates in the
+  connection as a function of the connection's motion [Silva2022thesis, §5.1].  It has no coordinates in the
   composite ``q``; it is a leaf.  Shipped: :class:`ModelBlackBox` (a dqdyn model with its own
   joint trajectory) and :class:`RecordedWrench` (a wrench time series, e.g. a force/torque sensor
   log, interpolated in time), both in :mod:`.blackbox`.

@@ -1,10 +1,10 @@
 """Frame Jacobians, compiled (numba) over the Model's flat tables: the twist Jacobian of a frame,
 the spatial axes of every joint, their time derivatives and the pose Jacobian.
 
-The column of joint ``j`` is its motion axis moved to the frame, ``Ad(x_j^f) S_j`` (seed 000
-eqs. (16)–(19)), over the joints that support the frame only (one pass from the frame down to the
-root, :func:`jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is Lemma 2.1 of seed 000
-(eq. 10): ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``, from the poses and twists of
+The column of joint ``j`` is its motion axis moved to the frame, ``Ad(x_j^f) S_j``
+([Silva2022, eqs. (16)–(19)]), over the joints that support the frame only (one pass from the frame down to the
+root, :func:`jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is
+[Silva2022, Lemma 2.1, eq. (10)]: ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``, from the poses and twists of
 the frame's supporting bodies only (:func:`_path_twists`).
 
 Every Jacobian has an explicit ``frame`` argument:
@@ -345,7 +345,7 @@ def _path_twists(mi, mf, q, v, body, X, T, scratch):
 def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
     """Jacobian ``J`` and its time derivative ``Jd`` of a frame (both zeroed on entry).
 
-    Spatial column derivative by Lemma 2.1 of seed 000 (eq. 10):
+    Spatial column derivative by [Silva2022, Lemma 2.1, eq. (10)]:
     ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
     Poses and twists of the frame's body and its ancestors only (:func:`_path_twists`).
     """

@@ -14,7 +14,7 @@ The spatial inertia of a body (or a subtree) in ``F_0`` is kept as 10 numbers ``
 mass, first moment ``h = m p_c`` and rotational inertia about the world origin; it maps a
 twist ``ω + ε v`` (at the origin) to the momentum ``(m v + ω × h) + ε (Ī_O ω + h × v)``.  Its
 rotation ``R Ī_c Rᵀ`` is the matrix form of the quaternionic frame change
-``Ad(r) L3(𝕀) Ad(r*)`` ([Silva2022, eq. (14)], thesis eq. 4.9).
+``Ad(r) L3(𝕀) Ad(r*)`` ([Silva2022, eq. (14)]; [Silva2022thesis, eq. (4.9)]).
 
 ``gravity`` is ``𝒩(q, 0, 0)`` (thesis eq. B.2): with ``ξ = ξ̇ = 0`` every CoM wrench reduces to
 ``−m_i g`` (eq. 24); moved to ``F_0`` by ``Ad(x_{c_i}^0)`` (eq. 29) and summed over each subtree
@@ -163,8 +163,8 @@ def world_root(ws):
 @jit
 def world_inertia(mf, i, ws):
     """``ws[i, C_Y:C_Y+10] = (m, h, Ī_O)`` of body ``i`` in F_0 from its pose ``(R, p)`` in ``ws[i]``:
-    ``Ī_O = R Ī_c Rᵀ + m (|c|² 1 − c cᵀ)`` (the matrix form of ``Ad(r) L3(𝕀) Ad(r*)``, seed 000
-    eq. 14, plus the parallel axes)."""
+    ``Ī_O = R Ī_c Rᵀ + m (|c|² 1 − c cᵀ)`` (the matrix form of ``Ad(r) L3(𝕀) Ad(r*)``,
+    [Silva2022, eq. (14)], plus the parallel axes)."""
     m = mf[i, MF_MASS]
     r00, r01, r02 = ws[i, X_R], ws[i, X_R + 1], ws[i, X_R + 2]
     r10, r11, r12 = ws[i, X_R + 3], ws[i, X_R + 4], ws[i, X_R + 5]

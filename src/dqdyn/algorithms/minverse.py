@@ -1,4 +1,4 @@
-"""``M(q)⁻¹`` without forming ``M``: the recursive inverse (seed 002 §1B.7; Carpentier's structure).
+"""``M(q)⁻¹`` without forming ``M``: the recursive inverse ([Kim2012, §2.2]; Carpentier's structure).
 
 The articulated inertias are computed once, in the world frame; column ``c`` of ``M⁻¹`` is then
 the ABA response to ``τ = e_c`` with gravity and velocity removed ([Kim2012, §3.2]'s simplified
@@ -391,7 +391,7 @@ def _minv_forward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
 def minv_kernel(mi, mf, q, Minv):
     """``M(q)⁻¹`` without forming ``M``: Carpentier's recursive inverse (the structure of
     Pinocchio's ``computeMinverse``), i.e. the articulated-body algorithm of [Kim2012, Table 3]
-    (digest §1B.7, eqs. 41, 45, 49, 50) run for the unit forces ``τ = e_c`` of all columns at
+    ([Kim2012, §2.2, eqs. (41), (45), (49), (50)]) run for the unit forces ``τ = e_c`` of all columns at
     once, with ``q̇ = 0`` and no gravity (so ``η = 0`` and ``B̂`` is the sum of the children's
     ``β``).  Inertias, motion axes, wrenches and accelerations are expressed in the world frame,
     where every ``Ad(x_k^i)`` of eqs. 49–50 is the identity:

@@ -1,6 +1,6 @@
 """Differential-drive mobile bases: the dqNE base twist and the Fierro–Lewis analytic model.
 
-Seed 003 (thesis) appendix A, digest §1.9 and errata §5 item 9.  The base is parameterized by
+[Silva2022thesis, App. A], with the sign correction noted below.  The base is parameterized by
 the pose ``(x, y, φ)`` of its frame ``F_r``; its CoM frame ``F_d`` is displaced by ``d`` along
 ``F_r``'s x-axis (eq. A.1–A.3).  In dqdyn this is a planar joint (``q = (x, y, φ)``, ``v = q̇``)
 carrying a body whose CoM is at ``(d, 0, 0)``: the joint twist moved to the CoM is exactly the
@@ -8,10 +8,10 @@ body twist of eq. A.8, ``ξ_{0,d}^d = ω_{0,d}^d + ε ṗ_{0,d}^d``, and dqNE's 
 ``(f_x, f_y, τ_z)``.  The rolling constraint is not imposed here (as in the thesis, A.8 is used
 along trajectories that satisfy it); constrained dynamics are in :mod:`dqdyn.constraints.dynamics`.
 
-The Fierro–Lewis model (Fierro & Lewis 1997, quoted at T:L2234–2245) is
+The Fierro–Lewis model (Fierro & Lewis 1997, quoted in [Silva2022thesis, App. A.1]) is
 ``M(q) q̈ + c(q, q̇) = τ_a`` (the printed ``q_d`` is ``q̈``).  As printed,
 ``M_13 = +m d sin φ`` and ``c_1 = +m d φ̇² cos φ``, which hold for a CoM at ``−d``; for the CoM at
-``+d`` of eq. A.3 the signs of the ``d`` terms flip (erratum 9).  :func:`fierro_lewis` returns the
+``+d`` of eq. A.3 the signs of the ``d`` terms flip (the corrected form).  :func:`fierro_lewis` returns the
 corrected form for the CoM at ``+d``; ``printed=True`` returns the printed one.
 """
 
@@ -27,7 +27,7 @@ def fierro_lewis(mass: float, inertia_zz: float, d: float, q, v, *, printed: boo
 
     ``mass`` ``m``, ``inertia_zz`` ``i_33`` (about the CoM), ``d`` the CoM offset along the
     base's x-axis; ``q = (x, y, φ)``, ``v = q̇``.  Corrected signs (CoM at ``+d``) unless
-    ``printed=True`` (digest errata §5 item 9).
+    ``printed=True`` (the form printed in [Silva2022thesis, App. A.1]).
     """
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)

@@ -1,4 +1,4 @@
-"""Modular composition of subsystems (seed 003, thesis ch. 5, digest §1.8).
+"""Modular composition of subsystems [Silva2022thesis, ch. 5].
 
 A robot is assembled from subsystems (kinematic chains or trees, each its own
 :class:`~dqdyn.Model`), every non-root subsystem attached at a frame of its predecessor.
@@ -8,7 +8,7 @@ subsystem by subsystem, using of each subsystem only
 * its own dqNE map ``W_i`` (eq. 5.7), run on its own model, and
 * the twist (and twist derivative) of its connection point ``a_i`` coming from the
   predecessor, and the wrenches ``ζ_{b_{i,j}}`` its successors transmit at their connection
-  points ``b_{i,j}`` — the black-box scenario of T:L1963.
+  points ``b_{i,j}`` — the black-box scenario of [Silva2022thesis, §5.1].
 
 Composition (eqs. 5.8–5.11)::
 
@@ -26,7 +26,7 @@ subsystem, at ``a_i`` in its axes).  Twists go root → leaves, wrenches leaves 
 evaluation is two sweeps over subsystems (each a compiled dqNE call — no per-body Python loop).
 :meth:`Assembly.build` returns the same robot as one monolithic :class:`~dqdyn.Model` (same q /
 v layout: the subsystems' q concatenated in the order they were added); the two must agree to
-round-off (claim 15–16 of the digest; ``tests/claims``).
+round-off (validation claims 15–16; ``tests/claims``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
 """Inverse dynamics: the dual quaternion Newton–Euler algorithm (dqNE), compiled.
 
-The recursion is the one of seed 000 (Silva, Quiroz-Omaña, Adorno 2022) §3, eqs. (16)–(30),
-and of seed 003 (Silva's thesis) §4.2, Algorithms 4.1–4.4, extended to trees by thesis
-eqs. (4.38)–(4.39) and to every joint type by the power pairing of the joint wrench with the
-joint's motion axes (digest §1.4.6, "general rule").  Each body ``i`` carries a CoM frame
+The recursion is the one of [Silva2022, §3, eqs. (16)–(30)]
+and of [Silva2022thesis, §4.2, Algorithms 4.1–4.4], extended to trees by
+[Silva2022thesis, §4.3, eqs. (4.38)–(4.39)] and to every joint type by the power pairing of the joint wrench with the
+joint's motion axes (generalizing [Silva2022, §3.2.1, eq. (30)] beyond prismatic and revolute
+joints).  Each body ``i`` carries a CoM frame
 ``F_{c_i}`` (body axes, origin at the CoM); ``λ = λ(i)`` is its parent, ``F_{J_i}`` the frame
 of joint ``i`` (fixed in the parent: the papers' ``F_{j_{i−1}}``, in which the joint axis is
 constant).
 
 Forward recursion, ``i = 1 … n`` (``ξ_{0,c_0} = ξ̇_{0,c_0} = 0``, ``g^{c_0} = g``)::
 
-    x_{c_i}^{c_λ} = x_{c_λ}^{λ*} · x_{J_i}^{λ} · x_J(q_i) · x_{c_i}^{i}                 (P:L223)
+    x_{c_i}^{c_λ} = x_{c_λ}^{λ*} · x_{J_i}^{λ} · x_J(q_i) · x_{c_i}^{i}     [Silva2022, §3.1.1]
     ξ_J          = Ad(x_i^{c_i}) (S_i v_i)                 joint twist at the CoM (Table 1)
     ξ_i          = Ad(x_{c_λ}^{c_i}) ξ_λ + ξ_J                                          (19)
     ξ̇_i          = Ad(x_{c_λ}^{c_i}) ξ̇_λ + Ad(x_i^{c_i}) (S_i a_i + Ṡ_i v_i)
@@ -140,7 +141,7 @@ _EMPTY2 = np.empty((0, 6))
 def com_pose(xl, ca, cb, out):
     """``out = T(−ca) · xl · T(cb)``, ``T(c) = 1 + ε ½ c`` (a pure translation).
 
-    With ``xl = x_i^λ``, ``ca = c_λ`` and ``cb = c_i`` this is ``x_{c_i}^{c_λ}`` (P:L223):
+    With ``xl = x_i^λ``, ``ca = c_λ`` and ``cb = c_i`` this is ``x_{c_i}^{c_λ}`` [Silva2022, §3.1.1]:
     only the dual part changes, ``D' = D − ½ ca r + ½ r cb``.
     """
     r0, r1, r2, r3 = xl[0], xl[1], xl[2], xl[3]
@@ -288,7 +289,7 @@ def ne_forward_bodies(mi, mf, q, v, a, ws, sc):
     ax = sc[28:31]
     for i in range(1, nb1):
         lam = mi[i, MI_PARENT]
-        # x_{c_i}^{c_λ} = x_{c_λ}^{λ*} x_J^λ x_J(q) x_{c_i}^i     (P:L223), as (R, p)
+        # x_{c_i}^{c_λ} = x_{c_λ}^{λ*} x_J^λ x_J(q) x_{c_i}^i     [Silva2022, §3.1.1], as (R, p)
         r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, ax, xj, xl)
         rotation_matrix(r0, r1, r2, r3, ws, i, W_R)
         R0, R1, R2 = ws[i, W_R], ws[i, W_R + 1], ws[i, W_R + 2]
@@ -663,7 +664,7 @@ def _inputs(model: Model, q, v, a, fext, v_none=False, a_none=False):
 @fast_front(_RNEA_ENTRY, fext=_RNEA_FEXT_ENTRY)
 def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     """Generalized forces ``τ = M(q) a + C(q, v) v + g(q) − Σ Jᵢᵀ fextᵢ`` by the dual quaternion
-    Newton–Euler recursion (dqNE, [Silva2022, eqs. (16)–(30)]; trees: thesis eqs. 4.38–4.39).
+    Newton–Euler recursion (dqNE, [Silva2022, eqs. (16)–(30)]; trees: [Silva2022thesis, eqs. (4.38)–(4.39)]).
 
     Every joint type; mimic joints add into their master's entry; ``M`` includes the joint
     armature (:attr:`~dqdyn.Model.armature`: ``τ += armature ⊙ a``).  Batches (leading axes)
@@ -767,7 +768,7 @@ class NewtonEulerResult(NamedTuple):
       (vec6 ``[f, τ]``): the wrench joint ``i`` transmits from the parent to body ``i`` (the
       whole subtree's inertial, gravity and external load), at the origin of the joint frame
       ``F_{J_i}`` in its axes (the frame fixed in the parent in which the joint axis is
-      constant — seed 000's ``F_{j_{i−1}}``).  Row 0 is the total wrench the world transmits to
+      constant — the ``F_{j_{i−1}}`` of [Silva2022, §3]).  Row 0 is the total wrench the world transmits to
       the root bodies, at the world origin in ``F_0`` (a fixed base's reaction);
     * ``com_wrenches`` (..., nbodies+1, 6): the same wrenches at the CoM of body ``i``, in its
       axes (``ζ_i``, before the change of frame);

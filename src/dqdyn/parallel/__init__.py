@@ -1,4 +1,4 @@
-"""Parallel robots with dual-quaternion Lie derivatives (seed 001: Montgomery-Smith & Shy,
+"""Parallel robots with dual-quaternion Lie derivatives ([MontgomerySmith2023]: Montgomery-Smith & Shy,
 *Using Lie derivatives with dual quaternions for parallel robots*, arXiv:2202.09268v9).
 
 * :mod:`.lie` -- Lie derivatives of functions of a pose (numeric, any function; analytic for
@@ -17,7 +17,7 @@
 * :mod:`.dynamics` -- end-effector dynamics with actuator inertia (Theorem 2 / corrected
   Theorem 1), inverse and forward dynamics, simulation with the three-way work balance.
 The paper's statistics as a table (``dqdyn reproduce parallel``) are reproduced in
-:mod:`dqdyn.reproduce.seed001` with every other paper's experiments.
+:mod:`dqdyn.reproduce.parallel_robots` with every other paper's experiments.
 
 Bad input raises :mod:`dqdyn.errors` exceptions naming the argument: coincident attachment points
 (:class:`~dqdyn.errors.ModelError` at construction, :class:`~dqdyn.errors.SingularError` for a

@@ -13,10 +13,10 @@ Cable model
   ``d = P_n(x − r)`` (81), ``m = d/|d|`` (82), ``h₂ = n·(x − r)`` (83), ``h₁ = |d| − w`` (84),
   ``(u₁, u₂) = −1/(h₁² + h₂²) [[h₁, −h₂], [h₂, h₁]] (√(h₁² + h₂² − p²), p)`` (79),
   ``u = u₁ m + u₂ n`` (78), ``ℓ = √(h₁² + h₂² − p²) + p atan2(−u₂, −u₁)`` (80, with the atan2
-  branch of A:L403, plus the actuator's constant offset).
+  branch ``atan2(−u₂, −u₁)`` recommended in [MontgomerySmith2023, §9], plus the actuator's constant offset).
 
   ``L ℓ = 2 [S_r; I] u`` (eq. 74) holds for this model too (claim 10), and the second Lie
-  derivative needs only ``L u`` (A:L412): ``L²ℓ = 2 [S_r; I] L u``, ``L u = 2 [S_u − G S_r, G]``
+  derivative needs only ``L u`` [MontgomerySmith2023, §9]: ``L²ℓ = 2 [S_r; I] L u``, ``L u = 2 [S_u − G S_r, G]``
   with ``G = ∂u/∂r`` computed here in closed form (first-order differentiation of (78)-(84)):
   with ``c = (h₁, h₂)``, ``q = |c|²``, ``s = √(q − p²)``, ``J`` the 90° rotation,
   ``D = (c cᵀ/s + s I + p J)/q − 2 (s c + p J c) cᵀ/q²`` and ``k = n × m``:
@@ -239,7 +239,7 @@ def pulley_cable_length(r, x, n, w, p):
 def cable_robot_8(pulleys=True, frame_half_width=2.0, frame_height=2.0, box=(0.2, 0.1, 0.2),
                   pulley_radius=0.05, rod_length=0.05):
     """The bundled 8-cable robot ([MontgomerySmith2023, Fig. 1] has eight cables over pulleys; no geometry is
-    published, digest §2.1).
+    published).
 
     Frame corners ``(±2, ±2, 2)`` (top) and ``(±2, ±2, 0)`` (bottom); the end effector is a box of
     half-sizes ``box = (0.2, 0.1, 0.2)`` and home is the centre ``(0, 0, 1)``.  Cables are crossed
@@ -247,7 +247,7 @@ def cable_robot_8(pulleys=True, frame_half_width=2.0, frame_height=2.0, box=(0.2
     each bottom-corner cable to a *top* vertex, with the diagonal pairing below.  The design is
     wrench-closed (positive tensions exist for any wrench) and well conditioned over the test
     workspace (orientation ≤ 20°, translation ±0.3); a 4-fold symmetric "twisted" layout is
-    either not wrench-closed or singular at home -- cf. the digest's caveat in §6.  With
+    either not wrench-closed or singular at home.  With
     ``pulleys=True`` every corner has a swivel pulley ([MontgomerySmith2023, §9]; axis vertical, pointing away
     from the effector: ``+z`` at the top, ``−z`` at the bottom; radius 0.05, rod 0.05); otherwise
     point cables anchored at the corners.

@@ -16,7 +16,7 @@ Equations of motion (Theorem 2, eqs. 157-160), all in β-coordinates:
 
 with ``α = φ̇ = ½ ẇ + ½ ε v̇`` the component-wise derivative of the body twist (E9) and ``⋉`` the
 adjoint product (154) ``(a + εb) ⋉ (c + εd) = c × a + d × b + ε c × b``.  For the model (94)
-this evaluates in closed form (digest claim 19) to
+this evaluates in closed form (validation claim 19) to
 
     τ = 2 (M_r φ) ⋉ φ + M_r α + L v + Λᵀ M₀ ((L_φ Λ) φ + Λ α),   ((L_φΛ)φ)_k = φᵀ (L²ℓ_k) φ,
 
@@ -26,7 +26,7 @@ rigid-body wrench.  :func:`theorem1_wrench` is the expanded form (95)-(97) with 
 corrections of erratum E8 (``printed=True`` reproduces the printed, wrong-for-``r₀ ≠ 0`` form).
 
 Public functions take and return dqdyn quantities: body twist ``[ω, v]``, its component-wise
-derivative ``[ω̇, v̇]``, body wrench ``[f, τ]``; ``*_beta`` functions use seed 001's coordinates
+derivative ``[ω̇, v̇]``, body wrench ``[f, τ]``; ``*_beta`` functions use the coordinates of [MontgomerySmith2023]
 (``φ = ½[ω, v]``, ``τ_β = 2[q, p]``; see :mod:`.lie`).
 """
 
@@ -114,7 +114,7 @@ def adjoint_product(a, b):
 def rigid_mass_matrix(platform):
     """Rigid part of ``M`` [MontgomerySmith2023, eq. (94)]: ``4 [[M_e − m S², m S], [−m S, m I]]``, ``S = S_{r₀}``.
 
-    Equals ``4 𝓘`` with 𝓘 the usual 6×6 spatial inertia at the frame origin (digest §1C)."""
+    Equals ``4 𝓘`` with 𝓘 the usual 6×6 spatial inertia at the frame origin."""
     m = platform.mass
     S = _skew(platform.com)
     return 4.0 * np.block([[platform.inertia - m * S @ S, m * S], [-m * S, m * np.eye(3)]])
@@ -220,7 +220,7 @@ class InverseDynamicsResult:
     """Inverse dynamics at one or many samples (leading axes)."""
 
     forces: np.ndarray  #: actuator forces f (..., n) (cables: tension = −f)
-    wrench_beta: np.ndarray  #: τ_β = Λᵀ f (..., 6), seed 001 coordinates (2q, 2p)
+    wrench_beta: np.ndarray  #: τ_β = Λᵀ f (..., 6), coordinates (2q, 2p) of [MontgomerySmith2023]
     ell_ddot: np.ndarray  #: ℓ̈ = Λα + (L_φΛ)φ (..., n)
     noload_forces: np.ndarray  #: f₀ = M₀ ℓ̈ (eq. 99)
 

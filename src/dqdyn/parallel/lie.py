@@ -1,8 +1,7 @@
-"""Lie derivatives of functions of a pose, in the dual quaternion algebra of seed 001.
+"""Lie derivatives of functions of a pose, in the dual quaternion algebra of [MontgomerySmith2023].
 
 Montgomery-Smith & Shy, *Using Lie derivatives with dual quaternions for parallel robots*
-(arXiv:2202.09268v9, "seed 001"; digest ``shared/spec/parallel-robots-and-lie-group-dynamics.md``
-§1A).  Everything in :mod:`dqdyn.parallel` is written in the paper's coordinates; this module
+(arXiv:2202.09268v9; [MontgomerySmith2023]).  Everything in :mod:`dqdyn.parallel` is written in the paper's coordinates; this module
 also holds the conversions to the rest of dqdyn.
 
 Conventions (read this once)
@@ -28,7 +27,7 @@ Conventions (read this once)
 * **Array layout of Lie derivatives.**  :func:`lie_derivative` returns ``g.shape + (6,)``
   (a Jacobian: last axis = direction ``i``).  :func:`second_lie_derivative` returns
   ``g.shape + (6, 6)`` with entry ``[..., j, i] = L_i L_j g`` -- the layout of the paper's
-  ``L²ℓ_k`` (eq. 77, digest §1A.8 "index reading"): row ``j`` = component of ``L g``, column ``i``
+  ``L²ℓ_k`` (eq. 77, in its index reading): row ``j`` = component of ``L g``, column ``i``
   = direction of the outer derivative.  It is *not* symmetric (eq. 132).
 * **Normalization** ``η̂ = η |η|⁻¹`` uses the dual-number norm ``|η| = |A| + ε (A·B)/|A|``
   (eqs. 30-33).  The expansion printed in eq. (33) is wrong unless ``|Q| = 1``; the correct one
@@ -218,23 +217,23 @@ def dq_to_beta(h):
 
 
 def twist_to_beta(xi):
-    """dqdyn body twist ``[ω, v]`` → seed 001 ``φ_β = (½ω, ½v)`` (eq. 13)."""
+    """dqdyn body twist ``[ω, v]`` → ``φ_β = (½ω, ½v)`` of [MontgomerySmith2023, eq. (13)]."""
     return 0.5 * np.asarray(xi, dtype=float)
 
 
 def beta_to_twist(phi):
-    """seed 001 ``φ_β = (½ω, ½v)`` → dqdyn body twist ``[ω, v]``."""
+    """``φ_β = (½ω, ½v)`` of [MontgomerySmith2023] → dqdyn body twist ``[ω, v]``."""
     return 2.0 * np.asarray(phi, dtype=float)
 
 
 def wrench_to_beta(wrench):
-    """dqdyn body wrench ``[f, τ]`` → seed 001 ``τ_β = (2q, 2p) = (2τ, 2f)`` (eq. 26)."""
+    """dqdyn body wrench ``[f, τ]`` → ``τ_β = (2q, 2p) = (2τ, 2f)`` of [MontgomerySmith2023, eq. (26)]."""
     w = np.asarray(wrench, dtype=float)
     return 2.0 * np.concatenate([w[..., 3:], w[..., :3]], axis=-1)
 
 
 def beta_to_wrench(tau):
-    """seed 001 ``τ_β = (2q, 2p)`` → dqdyn body wrench ``[f, τ] = [p, q]`` (force first)."""
+    """``τ_β = (2q, 2p)`` of [MontgomerySmith2023] → dqdyn body wrench ``[f, τ] = [p, q]`` (force first)."""
     t = np.asarray(tau, dtype=float)
     return 0.5 * np.concatenate([t[..., 3:], t[..., :3]], axis=-1)
 
@@ -430,7 +429,7 @@ def second_lie_derivative(g, eta, *, h=1e-3, order=4):
     """Numeric second Lie derivative: ``g.shape + (6, 6)`` with ``[..., j, i] = L_i L_j g``.
 
     Computed as the Lie derivative of :func:`lie_derivative` (nested central differences), so the
-    layout matches the paper's ``L²ℓ`` (eq. 77, digest §1A.8).  Not symmetric (eq. 132); the
+    layout matches the paper's ``L²ℓ`` (eq. 77, in its index reading).  Not symmetric (eq. 132); the
     Hessian of ``g(η normalize(1+θ))`` at 0 is its symmetric part (eq. 72).
     """
     return lie_derivative(lambda e: lie_derivative(g, e, h=h, order=order), eta, h=h, order=order)

@@ -12,7 +12,7 @@ robots alike); what changes between the two cases is only the linear system of t
   second-derivative term.
 
 Both then update the pose ``η ← η normalize(1 + θ)`` (eq. 86) and stop when
-``size_l(η_{k+1} − η_k) < tol`` (A:L436) or ``max|L − ℓ| < ftol``; success also needs
+``size_l(η_{k+1} − η_k) < tol`` [MontgomerySmith2023, §10] or ``max|L − ℓ| < ftol``; success also needs
 ``½|L − ℓ|² ≤ loss_tol`` (else status ``LOCALMIN``).  The drivers run one solve, independent
 solves in parallel (``prange`` over chunks), a tracked sequence, or many initial guesses (global
 mode).  The Python front ends are the methods of :class:`.stewart.ParallelRobot`; the results and

@@ -351,7 +351,7 @@ class ParallelRobot:
     def singularity(self, eta, threshold=1e-2, warn=True):
         """``det Λ`` and the smallest singular value of the scaled ``Λ`` at a pose or along a path.
 
-        A Stewart platform is singular iff ``det Λ = 0`` ([MontgomerySmith2023, §9], A:L414-420; Gosselin and
+        A Stewart platform is singular iff ``det Λ = 0`` ([MontgomerySmith2023, §9.1]; Gosselin and
         Angeles).  ``sigma_min`` is that of ``Λ diag(1/l, 1/l, 1/l, 1, 1, 1)`` (dimensionless);
         samples with ``sigma_min < threshold`` are flagged and a :class:`SingularityWarning` is
         emitted (``warn=True``).  ``det`` is NaN for ``n ≠ 6``.
@@ -385,10 +385,10 @@ class ParallelRobot:
 
     def perturb_poses(self, etas, fraction, rng=None, width=None):
         """Poses "``fraction`` different" from ``etas`` ([MontgomerySmith2023, §10.3] tests 2-3; the paper does
-        not define the metric -- digest §5.3).  Here: right-multiplied by a rotation of angle
+        not define the metric).  Here: right-multiplied by a rotation of angle
         Haar-distributed in ``[0, fraction·π]`` and translated by a vector uniform in the ball of
         radius ``fraction·width`` (``width`` defaults to :attr:`length_scale`; the bundled cable
-        robot's is its 4 m frame width, the digest's choice)."""
+        robot's is its 4 m frame width)."""
         rng = np.random.default_rng(rng)
         etas = np.atleast_2d(np.asarray(etas, dtype=float))
         m = etas.shape[0]
@@ -437,8 +437,8 @@ class ParallelRobot:
         """Pose with actuator values ``ell`` by Newton--Raphson on the pose [MontgomerySmith2023, eq. (87)].
 
         ``guess`` is the initial pose (default :attr:`home`).  Stops when
-        ``size_l(η_{k+1} − η_k) < tol`` (A:L436; default 1e-12: in double precision the step
-        plateaus at ~1e-16, digest §5.3) or ``max|L − ℓ| < ftol·l`` (default 1e-12), or after
+        ``size_l(η_{k+1} − η_k) < tol`` ([MontgomerySmith2023, §10]; default 1e-12: in double
+        precision the step plateaus at ~1e-16, so the paper's 1e-16 may never be reached) or ``max|L − ℓ| < ftol·l`` (default 1e-12), or after
         ``maxit`` (50) iterations; success also requires ``½|L − ℓ|² ≤ loss_tol·l²`` (1e-16).
         Returns an :class:`FKResult`; with ``check=True`` (default) a failure raises
         :class:`~dqdyn.errors.ConvergenceError` (the result is its ``.result``) -- never a silent
@@ -510,7 +510,7 @@ class ParallelRobot:
 
     def track(self, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=True):
         """Tracking mode: solve a sequence ``ells`` (T, n), each from the previous solution
-        (seed 001 A:L490), starting from ``eta0`` (default :attr:`home`)."""
+        ([MontgomerySmith2023, §10.3]), starting from ``eta0`` (default :attr:`home`)."""
         if not self.is_square:
             return self.track_ls(ells, eta0, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
         return self._solve_track(ells, eta0, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
@@ -642,8 +642,8 @@ def _circle(radius, angles_deg, z=0.0):
 
 
 def stewart_6_6(base_radius=1.0, platform_radius=0.5, half_angle_deg=10.0, home_height=1.2):
-    """The bundled 6-6 Stewart platform.  Seed 001 publishes no geometry (digest §2.1); this is
-    the digest's test geometry (§6) -- base points on radius 1 at ``120°k ± 10°``, platform points
+    """The bundled 6-6 Stewart platform.  [MontgomerySmith2023] publishes no geometry; this is
+    a test geometry -- base points on radius 1 at ``120°k ± 10°``, platform points
     on radius 0.5 at ``120°k + 60° ± 10°``, paired by one index roll (the usual zig-zag) -- with
     the home height 1.2 instead of 1.0.  The forward-kinematics failure rate at 45° depends
     strongly on the geometry (with height 1.0: ~7 wrong-assembly-mode solutions in 10,000 from
