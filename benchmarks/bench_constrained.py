@@ -1,4 +1,4 @@
-"""Constrained forward dynamics: dqdyn (Udwadia–Kalaba, seed 000 eqs. 62–63) against Pinocchio.
+"""Constrained forward dynamics: dqdyn (Udwadia–Kalaba, [Silva2022, eqs. (62)–(63)]) against Pinocchio.
 
     python benchmarks/bench_constrained.py [--quick]
 

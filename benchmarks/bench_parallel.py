@@ -1,4 +1,4 @@
-"""Parallel robots (seed 001): forward kinematics and Λ, per call and batched.
+"""Parallel robots ([MontgomerySmith2023]): forward kinematics and Λ, per call and batched.
 
     python benchmarks/bench_parallel.py [--quick]
 
@@ -6,7 +6,7 @@ No reference library offers this (the paper's C++ code was never released; it re
 under 100 µs" per Stewart forward-kinematics solve on a laptop), so the table gives dqdyn's own
 times:
 
-* Stewart 6-6 forward kinematics (Newton--Raphson on the pose, seed 001 eq. 87) from a random
+* Stewart 6-6 forward kinematics (Newton--Raphson on the pose, [MontgomerySmith2023, eq. (87)]) from a random
   guess within 30°: median of single ``forward_kinematics`` calls (Python wrapper included), the
   compiled kernel alone, and ``forward_kinematics_batch`` (all poses in one compiled call,
   numba ``prange``) divided by the number of poses;
@@ -120,7 +120,7 @@ def main(argv=None):
 
     import numba
 
-    title = (f"parallel robots (seed 001): µs per solve / evaluation (paper: <100 µs per Stewart solve, "
+    title = (f"parallel robots (MontgomerySmith2023): µs per solve / evaluation (paper: <100 µs per Stewart solve, "
              f"C++); numba threads {numba.get_num_threads()}")
     print_table(title, rows)
     js, md = write_results("parallel", rows, {"quick": args.quick, "N": N, "numba_threads": numba.get_num_threads()})

@@ -1,4 +1,4 @@
-"""Symbolic dynamics and elastic joints (issue 18): generation time of M, C, g for 3-, 6- and
+"""Symbolic dynamics and elastic joints ([Mladenova, §7–8]): generation time of M, C, g for 3-, 6- and
 7-DoF arms; per-call evaluation of the generated numpy and C code against dqdyn's compiled
 kernels (mass_matrix + coriolis_matrix + gravity, measured interleaved in the same process);
 elastic-joint inverse / forward dynamics per call on a 7-DoF arm.

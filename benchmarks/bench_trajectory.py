@@ -1,4 +1,4 @@
-"""Trajectory evaluation and Hamel pseudo-coordinate dynamics (issue 19).
+"""Trajectory evaluation and Hamel pseudo-coordinate dynamics ([Mladenova, §6, §9]).
 
     python benchmarks/bench_trajectory.py [--quick]
 

@@ -1,4 +1,4 @@
-"""Independent oracles shared by the parallel-robot tests (seed 001): scipy rotations and finite
+"""Independent oracles shared by the parallel-robot tests ([MontgomerySmith2023]): scipy rotations and finite
 differences only, nothing from dqdyn."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def np_pose(R, t):
 
 def body_fd(g, R, t, h=1e-4):
     """2 × body-frame Jacobian of ``g(R, t)`` by independent 4th-order central differences (the
-    Lie derivative of seed 001 eq. 46 is twice the body-frame partial, eqs. 52-53)."""
+    Lie derivative of [MontgomerySmith2023, eq. (46)] is twice the body-frame partial, eqs. (52)–(53))."""
     cols = []
     for i in range(6):
         e = np.zeros(6)

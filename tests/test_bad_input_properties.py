@@ -1,4 +1,4 @@
-"""Property-based bad input (issue 15): random malformed input from each class — shapes, dtypes,
+"""Property-based bad input: random malformed input from each class — shapes, dtypes,
 non-finite values, wrong names, wrong types — fed to the public API.  The property: a call
 either raises a :mod:`dqdyn.errors` exception or returns a finite result; never NaN, never a
 foreign exception, never a crash.  Oracle for accepted inputs: finiteness, and for ``integrate``

@@ -1,4 +1,4 @@
-"""Input checks shared by the public API (issue 15): scalars, real arrays, the ``model`` argument.
+"""Input checks shared by the public API: scalars, real arrays, the ``model`` argument.
 
 One check per kind, so every entry point words the same error the same way.  The array checks of
 the compiled algorithms' fast paths live in :mod:`dqdyn.algorithms.boundary`; these are for the

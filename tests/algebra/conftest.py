@@ -1,7 +1,7 @@
 """Hypothesis strategies for the algebra property tests.
 
-They are handed to the tests through the session-scoped fixture ``S`` (a namespace of
-strategies) and drawn with ``data.draw(...)``: a session fixture does not trip hypothesis'
+They are handed to the tests through the fixture ``S`` (a namespace of strategies, one
+for the whole test run) and drawn with ``data.draw(...)``: such a fixture does not trip hypothesis'
 function-scoped-fixture health check, and no test module has to import this conftest by name
 (several test folders may own a ``conftest.py``).
 """

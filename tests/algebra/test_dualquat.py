@@ -1,6 +1,6 @@
-"""Property tests of dqdyn.algebra.dualquat (identities of seeds 000, 001, 003; digest §1.1, §1A).
+"""Property tests of dqdyn.algebra.dualquat (identities of [Silva2022, §2], [MontgomerySmith2023, §2–4], [Silva2022thesis, §3.3]).
 
-Strategies come from the session fixture ``S`` (tests/algebra/conftest.py).
+Strategies come from the run-wide fixture ``S`` (tests/algebra/conftest.py).
 """
 
 from __future__ import annotations
@@ -50,14 +50,14 @@ def test_unit_elements(S, data):
     assert dq.is_unit(x)
     close(dq.mul(x, dq.conj(x)), ONE, 1e-12)
     close(dq.mul(dq.conj(x), x), ONE, 1e-12)
-    close(dq.inv(x), dq.conj(x), 1e-12)  # seed 001 eq. 4
+    close(dq.inv(x), dq.conj(x), 1e-12)  # [MontgomerySmith2023, eq. (4)]
     close(dq.norm(x), [1.0, 0.0], 1e-12)
 
 
 @PROP
 @given(data=st.data())
 def test_inverse_general(S, data):
-    h = data.draw(S.invertible_dq)  # seed 001 eq. 3
+    h = data.draw(S.invertible_dq)  # [MontgomerySmith2023, eq. (3)]
     close(dq.mul(h, dq.inv(h)), ONE, 1e-9)
     close(dq.mul(dq.inv(h), h), ONE, 1e-9)
 
@@ -80,7 +80,7 @@ def test_parts_and_vectorization():
 def test_norm_is_dual_number_and_multiplicative(S, data):
     a, b = data.draw(S.invertible_dq), data.draw(S.invertible_dq)
     na = dq.norm(a)
-    # |h|² = h* h = |A|² + 2ε A·B  (seed 001 eqs. 30–31)
+    # |h|² = h* h = |A|² + 2ε A·B  ([MontgomerySmith2023, eqs. (30)–(31)])
     hh = dq.mul(dq.conj(a), a)
     close(hh[[1, 2, 3, 5, 6, 7]], np.zeros(6), 1e-12)
     close(dual_mul(na, na), hh[[0, 4]], 1e-12)
@@ -97,7 +97,8 @@ def test_size_l():
 
 
 def normalize_printed(h):
-    """The expansion printed in seed 001 eq. (33): Q/|Q| + ε(B − (B·Q)Q/|Q|²) (erratum E4)."""
+    """The expansion printed in [MontgomerySmith2023, eq. (33)]: Q/|Q| + ε(B − (B·Q)Q/|Q|²); the
+    corrected form is Q/|Q| + ε(B/|Q| − (B·Q)Q/|Q|³), i.e. η |η|⁻¹."""
     Q, B = h[..., :4], h[..., 4:]
     nQ = np.linalg.norm(Q, axis=-1, keepdims=True)
     BQ = np.sum(B * Q, axis=-1, keepdims=True)
@@ -115,7 +116,7 @@ def test_normalize_properties(S, data):
     n = dq.norm(a)
     close(na[:4], a[:4] / n[0], 1e-12)
     close(na[4:], a[4:] / n[0] - a[:4] * n[1] / n[0] ** 2, 1e-9)
-    # seed 001 eq. (34)
+    # [MontgomerySmith2023, eq. (34)]
     close(dq.normalize(dq.mul(a, b)), dq.mul(na, dq.normalize(b)), 1e-9)
 
 
@@ -126,8 +127,8 @@ def test_normalize_fixes_unit(S, data):
     close(dq.normalize(x), x, 1e-12)
 
 
-def test_erratum_E4_printed_normalization_breaks_eq34():
-    """The printed expansion of seed 001 (33) also yields unit elements but violates (34)."""
+def test_printed_eq33_normalization_breaks_eq34():
+    """The printed expansion of [MontgomerySmith2023, eq. (33)] also yields unit elements but violates (34)."""
     rng = np.random.default_rng(1)
     a = rng.normal(size=8) * 2
     b = rng.normal(size=8) * 2
@@ -159,7 +160,7 @@ def test_hamilton_operators(S, data):
     close(dq.haminus4(qb) @ qa, qab, 1e-12)
 
 
-def test_hamilton_matrices_match_digest():
+def test_hamilton_matrices_match_the_written_out_matrices():
     a, b, c, d = 1.0, 2.0, 3.0, 4.0
     Hp = np.array([[a, -b, -c, -d], [b, a, -d, c], [c, d, a, -b], [d, -c, b, a]])
     Hm = np.array([[a, -b, -c, -d], [b, a, d, -c], [c, -d, a, b], [d, c, -b, a]])
@@ -193,7 +194,7 @@ def test_Ad_composition_and_expanded_form(S, data):
 @PROP
 @given(data=st.data())
 def test_lemma_3_1(S, data):
-    """Ad(a)(ε b) = Ad(P(a))(ε b) (seed 003 Lemma 3.1)."""
+    """Ad(a)(ε b) = Ad(P(a))(ε b) ([Silva2022thesis, Lemma 3.1])."""
     a = data.draw(S.unit_dq)
     b = data.draw(S.vec(3))
     eb = np.concatenate([[0, 0, 0, 0, 0], b])
@@ -266,7 +267,7 @@ def test_log_exp_roundtrip(S, data):
 
 
 def test_exp_is_screw_motion_of_constant_twist():
-    """d/dt exp(½ ξ t) = exp(½ ξ t) ½ξ = ½ξ exp(½ ξ t) (ẋ = ½ x ξ^b, seed 000 eq. 4)."""
+    """d/dt exp(½ ξ t) = exp(½ ξ t) ½ξ = ½ξ exp(½ ξ t) (ẋ = ½ x ξ^b, [Silva2022, eq. (4)])."""
     xi = np.array([0.3, -0.7, 0.2, 1.0, 0.4, -0.5])
     Xi = dq.from_vec6(xi)
     t, h = 0.8, 1e-6
@@ -327,7 +328,7 @@ def test_pose_roundtrips_and_composition(S, data):
     close_pm(dq.pose_from_matrix(T1), x1, 1e-9)
     # x1 x2 applies x2 first: T(x1 x2) = T(x1) T(x2)
     close(dq.matrix_from_pose(dq.mul(x1, x2)), T1 @ dq.matrix_from_pose(x2), 1e-9)
-    # point action s = Q r Q* + t (seed 001 eq. 8)
+    # point action s = Q r Q* + t ([MontgomerySmith2023, eq. (8)])
     pt = data.draw(S.vec(3))
     # (7): 1 + ε s = η (1 + ε r) η̄*, with the second conjugation η̄ = A − ε B
     x1bar_conj = dq.conj(x1 * np.array([1, 1, 1, 1, -1, -1, -1, -1.0]))

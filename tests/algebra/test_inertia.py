@@ -1,4 +1,4 @@
-"""Tests of dqdyn.algebra.inertia: quaternionic inertia, L3 (seed 000 eqs. 11–14), spatial inertia."""
+"""Tests of dqdyn.algebra.inertia: quaternionic inertia, L3 ([Silva2022, eqs. (11)–(14)]), spatial inertia."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def pure(v):
 
 
 def q_inner(a, b):
-    """⟨a, b⟩ = −(ab + ba)/2 for pure quaternions (seed 000 footnote 4), by quaternion products."""
+    """⟨a, b⟩ = −(ab + ba)/2 for pure quaternions ([Silva2022, §2, footnote 4]), by quaternion products."""
     s = -(quat_multiply(a, b) + quat_multiply(b, a)) / 2
     assert np.allclose(s[..., 1:], 0.0, atol=1e-12)
     return s[..., 0]

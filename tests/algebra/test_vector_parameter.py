@@ -1,4 +1,5 @@
-"""Tests of dqdyn.algebra.vector_parameter (seed 004 §2.4–2.6, §4.2; digest §0 and §5 errata)."""
+"""Tests of dqdyn.algebra.vector_parameter ([Mladenova, §2.4–2.6, §4.2], with the corrected
+forms of its misprinted equations)."""
 
 from __future__ import annotations
 
@@ -235,7 +236,7 @@ def test_dual_orthogonal_matrix(S, data):
 
 
 def test_dh_link_as_dual_screw_product():
-    """Seed 004 (153): ⟨ĉ_ϑ, ĉ_α⟩ = the DQ product q̂_z(ϑ, d) q̂_x(α, a) (digest §1.10)."""
+    """[Mladenova, §4, eq. (153)]: ⟨ĉ_ϑ, ĉ_α⟩ = the DQ product q̂_z(ϑ, d) q̂_x(α, a)."""
     th, d, al, a = 0.7, 0.3, -0.4, 0.5
     sec2 = lambda t: 1.0 / np.cos(t / 2) ** 2  # noqa: E731
     ct, ctd = np.array([0, 0, np.tan(th / 2)]), np.array([0, 0, 0.5 * d * sec2(th)])

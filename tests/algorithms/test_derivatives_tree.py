@@ -240,7 +240,7 @@ def test_hybrid_dynamics_derivatives_finite_differences(seed):
 
 
 # ------------------------------------------------------------------ oracle: Table 5, one sweep per column
-# The former O(3·n·subtree) implementation of rnea_derivatives (seed 002 Table 5 differentiated
+# An O(3·n·subtree) form of rnea_derivatives ([Kim2012, Table 5] differentiated
 # with respect to one scalar per sweep, in body frames), kept here as an independent oracle for
 # the O(n·d) world-frame kernel of the library, in plain Python over the compiled helpers.  It
 # covers the planar joint, which Pinocchio's comparison cannot.

@@ -76,7 +76,8 @@ def test_hybrid_dynamics_equals_dense_formula(tree):
         u, f = presc, ~presc
         np.testing.assert_allclose(qdd[u], a_in[u])
         np.testing.assert_allclose(tau[f], tau_in[f])
-        # q̈_v = M_vv⁻¹(τ_v − b_v − M_vu q̈_u)  (seed 002 eq. 34, corrected F1)
+        # q̈_v = M_vv⁻¹(τ_v − b_v − M_vu q̈_u)  (the corrected form of [Kim2012, eq. (34)],
+        # whose printed M_uv q̈_u should be M_vu q̈_u)
         if f.any():
             ref = np.linalg.solve(M[np.ix_(f, f)], tau_in[f] - b[f] - M[np.ix_(f, u)] @ a_in[u])
             np.testing.assert_allclose(qdd[f], ref, rtol=1e-9, atol=1e-9 * (1 + np.abs(ref).max()))

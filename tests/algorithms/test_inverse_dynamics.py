@@ -1,4 +1,4 @@
-"""Inverse dynamics and the Euler–Lagrange terms (issue 3) against independent oracles.
+"""Inverse dynamics and the Euler–Lagrange terms against independent oracles.
 
 * Pinocchio's ``rnea`` (with external forces), ``crba``, ``computeCoriolisMatrix``,
   ``computeGeneralizedGravity`` and ``nonLinearEffects`` on real robots of example-robot-data
@@ -374,7 +374,7 @@ def test_assembly_and_wrench_input_bad_input():
         dqdyn.fierro_lewis(1.0, 1.0, 0.1, np.zeros(2), np.zeros(3))
 
 
-# ----------------------------------------------------- issue 5 on real robots: ABA, derivatives
+# ---------------------------------------------------------------- real robots: ABA, derivatives
 def test_robot_aba_matches_pinocchio_and_inverts_rnea(robot):
     name, m, pm = robot
     if m.mimic_joints:  # ABA needs independent joints: load the mimic robot's fingers free
@@ -417,8 +417,8 @@ def test_robot_derivatives_match_pinocchio(name):
 
 
 def test_constrained_aba_with_constraint_objects_equals_udwadia_kalaba():
-    """Recursive constrained ABA (seed 002 §3.2) fed the Gauss issue's constraint objects equals
-    the dense Udwadia–Kalaba solution (seed 000 eqs. 62–63)."""
+    """Recursive constrained ABA ([Kim2012, §3.2]) fed the constraint objects of dqdyn.constraints
+    equals the dense Udwadia–Kalaba solution ([Silva2022, eqs. (62)–(63)])."""
     from dqdyn.constraints.dynamics import constraint_terms
     from dqdyn.constraints import four_bar, mobile_manipulator
 

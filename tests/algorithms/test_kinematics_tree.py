@@ -93,7 +93,7 @@ def test_twists_equal_finite_differences_of_poses(tree):
     for i in range(1, m.nbodies + 1):
         xd = (X1[i] - X0[i]) / (2 * h)
         xc = np.r_[quat_conj(X[i, :4]), quat_conj(X[i, 4:])]
-        # body twist ξ^b = 2 x* ẋ  (seed 000 eq. 4)
+        # body twist ξ^b = 2 x* ẋ  ([Silva2022, eq. (4)])
         P = quat_multiply(xc[:4], xd[:4])
         D = quat_multiply(xc[:4], xd[4:]) + quat_multiply(xc[4:], xd[:4])
         np.testing.assert_allclose(Tb[i], 2 * np.r_[P[1:], D[1:]], atol=1e-7)
@@ -270,7 +270,7 @@ def _drift_cases():
 @pytest.mark.parametrize("m", list(_drift_cases()), ids=["all_joint_types", "revolute", "panda_mimic"])
 def test_jacobian_drift_kernel_equals_jdot_times_v_and_finite_differences(m):
     """``jacobian_drift_kernel`` (J, J̇ v, the frame pose, no J̇): against J̇ of
-    ``jacobian_dot_kernel`` times v (seed 000 Lemma 2.1 in the world frame, an independent
+    ``jacobian_dot_kernel`` times v ([Silva2022, Lemma 2.1] in the world frame, an independent
     formulation), a central difference of J along the motion, and the frame pose of
     ``frame_pose``; every body (the world too), an offset placement, all three frame
     conventions; a batch equals its single states."""

@@ -1,4 +1,4 @@
-"""CMC (digest §2.1 formula, Ferrari et al. 2010), Butterworth, Richardson differentiation."""
+"""CMC (Ferrari et al. 2010, the metric of [Silva2022, §5.1]), Butterworth, Richardson differentiation."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dqdyn.errors import DqdynError, ShapeError
 
 
 def _cmc_loop(Y):
-    """The digest's formula written with explicit loops (independent of the vectorised code)."""
+    """Ferrari et al.'s formula written with explicit loops (independent of the vectorised code)."""
     M, F = len(Y), len(Y[0])
     Yf = [sum(Y[m][f] for m in range(M)) / M for f in range(F)]
     Yg = sum(sum(r) for r in Y) / (M * F)

@@ -1,4 +1,4 @@
-"""CMC values printed to the digits that mean something (issue 16)."""
+"""CMC values printed to the digits that mean something."""
 
 import numpy as np
 

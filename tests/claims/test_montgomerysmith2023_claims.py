@@ -16,7 +16,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn.algebra import _core
 from dqdyn.parallel import cable_robot_8, lie, stewart_6_6
 from dqdyn.parallel import dynamics as dy
-from dqdyn.reproduce.seed001 import _tracking_stats
+from dqdyn.reproduce.parallel_robots import _tracking_stats
 
 RNG = np.random.default_rng(2202_09268)
 

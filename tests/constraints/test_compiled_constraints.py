@@ -130,7 +130,7 @@ def _full_rank_step(W, r):
 
 
 def test_udwadia_kalaba_takes_cholesky_only_where_the_pseudo_inverse_is_the_inverse():
-    """The UK step by a Cholesky of ``G = D Dᵀ`` (seed 000 eq. 63 with D of full row rank)
+    """The UK step by a Cholesky of ``G = D Dᵀ`` ([Silva2022, eq. (63)] with D of full row rank)
     against numpy's SVD pseudo-inverse (the oracle): equal to round-off where D is well
     conditioned; refused — the Jacobi SVD path then runs, and z, λ are untouched — where D has
     a redundant row or singular values more than ~300× apart (cond₁ G ≥ 1e5)."""
@@ -305,7 +305,7 @@ def test_a_states_numbers_do_not_depend_on_the_batch_it_comes_in(name, m, cons, 
 
 
 def test_gauss_dynamics_on_a_batch_is_each_states():
-    """``dynamics="gauss"`` (the dqGP terms, seed 000 eq. 63 literally) on a batch: each state's
+    """``dynamics="gauss"`` (the dqGP terms, [Silva2022, eq. (63)] literally) on a batch: each state's
     single-call result (to round-off: ``C v`` is a batched matmul there) and the CRBA path's
     (once a ValueError from ``C @ v`` on a batch)."""
     m, cons, q0 = mobile_manipulator()

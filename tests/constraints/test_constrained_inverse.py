@@ -1,4 +1,4 @@
-"""Constrained inverse dynamics of closed chains (seed 002 §3.1, eqs. 56–66): unique when the
+"""Constrained inverse dynamics of closed chains ([Kim2012, §3.1, eqs. (56)–(66)]): unique when the
 actuation matches, minimum-norm when redundantly actuated, an error when under-actuated.
 
 Oracle: feeding the computed torques back to the constrained *forward* dynamics (Udwadia–Kalaba,

@@ -1,8 +1,8 @@
-"""Constrained simulation (stabilization), the unicycle in Hamel pseudo-coordinates (seed 004 §6,
-eqs. 246–249), and bad input.
+"""Constrained simulation (stabilization), the unicycle in Hamel pseudo-coordinates ([Mladenova, §6,
+eqs. (246)–(249)]), and bad input.
 
 Oracles: the constraint residuals themselves (position φ(q) along a 10 s run), energy, and an
-independent hand-written unicycle model (analytic H, h; seed 004's pseudo-velocity equations;
+independent hand-written unicycle model (analytic H, h; [Mladenova]'s pseudo-velocity equations;
 its own RK4) against the library's Udwadia–Kalaba + :func:`dqdyn.simulation.simulate`.
 """
 
@@ -75,7 +75,7 @@ def _unicycle_model():
 
 
 def _hamel(q, pi, Q):
-    """Seed 004 eqs. 246–249 for the knife-edge unicycle, everything written by hand:
+    """[Mladenova, eqs. (246)–(249)] for the knife-edge unicycle, everything written by hand:
     q = (x, y, φ), pseudo-velocities π̇ = (u, ω) = A₁ q̇ (forward speed of the body origin, yaw
     rate), constraint A₂ q̇ = 0 (no lateral velocity of the axle point at (d, 0))."""
     x, y, ph = q

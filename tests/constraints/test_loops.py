@@ -1,4 +1,4 @@
-"""Closed kinematic loops (seed 002 §3, digest §1B.9) and the other constraint kinds.
+"""Closed kinematic loops ([Kim2012, §3]) and the other constraint kinds.
 
 Oracles: Pinocchio's ``constraintDynamics`` (``RigidConstraintModel``, CONTACT_6D / CONTACT_3D,
 pin 4.1) on a spatial 7R loop welded to the ground (6D) and on the four-bar (3D, planar, so one

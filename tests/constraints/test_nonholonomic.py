@@ -1,4 +1,4 @@
-"""Nonholonomic mobile manipulators (seed 000 §4.5, eqs. 62–64): the 8-DoF differential-drive
+"""Nonholonomic mobile manipulators ([Silva2022, §4.5, eqs. (62)–(64)]): the 8-DoF differential-drive
 mobile manipulator and TIAGo (example-robot-data) with rolling without slipping.
 
 Oracles: a KKT (Lagrange-multiplier) solve built from **Pinocchio's** M and nonlinear effects
@@ -71,7 +71,8 @@ def test_mobile_manipulator_is_the_papers_8dof_robot(mm):
 
 def test_differential_drive_row_is_eq64(mm):
     """A = [−sin φ, cos φ, d, 0…] for the axle at (d, 0) on the base; b = φ̇(ẋ cos φ + ẏ sin φ)
-    (eq. 64 and its derivative, with the axle off the CoM: digest erratum 8)."""
+    ([Silva2022, eq. (64)] and its derivative, with the axle off the CoM, where the paper
+    tacitly puts the CoM on the axle)."""
     model, cons, q0 = mm
     d = cons[0].axle_offset[0]
     assert d != 0

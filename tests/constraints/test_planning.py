@@ -1,4 +1,4 @@
-"""Mobile-manipulator planning (dqdyn.constraints.planning; seed 004 §9.1).  Oracles: the model's
+"""Mobile-manipulator planning (dqdyn.constraints.planning; [Mladenova, §9.1]).  Oracles: the model's
 own rolling constraint (DifferentialDriveConstraint.velocity_error), forward kinematics at the goal
 times, central finite differences of the planned reference."""
 

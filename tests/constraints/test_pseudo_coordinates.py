@@ -1,5 +1,5 @@
 """Hamel / Boltzmann–Hamel pseudo-coordinate dynamics (dqdyn.constraints.pseudo_coordinates;
-seed 004 §6).  Oracle: dqdyn's Udwadia–Kalaba constrained_forward_dynamics and the KKT system."""
+[Mladenova, §6]).  Oracle: dqdyn's Udwadia–Kalaba constrained_forward_dynamics and the KKT system."""
 
 import numpy as np
 import pytest

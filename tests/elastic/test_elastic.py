@@ -73,7 +73,7 @@ def test_equations_of_motion_both_models(em3):
     np.testing.assert_allclose(Mf[:3, :3], Mr[:3, :3], atol=1e-12)
     np.testing.assert_allclose(Mf[3:, 3:], np.diag(em3.B), atol=1e-12)
     assert np.abs(Mf[:3, 3:]).max() > 1e-6 and np.all(Mr[:3, 3:] == 0)
-    # rotor i sits on link i−1: it couples only with links 1..i−1 (seed 004 (358)–(360))
+    # rotor i sits on link i−1: it couples only with links 1..i−1 ([Mladenova, eqs. (358)–(360)])
     for i in range(3):
         assert np.all(Mf[i:3, 3 + i] == 0) or np.abs(Mf[i:3, 3 + i]).max() < 1e-15
 

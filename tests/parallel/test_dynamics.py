@@ -1,4 +1,4 @@
-"""End-effector dynamics with actuator inertia (seed 001 §11).
+"""End-effector dynamics with actuator inertia ([MontgomerySmith2023, §11]).
 
 Oracles: Newton-Euler of one rigid body written here in the world frame (numpy) along an
 analytic trajectory; finite differences of leg lengths for ℓ̇, ℓ̈; kinetic + potential energy

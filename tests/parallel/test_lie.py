@@ -127,7 +127,7 @@ def test_twist_wrench_conversions_preserve_power():
 
 
 def test_body_twist_is_eta_inverse_eta_dot():
-    """η̇ = η φ with φ_β = ½[ω, v] (seed 001 eq. 14), φ from an independent trajectory."""
+    """η̇ = η φ with φ_β = ½[ω, v] ([MontgomerySmith2023, eq. (14)]), φ from an independent trajectory."""
     R0, t0, _ = random_pose()
     w, v = RNG.normal(size=3), RNG.normal(size=3)
 

@@ -111,7 +111,7 @@ def test_statics_T_equals_lambda_transpose(rob):
 
 # ----------------------------------------------------------------------------- forward kinematics
 def test_fk_statistics_30deg_1000_poses():
-    """Seed 001 §10.3 at n = 1000: random poses ≤ 30°, random initial guesses: 100% correct,
+    """[MontgomerySmith2023, §10.3] at n = 1000: random poses ≤ 30°, random initial guesses: 100% correct,
     mean iterations ≤ 5 (the paper: 4.8)."""
     rob = stewart_6_6()
     rng = np.random.default_rng(11)

@@ -435,7 +435,7 @@ def test_missing_inertial_warns_only_when_it_matters():
         m = load_urdf(doc)
     assert m.mass[1] == 0.0 and m.mass[2] == 1.0
     # the same with both joints about z: the child's inertia about z is all j2's, M is singular
-    # (aba raises SingularError) -> warned at load time (issue 15)
+    # (aba raises SingularError) -> warned at load time
     doc_z = doc.replace('<axis xyz="1 0 0"/>', '<axis xyz="0 0 1"/>')
     with pytest.warns(UserWarning, match=r"link 'mid' has no <inertial>.*singular"):
         load_urdf(doc_z)

@@ -1,4 +1,4 @@
-"""Bad input becomes a named dqdyn.errors exception (issue 15: silent NaN / wrong messages).
+"""Bad input becomes a named dqdyn.errors exception, never a silent NaN or a wrong message.
 
 Oracle: the exception class and the argument name in its message; for the accepted inputs, the
 result of the same call on well-formed input (or a finite model / Pinocchio loading the file)."""

@@ -18,7 +18,7 @@ ROBOTS = ["jaco6", "arm7", "serial50", "holonomic_mm", "tree38"]
 @pytest.mark.parametrize("name", ROBOTS)
 def test_mj_inverse_matches_rnea(name):
     """MuJoCo's inverse dynamics on the same model (the URDF compiled by MuJoCo itself for
-    jaco6) equals dqdyn's dqNE (seed 000 eqs. 16–30) to round-off."""
+    jaco6) equals dqdyn's dqNE ([Silva2022, eqs. (16)–(30)]) to round-off."""
     m, mj, iq, iv = robots.with_mujoco(name)
     rng = np.random.default_rng(1)
     for _ in range(3):
@@ -42,8 +42,8 @@ def test_mjcf_export_all_scalar_joint_types():
 
 @pytest.mark.parametrize("name", ["jaco6", "holonomic_mm", "tree38"])
 def test_two_routes_agree_to_roundoff(name):
-    """Newton–Euler (rnea) = M q̈ + h (CRBA / n+2-call route, thesis eq. 3.2) = inverse of ABA,
-    and the Gauss model's M_GP (seed 000 eq. 44) equals the CRBA M."""
+    """Newton–Euler (rnea) = M q̈ + h (CRBA / n+2-call route, [Silva2022thesis, eq. (3.2)]) = inverse of ABA,
+    and the Gauss model's M_GP ([Silva2022, eq. (44)]) equals the CRBA M."""
     m = getattr(robots, name)()
     rng = np.random.default_rng(3)
     q, v, a = rng.uniform(-1, 1, m.nq), rng.normal(size=m.nv), rng.normal(size=m.nv)
@@ -66,7 +66,7 @@ def test_case_jaco_reaches_thesis_table_4_6(tmp_path):
     assert r.passed and (tmp_path / "jaco.png").stat().st_size > 1000
 
 
-def test_case_holonomic_reaches_seed000_table_2():
+def test_case_holonomic_reaches_silva2022_table_2():
     r = case_holonomic(quick=True)
     assert r.stats["mean"] >= 0.9977 and r.stats["min"] >= 0.9938
 

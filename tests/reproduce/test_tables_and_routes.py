@@ -1,4 +1,4 @@
-"""Issue 20 additions to ``dqdyn reproduce``: Table C.1, operation counts, the catalogue behind
+"""The table cases of ``dqdyn reproduce``: Table C.1, operation counts, the catalogue behind
 ``--list``, the papers' routes beside each CMC row and the MuJoCo-recorded black-box case."""
 
 import pytest
@@ -12,7 +12,7 @@ def test_catalog_names_existing_cases_only():
     cases = set(available_cases())
     named = [c.strip() for r in rows if r[3] != "—" for c in r[3].split(",")]
     assert named and set(named) <= cases
-    # every regenerable table of the digests' §2 is covered
+    # every regenerable table of the publications is covered
     items = " ".join(r[1] for r in rows)
     for t in ("Table 2", "Table 3", "Table 4.6", "Table 4.7", "Table 4.8", "Table 5.1",
               "Table A.1", "Table C.1", "Tables 4.2–4.5", "Table 1"):

@@ -1,6 +1,6 @@
-"""The wheeled cases: the differential-drive base against Fierro–Lewis (thesis app. A, Table A.1;
-digest §1.9, errata §5 item 9) and the 8-DoF nonholonomic mobile manipulator against MuJoCo with
-real wheels (seed 000 Table 2, eqs. 62–64); and the batched comparisons of the other cases."""
+"""The wheeled cases: the differential-drive base against Fierro–Lewis ([Silva2022thesis, app. A,
+Table A.1], with the sign corrected for a CoM ahead of the axle) and the 8-DoF nonholonomic mobile manipulator against MuJoCo with
+real wheels ([Silva2022, Table 2, eqs. (62)–(64)]); and the batched comparisons of the other cases."""
 
 from __future__ import annotations
 
@@ -87,8 +87,8 @@ def test_wheeled_bad_input():
         robots.pioneer(d=0.01, mass=-1.0)
 
 
-def test_nonholonomic_case_beats_seed000_table_2(tmp_path):
-    """Seed 000 Table 2 (dqGP + Udwadia–Kalaba vs V-REP): mean 0.9839, min 0.8860.  Here dqdyn's
+def test_nonholonomic_case_beats_silva2022_table_2(tmp_path):
+    """[Silva2022, Table 2] (dqGP + Udwadia–Kalaba vs V-REP): mean 0.9839, min 0.8860.  Here dqdyn's
     constrained forward dynamics against MuJoCo with wheels rolling by friction."""
     r = case_nonholonomic(quick=True, out_dir=tmp_path, duration=1.5)
     s = r.stats

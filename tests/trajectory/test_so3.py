@@ -1,4 +1,5 @@
-"""Cayley cubics on SO(3) (dqdyn.trajectory.so3; seed 004 §9, digest §1.15 with errata).
+"""Cayley cubics on SO(3) (dqdyn.trajectory.so3; [Mladenova, §9], with the corrected forms of
+eq. (389) and of the multi-point recursion of §9.2.3).
 
 Oracles: the boundary conditions themselves, central finite differences of the sampled curve,
 scipy's Rotation (angles, composition) and one-sided limits at the knots."""

@@ -1,5 +1,5 @@
 """Validation analysis: the CMC metric, zero-phase Butterworth filtering, Richardson
-differentiation, and min / mean / std / max tables (digest §2.1, thesis appendix D)."""
+differentiation, and min / mean / std / max tables ([Silva2022, §5.1], [Silva2022thesis, §4.2.1.5, app. D])."""
 
 from .cmc import cmc, cmc_waveforms, summary
 from .signals import butter_lowpass, richardson_derivative

@@ -1,7 +1,8 @@
 """The coefficient of multiple correlation (CMC) of Ferrari, Cutti & Cappello (Gait & Posture
-31(4):540–542, 2010), the metric of seed 000 (P:L513–517) and the thesis (T:L1566).
+31(4):540–542, 2010), the metric of [Silva2022, §5.1] and [Silva2022thesis, §4.2.1.5].
 
-For M waveforms ``Y_{mf}`` (m = 1..M) of F samples (digest §2.1)::
+For M waveforms ``Y_{mf}`` (m = 1..M) of F samples (Ferrari et al.'s formula; neither
+publication prints it)::
 
     CMC = sqrt(1 − [Σ_m Σ_f (Y_mf − Ȳ_f)² / (F (M − 1))] / [Σ_m Σ_f (Y_mf − Ȳ)² / (M F − 1)])
 

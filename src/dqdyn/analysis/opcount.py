@@ -1,5 +1,6 @@
-"""Operation counts by running the algorithms over a counting scalar (thesis §4.2.1 Tables
-4.2–4.5, seed 000 Table 3, seed 004 Tables 1–3; digest claims 7, 13, 23 and seed 004 claim 25).
+"""Operation counts by running the algorithms over a counting scalar ([Silva2022thesis, §4.2.1.4,
+Tables 4.2–4.5], [Silva2022, Table 3], [Mladenova, Tables 1–3]; claims 7, 13, 23 of Silva2022thesis and
+claim 25 of Mladenova on the validation page).
 
 :class:`Num` is a real number that counts the multiplications, additions (subtractions) and
 divisions done on it.  Two policies (:func:`counting`):
@@ -18,8 +19,8 @@ compiled kernels, so what is counted is the algorithm that gives the right numbe
 * :func:`dqne_count` — dqNE (thesis Algs. 4.1–4.4) on an n-link revolute chain, counted per part
   as Table 4.4 (FK, twists, twist derivatives, wrenches) plus what the printed count leaves out;
 * :func:`classic_ne_count` — Luh–Walker–Paul 3-vector Newton–Euler (link frames, modified DH);
-* :func:`dqgp_count` — dqGP (seed 000 eqs. 38–51): τ = M q̈ + C q̇ + g from the CoM Jacobians;
-* :func:`vp_costs` — seed 004 Table 1: ``⟨c₁, c₂⟩``, ``O(c) p`` and the DH ``c``;
+* :func:`dqgp_count` — dqGP ([Silva2022, eqs. (38)–(51)]): τ = M q̈ + C q̇ + g from the CoM Jacobians;
+* :func:`vp_costs` — [Mladenova, Table 1]: ``⟨c₁, c₂⟩``, ``O(c) p`` and the DH ``c``;
 * :func:`fit_polynomial` — exact rational polynomial through counts at n = 1, 2, …;
 * :func:`count_tables` — every table with the printed values beside the counted ones.
 """
@@ -479,7 +480,7 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
 
 # ----------------------------------------------------------------------------------- dqGP
 def dqgp_count(n: int, rows: int = 8, seed: int = 0):
-    """dqGP (seed 000 eqs. 38–51) over counted numbers: ``M = Σ Jᵢᵀ Ψᵢ Jᵢ``, ``C = Σ Jᵢᵀ(Ψᵢ J̇ᵢ +
+    """dqGP ([Silva2022, eqs. (38)–(51)]) over counted numbers: ``M = Σ Jᵢᵀ Ψᵢ Jᵢ``, ``C = Σ Jᵢᵀ(Ψᵢ J̇ᵢ +
     S̄ᵢ Jᵢ)``, ``g = Σ Jᵢᵀ ς̄ᵢ`` and ``τ = M q̈ + C q̇ + g`` with ``Jᵢ ∈ ℝ^{rows×i}`` (the paper's
     ``J_{x_{c_i}^0} ∈ ℝ^{8×i}``; ``rows = 6`` for the pure twist rows) — the Jacobians, Ψ, S̄ and
     ς̄ given (not counted), strict policy.  Returns ``(tau, counts)``; the value is checked
@@ -526,9 +527,9 @@ PRINTED_DQGP = ((Fraction(4), Fraction(386), Fraction(401), Fraction(0)),
                 (Fraction(16, 3), Fraction(326), Fraction(908, 3), Fraction(0)))
 
 
-# ------------------------------------------------------------------ vector parameters (seed 004)
+# --------------------------------------------------------------- vector parameters [Mladenova]
 def vp_compose_counted(c1, c2):
-    """Seed 004 eq. (67): ``⟨c1, c2⟩ = (c1 + c2 + c1 × c2)/(1 − c1·c2)`` — one reciprocal of the
+    """[Mladenova, eq. (67)]: ``⟨c1, c2⟩ = (c1 + c2 + c1 × c2)/(1 − c1·c2)`` — one reciprocal of the
     common denominator, then 3 multiplications."""
     d = c1[0] * c2[0] + c1[1] * c2[1] + c1[2] * c2[2]
     k = 1.0 / (1.0 - d)
@@ -537,7 +538,7 @@ def vp_compose_counted(c1, c2):
 
 
 def vp_rotate_counted(c, p):
-    """``O(c) p = p + 2 (c × p + c × (c × p))/(1 + c²)`` (seed 004 eq. 65 applied to p)."""
+    """``O(c) p = p + 2 (c × p + c × (c × p))/(1 + c²)`` ([Mladenova, eq. (65)] applied to p)."""
     k = 2.0 / (1.0 + (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]))
     w = cross3(c, p)
     u = cross3(c, w)
@@ -545,13 +546,13 @@ def vp_rotate_counted(c, p):
 
 
 def vp_dh_counted(ta, tt):
-    """DH / modified DH vector parameter (seed 004 eq. 312): ``(tan α/2, −tan α/2 tan θ/2,
+    """DH / modified DH vector parameter ([Mladenova, eq. (312)]): ``(tan α/2, −tan α/2 tan θ/2,
     tan θ/2)`` from the two tangents (transcendental functions not counted)."""
     return [ta, -(ta * tt), tt]
 
 
 def vp_chain_counted(cs, p):
-    """Seed 004 Table 1's procedure: ``c' = ⟨c₁, …, c_n⟩`` then ``O(c') p``."""
+    """[Mladenova, Table 1]'s procedure: ``c' = ⟨c₁, …, c_n⟩`` then ``O(c') p``."""
     c = cs[0]
     for ck in cs[1:]:
         c = vp_compose_counted(c, ck)
@@ -559,7 +560,7 @@ def vp_chain_counted(cs, p):
 
 
 def vp_costs():
-    """Seed 004 Table 1 columns counted (sparse policy: the sign of −x is free) — name →
+    """[Mladenova, Table 1] columns counted (sparse policy: the sign of −x is free) — name →
     (printed (m, a), counted (m, a, divisions))."""
     rng = np.random.default_rng(2)
     out = {}
@@ -585,7 +586,7 @@ def vp_chain_count(n: int, seed: int = 0):
     return values(out), (c["m"], c["a"], c["d"]), (ta, tt, p)
 
 
-#: seed 004 Table 1 (L123–139): parametrization → c column (m, a, tr.f.) and printed Totals
+#: [Mladenova, Table 1]: parametrization → c column (m, a, tr.f.) and printed Totals
 SEED004_TABLE1 = {
     "Eulerian angles": ((3, 2, 5), ((13, 4), (14, 3))),
     "Bryant angles": ((5, 0, 3), ((15, 4), (12, 3))),
@@ -669,11 +670,11 @@ def count_tables() -> list[dict]:
     rows = [[k, f"{p[0]} / {p[1]}", f"{c[0]} / {c[1]}", "yes" if p == c else
              "no: the 3-vector formula costs less" if "footnote" in k else "NO"]
             for k, (p, c) in elementary_costs().items()]
-    tabs.append(dict(title="Thesis Table 4.2 — elementary operations (strict cost model)",
+    tabs.append(dict(title="Silva2022thesis Table 4.2 — elementary operations (strict cost model)",
                      columns=["operation", "printed m / a", "counted m / a", "agree"], rows=rows))
     rows = [[k, f"{p[0]} / {p[1]}", f"{c[0]} / {c[1]}", "yes" if p == c else "NO"]
             for k, (p, c) in com_wrench_costs().items()]
-    tabs.append(dict(title="Thesis Table 4.3 — CoM wrench (Alg. 4.4 line 7)",
+    tabs.append(dict(title="Silva2022thesis Table 4.3 — CoM wrench (Alg. 4.4 line 7)",
                      columns=["item", "printed m / a", "counted m / a", "agree"], rows=rows))
     # dqNE per part, fitted on n = 1, 2, 3
     cache = {n: dqne_count(n)[1] for n in (1, 2, 3)}
@@ -702,7 +703,7 @@ def count_tables() -> list[dict]:
                  f"{_lin(tm)} / {_lin(ta)}",
                  "no: the printed total omits the joint twists, relative CoM poses, gravity "
                  "rotation and projection, and uses a DH FK"])
-    tabs.append(dict(title="Thesis Table 4.4 / 4.5, seed 000 Table 3 — dqNE, n-link revolute "
+    tabs.append(dict(title="Silva2022thesis Table 4.4 / 4.5, Silva2022 Table 3 — dqNE, n-link revolute "
                            "chain (counted on n = 1, 2, 3; values checked against dqdyn.rnea)",
                      columns=["part", "printed m / a", "counted m / a", "agree"], rows=rows))
     # classic NE
@@ -718,7 +719,7 @@ def count_tables() -> list[dict]:
         ["classic NE (Luh et al. 1980, 3-vectors, link frames; sparse)", "150n − 48 / 131n − 48",
          f"{_lin(cm)} / {_lin(ca)} (n ≥ 2; n = 1: {c1['m']} / {c1['a']})",
          "no: counted without forward kinematics, constant DH geometry folded; Balafoutis' "
-         "count is not reproduced by this implementation (seed 004 Table 3 prints 137n − 22 "
+         "count is not reproduced by this implementation (Mladenova Table 3 prints 137n − 22 "
          "for Luh, with D/E values swapped)"],
         ["dqGP, J ∈ ℝ^{8×i} (paper's J_{x_c}), strict",
          "4n^3 + 386n^2 + 401n / (16/3)n^3 + 326n^2 + (908/3)n",
@@ -728,10 +729,10 @@ def count_tables() -> list[dict]:
         ["dqGP, J ∈ ℝ^{6×i}, strict", "—", f"{poly_str(g6m)} / {poly_str(g6a)}",
          "cubic mult. term 4n^3 as printed (M, C, g, τ only; J, J̇, Ψ, S̄ not counted)"],
     ]
-    tabs.append(dict(title="Seed 000 Table 3 / thesis Table 4.5 — classic NE and dqGP "
+    tabs.append(dict(title="Silva2022 Table 3 / Silva2022thesis Table 4.5 — classic NE and dqGP "
                            "(values checked against dqdyn.rnea / numpy)",
                      columns=["method", "printed m / a", "counted m / a", "agree"], rows=rows))
-    # seed 004 Table 1
+    # [Mladenova, Table 1]
     vc = vp_costs()
     rows = [[k, f"{p[0]} / {p[1]}", f"{c[0]} / {c[1]} (+{c[2]} div.)",
              "yes" if p == c[:2] else
@@ -750,10 +751,10 @@ def count_tables() -> list[dict]:
     rows.append(["Total, DH, counted chain ⟨c₁, …, c_n⟩ then O(c)p", "11n + 4 / 12n + 3",
                  f"{_lin(fm)} / {_lin(fa)} (+ n div.)",
                  "additions agree; multiplications 2 more per composition and 4 more for O(c)p"])
-    tabs.append(dict(title="Seed 004 Table 1 — end-effector vector by vector-parameters "
+    tabs.append(dict(title="Mladenova Table 1 — end-effector vector by vector-parameters "
                            "(sparse policy; values checked against matrix products)",
                      columns=["item", "printed m / a", "counted m / a", "agree"], rows=rows))
-    # seed 004 Table 3: the arithmetic of the printed rows at n = 6
+    # [Mladenova, Table 3]: the arithmetic of the printed rows at n = 6
     t3 = [("C Hollerbach 4×4", (830, -592), 4388, (675, -464), 3586),
           ("C Hollerbach 3×3", (412, -277), 2195, (320, -201), 1719),
           ("D Luh/Armstrong", (137, -22), 852, (131, -48), 738),
@@ -766,7 +767,7 @@ def count_tables() -> list[dict]:
         rows.append([name, f"{_fmt_lin(*fm_)} = {vm} / {_fmt_lin(*fa_)} = {va}",
                      f"{em} / {ea}", "yes" if (em, ea) == (vm, va) else
                      "NO: the n = 6 values of rows D and E are swapped" if name[0] in "DE" else "NO"])
-    tabs.append(dict(title="Seed 004 Table 3 — printed formulas evaluated at n = 6 (A, B: "
+    tabs.append(dict(title="Mladenova Table 3 — printed formulas evaluated at n = 6 (A, B: "
                            "leading terms only printed, not checkable)",
                      columns=["method", "printed formula = value (m / a)", "formula at n = 6",
                               "agree"], rows=rows))

@@ -8,7 +8,7 @@
 * :class:`JointCoupling` — ``q_j = r q_m + c`` (gears, mimic-type couplings).
 * :class:`UserConstraint` — a callable ``(model, q, v) -> (A, b)`` or constant ``A``, ``b``.
 * :mod:`.pseudo_coordinates` — Hamel / Boltzmann–Hamel equations in quasi-velocities
-  (:class:`PseudoCoordinates`, seed 004 §6).
+  (:class:`PseudoCoordinates`, [Mladenova, §6]).
 * :mod:`.models` — bundled models with their constraints: the 8-DoF differential-drive mobile
   manipulator, a four-bar, a five-bar, a slider-crank.
 

@@ -2,7 +2,7 @@
 
 A constraint is an object that gives, at a state ``(q, v)``, the **acceleration-level** form
 
-    A(q, v) v̇ = b(q, v)                       (seed 000 eq. 62; seed 002 eqs. 54–55)
+    A(q, v) v̇ = b(q, v)                       ([Silva2022, eq. (62)]; [Kim2012, eqs. (54)–(55)])
 
 (``v̇`` is the time derivative of dqdyn's velocity ``v``; it is ``q̈`` for every joint but the
 spherical and free joints).  Every bundled constraint is *scleronomic* (time-invariant) and is the

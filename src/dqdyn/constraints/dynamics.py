@@ -8,7 +8,7 @@ several are stacked row-wise.  The unconstrained model is ``M v̇ + h(q, v) = τ
 dqdyn's CRBA / RNEA by default, or the Gauss-principle terms of :mod:`.gauss` with
 ``dynamics="gauss"``).
 
-**Forward dynamics** (seed 000 eqs. 62–63, Udwadia & Kalaba 1992).  With ``Q = τ − h``, the
+**Forward dynamics** ([Silva2022, eqs. (62)–(63)], [Udwadia1992]).  With ``Q = τ − h``, the
 unconstrained acceleration ``a = M⁻¹ Q`` and a factor ``M = L Lᵀ`` (Cholesky; any square root
 works in the fundamental equation, the symmetric ``M^{1/2}`` of the paper included):
 
@@ -22,7 +22,7 @@ subject to ``A v̇ = b`` and equals the Lagrange-multiplier (KKT) solution
 solution (inconsistent constraints) the residual ``(I − D D⁺)(b − A a)`` is non-zero and
 :class:`~dqdyn.errors.InfeasibleError` names it.
 
-**Inverse dynamics of closed chains** (seed 002 §3.1, eqs. 56–66): with the open-chain inverse
+**Inverse dynamics of closed chains** ([Kim2012, §3.1, eqs. (56)–(66)]): with the open-chain inverse
 dynamics ``τ_r = M v̇ + h`` and ``τ_r = τ + Aᵀ λ``, the passive rows give ``A_pᵀ λ = τ_pr − τ_p``
 and the active ones ``τ_a = τ_ar − A_aᵀ λ``.  Unique when ``A_aᵀ`` vanishes on the null space of
 ``A_pᵀ`` (``m = n_p``, eq. 58); otherwise (redundant actuation) the minimum-norm active torque
@@ -235,7 +235,7 @@ _CHOL_COND = 1e5
 
 @njit
 def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
-    """The Udwadia–Kalaba step (seed 000 eq. 63) where ``D = A M^{-½}`` (``Wᵀ``) has full row
+    """The Udwadia–Kalaba step ([Silva2022, eq. (63)]) where ``D = A M^{-½}`` (``Wᵀ``) has full row
     rank and is well conditioned: there ``D⁺ = Dᵀ (D Dᵀ)⁻¹``, so ``λ = G⁻¹ r`` with
     ``G = D Dᵀ = Wᵀ W`` (m × m) by Cholesky, ``z = W λ``, ``proj = r`` (D maps onto R^m).  Used only when the
     Cholesky succeeds and ``‖G‖₁ ‖G⁻¹‖₁ < _CHOL_COND`` (for a symmetric G, a bound on its
@@ -329,9 +329,9 @@ def _uk_on(M, Qf, A, b, rcond, L, qdd, Qc, lam, info, w):
     col = w[2 * n : 3 * n]
     r = w[3 * n : 3 * n + m]
     proj = w[3 * n + m : 3 * n + 2 * m]
-    # (views: numba's reshape cost ~0.1 µs each here; the eighth session saw the compiled q̈
-    # move by an ulp against the plain-Python run with views, not seen since G⁻¹ went to
-    # spd_inverse — tests/test_kernel_cache.py holds the two equal)
+    # (views: numba's reshape would cost ~0.1 µs each here.  With G⁻¹ from spd_inverse the
+    # compiled q̈ equals the plain-Python run with views to the last bit —
+    # tests/test_kernel_cache.py holds the two equal)
     W = view(w, 3 * n + 2 * m, (n, m))
     o = 3 * n + 2 * m + n * m
     V = view(w, o, (m, m))
@@ -453,7 +453,7 @@ def _rcond_tol(rcond, tol) -> tuple[float, float]:
 
 def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *,
                    rcond: float = 1e-10, tol: float = 1e-9):
-    """The fundamental equation (seed 000 eqs. 62–63) on plain arrays, one state.
+    """The fundamental equation ([Silva2022, eqs. (62)–(63)]) on plain arrays, one state.
 
     Returns ``(v̇, Q_c, λ)`` for ``M v̇ = Q + Q_c`` subject to ``A v̇ = b`` (compiled: Cholesky,
     triangular solves and a one-sided Jacobi SVD of ``D = A L⁻ᵀ``).  Raises
@@ -514,7 +514,7 @@ def _frame(mi, mf, q, body, pl, code, sw, J, jdv, R, p, t):
     (gravity taken out), ``ȯ = v + ω × o`` and ``J̇ v = [α; a + α × o + ω × ȯ]``; in the frame's
     axes ``J_b = Rᵀ J`` and ``J̇_b v = Rᵀ [α; a + α × o]`` (the derivative of ``Rᵀ J v`` minus
     ``J_b v̇``).  The same ``J``, ``J̇ v`` as :func:`~dqdyn.algorithms.jacobians.jacobian_drift_kernel`
-    (seed 000 eq. 10, Lemma 2.1, in the frame's axes), which the general path uses (tests: the
+    ([Silva2022, eq. (10), Lemma 2.1], in the frame's axes), which the general path uses (tests: the
     two paths, Pinocchio, finite differences).  ``t``: 16 scratch floats."""
     nb1 = mi.shape[0]
     nv = J.shape[1]
@@ -1034,7 +1034,7 @@ def constrained_inverse_dynamics(model: Model, q, v, qdd, constraints, actuated,
                                  tau_passive=None, objective: str = "min_torque",
                                  rcond: float = 1e-10, tol: float = 1e-8) -> ConstrainedInverseResult:
     """Joint forces that produce the (constraint-consistent) motion ``(q, v, v̇)`` of a closed
-    chain (seed 002 §3.1).
+    chain ([Kim2012, §3.1]).
 
     ``actuated``: nv booleans (or a list of actuated joint names / DoF indices).  ``tau_passive``:
     the forces of the passive DoFs (default 0: free joints).  ``objective`` for redundant
@@ -1061,7 +1061,7 @@ def constrained_inverse_dynamics(model: Model, q, v, qdd, constraints, actuated,
         raise InfeasibleError(
             f"qdd: the requested acceleration violates the constraints (|A v̇ − b| = {viol:.3e}); "
             "expected A qdd = b: "
-            "a closed chain can only follow motions with A v̇ = b (see seed 002 eq. 55)"
+            "a closed chain can only follow motions with A v̇ = b (see Kim2012 eq. (55))"
         )
     M, h = _dynamics_terms(model, q, v, "crba")
     tau_r = M @ qdd + h
@@ -1085,7 +1085,7 @@ def constrained_inverse_dynamics(model: Model, q, v, qdd, constraints, actuated,
             f"{np.flatnonzero(~act).tolist()} cannot follow it with the given passive forces "
             f"(residual of A_pᵀ λ = τ_pr − τ_p is {resid:.3e}; {A.shape[0]} constraint rows, "
             f"{int((~act).sum())} passive DoFs); use constrained forward / hybrid dynamics instead "
-            "(seed 002 §3.1, case m < n_p)"
+            "(Kim2012 §3.1, case m < n_p)"
         )
     N = Vt[rank:].T  # null space of A_pᵀ (m × k)
     tau_a0 = tau_r[act] - Aa.T @ lam0

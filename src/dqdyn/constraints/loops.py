@@ -1,6 +1,6 @@
 r"""Loop closures between two frames, joint couplings, and user-defined constraints.
 
-Loop closures (seed 002 §3, eqs. 54–55: cut the loop, keep the tree, add ``f(q) = 0``) are
+Loop closures ([Kim2012, §3, eqs. (54)–(55)]: cut the loop, keep the tree, add ``f(q) = 0``) are
 written with the frames' **world-aligned** Jacobians (rows ``[ω⁰; ṗ]``: angular velocity in F_0
 and the velocity of the frame origin), whose time derivatives are the true angular and linear
 accelerations; so every row below is an exact time derivative and ``b = −Ȧ v`` is exact.

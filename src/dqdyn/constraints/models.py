@@ -2,10 +2,10 @@
 configuration ``q0`` that satisfies the constraints (to ~1e-15; any ``v`` with ``A v = 0``, e.g.
 zero, completes a consistent state).
 
-* :func:`mobile_manipulator` — the paper's case (seed 000 §4.5, §5): a differential-drive base
+* :func:`mobile_manipulator` — the paper's case ([Silva2022, §4.5, §5]): a differential-drive base
   ``(x, y, φ)`` (planar joint) carrying a 5-DoF arm, 8 DoF, one nonholonomic constraint; the axle
   midpoint is behind the base origin and the base CoM ahead of it (so neither coincides with the
-  axle, digest erratum 8).
+  axle; [Silva2022, eq. (64)] holds for a point on the axle, and the paper tacitly puts the CoM there).
 * :func:`four_bar`, :func:`five_bar`, :func:`slider_crank` — planar closed chains in the x–z plane
   (joint axes along y, gravity −z), each loop cut at one joint and closed with a ``3d`` point
   constraint: two effective rows and one identically zero row (a redundant constraint).
@@ -34,7 +34,7 @@ def _box_inertia(m: float, a: float, b: float, c: float) -> np.ndarray:
 
 
 def mobile_manipulator(*, arm_dof: int = 5, axle_offset=(-0.12, 0.0), gravity=(0.0, 0.0, -9.81)):
-    """The paper's 8-DoF differential-drive mobile manipulator (seed 000 §5: base ``(x, y, φ)``
+    """The paper's 8-DoF differential-drive mobile manipulator ([Silva2022, §5]: base ``(x, y, φ)``
     on a planar joint + a 5-DoF arm, one nonholonomic constraint, eq. 64).
 
     ``arm_dof=6`` gives the 9-DoF variant (the paper's holonomic mobile manipulator's size, here

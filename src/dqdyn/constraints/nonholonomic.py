@@ -1,4 +1,4 @@
-"""Rolling without slipping of a differential-drive base (seed 000 eq. 64, seed 003 App. A).
+"""Rolling without slipping of a differential-drive base ([Silva2022, eq. (64)], [Silva2022thesis, app. A]).
 
 The base moves by a planar joint ``(x, y, φ)``; its wheels share an axle along the base body's
 ``y`` axis whose midpoint ``P`` sits at ``axle_offset = (d_x, d_y)`` in the base body frame.
@@ -12,7 +12,8 @@ parent chain, any placement of the planar joint).  Its time derivative gives ``A
 
     A = [−sin φ, cos φ, d, 0 …],   b = φ̇ (ẋ cos φ + ẏ sin φ)
 
-— the paper's eq. 64 when ``d = 0`` (the paper puts the axle at the CoM, digest erratum 8;
+— the paper's eq. (64) when ``d = 0`` (the paper tacitly puts the axle at the CoM, which it
+never states;
 here the axle may be anywhere on the base).  The constraint is nonholonomic: it has no position
 residual.
 

@@ -1,4 +1,4 @@
-"""Mobile-manipulator motion planning from Cartesian goals (seed 004 §9.1, L2585–2622).
+"""Mobile-manipulator motion planning from Cartesian goals ([Mladenova, §9.1]).
 
 The platform is nonholonomic (a differential drive on a planar joint, the axle midpoint ``P`` at
 ``axle_offset`` in the base frame must not slip sideways), the arm is holonomic.  Following the

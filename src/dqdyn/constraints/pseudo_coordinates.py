@@ -1,5 +1,6 @@
-"""Nonholonomic systems in pseudo-coordinates: Hamel / Boltzmann–Hamel equations (seed 004 §6,
-eqs. 214–255; digest §1.12 and errata (231), (253)).
+"""Nonholonomic systems in pseudo-coordinates: Hamel / Boltzmann–Hamel equations ([Mladenova, §6,
+eqs. (214)–(255)]), with the corrected forms of eq. (231) (the sum runs over s, l, not i, j) and
+eq. (253) (``Ȧ₂ q̇`` where the printed form has ``A₂ q̈``).
 
 Generalized coordinates ``q ∈ ℝⁿ`` with ``q̇ = v`` (vector-space joints: revolute, prismatic,
 planar — the mobile manipulators' base), ``n − m`` linear velocity constraints ``A₂(q) q̇ = 0``

@@ -1,4 +1,4 @@
-"""Elastic-joint manipulators (seed 004 §7): rotors, gears, joint springs.
+"""Elastic-joint manipulators ([Mladenova, §7]): rotors, gears, joint springs.
 
 * :func:`elastic` / :class:`ElasticModel` — declare per joint a rotor (mass, axial and transverse
   inertia, placement on the parent link), gear ratio N, stiffness K and damping D on any dqdyn

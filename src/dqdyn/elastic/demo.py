@@ -1,4 +1,4 @@
-"""The ``dqdyn reproduce elastic`` case: seed 004 §7.5's Lie-bracket determinant, Spong's
+"""The ``dqdyn reproduce elastic`` case: the Lie-bracket determinant of [Mladenova, §7.5], Spong's
 feedback linearisation tracking a link trajectory on a 7-DoF elastic arm, and the symbolic
 (§8) M, C, g against dqdyn's compiled kernels."""
 
@@ -138,7 +138,7 @@ def case_elastic(quick=False, out_dir=None):
              f"{d['relative_degree']}; {label}, elastic (N = 100): tracking RMS error "
              f"{rms:.2e} rad over {t[-1]:.0f} s; symbolic M, C, g vs compiled kernels: max rel. "
              f"diff {err:.1e} (generated in {gen:.1f} s)")
-    return CaseResult(name="elastic", title="Elastic joints + symbolic dynamics (seed 004 §7–8)",
+    return CaseResult(name="elastic", title="Elastic joints + symbolic dynamics [Mladenova, §7–8]",
                       quantity="tracking RMS (rad)", values=np.array([rms, err]), paper=None,
                       passed=bool(ok), seconds=time.perf_counter() - t0, figures=figs, notes=notes,
                       extra={"det": str(d["det"]), "rms": rms, "symbolic_error": err})

@@ -1,4 +1,4 @@
-"""Elastic-joint manipulators (seed 004 §7; Spong 1987; Murphy's full model).
+"""Elastic-joint manipulators ([Mladenova, §7]; [Spong1987]; Murphy's full model).
 
 Every elastic joint ``i`` is driven through a torsional spring (stiffness ``K_i``, damping
 ``D_i``) by a rotor: a body of revolution (mass ``m_r``, axial inertia ``J_a``, transverse inertia
@@ -396,7 +396,7 @@ class ElasticModel:
                                   f"{[j for j, d in zip(self.joints, self.D) if d != 0]}")
 
     def inverse_dynamics(self, q, qd, qdd, q3, q4) -> dict:
-        """Motor torques for a link trajectory (reduced model; flatness, seed 004 §7.4):
+        """Motor torques for a link trajectory (reduced model; flatness, [Mladenova, §7.4]):
         ``θ = q + K⁻¹τ``, ``θ̇ = q̇ + K⁻¹τ̇``, ``θ̈ = q̈ + K⁻¹τ̈``, ``u = B θ̈ + τ`` with
         ``τ(t) = D q̈ + c + g`` of the link model and its exact time derivatives
         (:func:`~dqdyn.elastic.taylor.rnea_taylor`).  Returns ``theta``, ``theta_d``,
@@ -438,7 +438,7 @@ class ElasticModel:
         return qdd, q3, D
 
     def feedback_linearizing_control(self, reference, gains=None):
-        """Spong's static state feedback for the reduced model (seed 004 §7.4.2, the feedback
+        """Spong's static state feedback for the reduced model ([Mladenova, §7.4.2], the feedback
         the paper leaves unprinted): ``q⁽⁴⁾ = w`` with
         ``w = q_d⁽⁴⁾ + k₃ e⁽³⁾ + k₂ ë + k₁ ė + k₀ e`` (``e = q_d − q``; ``q̈``, ``q⁽³⁾`` from the
         state), realised by ``u = B (q̈ + K⁻¹ τ̈) + K(θ − q)`` with ``τ̈`` of the link model at

@@ -1,7 +1,7 @@
-"""The single-link flexible-joint arm of seed 004 §7.5 (Marino–Spong), symbolically (sympy).
+"""The single-link flexible-joint arm of [Mladenova, §7.5] (Marino–Spong), symbolically (sympy).
 
-State ``x = (q_l, q̇_l, q_m, q̇_m)`` (eqs. 306–307; the digest's corrected (305): ``MgL`` and
-``−2c ċ²/(1+c²)``):
+State ``x = (q_l, q̇_l, q_m, q̇_m)`` (eqs. (306)–(307); the corrected form of eq. (305): ``MgL`` and
+``−2c ċ²/(1+c²)`` where the printed one has ``2Mg`` and ``+2c ċ²/(1+c²)``):
 
 ``f = (x₂, −(MgL/I_l) sin x₁ − (K/I_l)(x₁ − x₃), x₄, (K/I_m)(x₁ − x₃))``, ``g = (0, 0, 0, 1/I_m)``.
 

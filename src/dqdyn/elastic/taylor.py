@@ -6,7 +6,7 @@ in truncated Taylor arithmetic (numpy; no numba kernel).
 ``[τ, τ̇, τ̈/2]`` (3 × nv) of ``τ(t) = M(q) q̈ + C(q, q̇) q̇ + g(q)``: every quantity of the
 recursion (rotations, velocities, accelerations, forces) is a polynomial in ``t`` truncated after
 ``t²``, so the derivatives are exact (no finite differences).  They are what the flatness of the
-reduced elastic-joint model needs (seed 004 §7.4: the motor position is ``θ = q + K⁻¹τ``, the
+reduced elastic-joint model needs ([Mladenova, §7.4]: the motor position is ``θ = q + K⁻¹τ``, the
 motor torque ``u = J θ̈ + τ``, so ``τ̈`` is needed; Spong's static feedback needs the same).
 
 The recursion (body frames, classical accelerations, gravity as a base acceleration ``−g``):

@@ -1,4 +1,5 @@
-"""Moved: seed 001's experiments live in :mod:`dqdyn.reproduce.seed001` with every other paper's.
+"""Moved: the parallel-robot experiments of [MontgomerySmith2023] live in
+:mod:`dqdyn.reproduce.parallel_robots` with every other paper's.
 
 This name stays importable (``from dqdyn.parallel.reproduce import reproduce_parallel``): it is the
 same module object.
@@ -6,6 +7,6 @@ same module object.
 
 import sys
 
-from ..reproduce import seed001
+from ..reproduce import parallel_robots
 
-sys.modules[__name__] = seed001
+sys.modules[__name__] = parallel_robots

@@ -4,7 +4,7 @@ Each row of the table is ``(θ, d, a, α)`` for one joint ``i = 1 … n``; the j
 ``θ_i = q_i + θ`` for a revolute joint and ``d_i = q_i + d`` for a prismatic one (the table
 entry of the variable is its offset).  The pose of DH frame ``i`` in DH frame ``i-1`` is
 
-* **standard** DH (seed 003 eq. 3.20, Spong / Corke's ``DHRobot``)::
+* **standard** DH ([Silva2022thesis, eq. (3.20)], Spong / Corke's ``DHRobot``)::
 
       x_i^{i-1} = r_{z,θ_i} p_{z,d_i} p_{x,a_i} r_{x,α_i}
 
@@ -177,7 +177,7 @@ def serial_from_dh(
     table:
         ``(n, 4)`` rows ``(θ, d, a, α)``; the joint variable's entry is its offset.
     convention:
-        ``"standard"`` (distal, seed 003 eq. 3.20) or ``"modified"`` (proximal, Craig).
+        ``"standard"`` (distal, [Silva2022thesis, eq. (3.20)]) or ``"modified"`` (proximal, Craig).
     joint_types:
         ``None`` (all revolute) or one ``'R'`` / ``'P'`` per row, as a string (``"RRPRRR"``) or
         a sequence (``"revolute"`` / ``"prismatic"`` are accepted too).

@@ -1,6 +1,6 @@
-"""The papers' experiments, with MuJoCo as the realistic simulator (digest §2).
+"""The experiments of [Silva2022, §5] and [Silva2022thesis], with MuJoCo as the realistic simulator.
 
-Dynamics cases (seed 000 §5, thesis §4.4 / §5.3): MuJoCo (RK4, zero damping / armature /
+Dynamics cases ([Silva2022, §5]; [Silva2022thesis, §4.2.1.5, §4.2.3.2, §5.3]): MuJoCo (RK4, zero damping / armature /
 friction, no contacts) drives the robot along sinusoidal joint-velocity references
 (:class:`~dqdyn.simulation.SinusoidalReference`) with its *own* computed-torque law (``mj_fullM``
 and ``qfrc_bias``, evaluated continuously at every RK4 stage — the simulator's low-level
@@ -10,19 +10,20 @@ extrapolated differentiation of ``q̇`` (thesis app. D), and
 
 * inverse dynamics (JACO, 38-DoF tree; thesis Tables 4.6, 5.1): ``τ_dqdyn = rnea(q, q̇, q̈)``
   against the applied torque;
-* forward dynamics (50-DoF arm, holonomic mobile manipulator; seed 000 Table 2):
+* forward dynamics (50-DoF arm, holonomic mobile manipulator; [Silva2022, Table 2]):
   ``q̈_dqdyn = aba(q, q̇, τ)`` against the differentiated MuJoCo velocity;
 
 both waveforms low-pass filtered alike (6th-order zero-phase Butterworth, thesis app. D), then one
-CMC per joint (Ferrari et al. 2010, digest §2.1) and its min / mean / std / max.
+CMC per joint (Ferrari et al. 2010, as in [Silva2022, §5.1]) and its min / mean / std / max.
 
 Wheeled cases:
 
-* ``fierro_lewis`` (thesis app. A, Table A.1; digest §1.9, errata §5 item 9): the Pioneer base
+* ``fierro_lewis`` ([Silva2022thesis, app. A, Table A.1]): the Pioneer base
   driven along a rolling trajectory; dqNE's generalized forces ``(f_x, f_y, τ_z)`` against the
-  Fierro–Lewis model ``M(q) q̈ + c(q, q̇)`` with the corrected sign, and the printed sign's loss
+  Fierro–Lewis model ``M(q) q̈ + c(q, q̇)`` with the corrected sign (the printed ``M₁₃``, ``c₁``
+  belong to a CoM at ``−d``, while eq. (A.3) puts it at ``+d``), and the printed sign's loss
   of agreement for a large CoM offset ``d``.
-* ``nonholonomic_mm`` (seed 000 Table 2, §4.5 eqs. 62–64): the 8-DoF differential-drive mobile
+* ``nonholonomic_mm`` ([Silva2022, Table 2; §4.5, eqs. (62)–(64)]): the 8-DoF differential-drive mobile
   manipulator in MuJoCo *with real wheels* rolling on a floor by friction; dqdyn's Udwadia–Kalaba
   constrained forward dynamics against the differentiated MuJoCo velocities.
 
@@ -266,13 +267,13 @@ def case_jaco(quick=False, out_dir=None):
 
 
 def case_serial50(quick=False, out_dir=None):
-    """50-DoF serial arm, forward dynamics (seed 000 Table 2: mean 0.9893)."""
+    """50-DoF serial arm, forward dynamics ([Silva2022, Table 2]: mean 0.9893)."""
     return _dynamics_case("serial50", "serial50", "50-DoF serial arm", "forward", 0.9893, quick,
                           out_dir, amp=0.4, seed=50, cutoff=25.0, duration=2.0 if quick else 8.0)
 
 
 def case_holonomic(quick=False, out_dir=None):
-    """9-DoF holonomic mobile manipulator, forward dynamics (seed 000 Table 2: mean 0.9977)."""
+    """9-DoF holonomic mobile manipulator, forward dynamics ([Silva2022, Table 2]: mean 0.9977)."""
     return _dynamics_case("holonomic_mm", "holonomic_mm", "9-DoF holonomic mobile manipulator",
                           "forward", 0.9977, quick, out_dir, amp=0.6, seed=9, cutoff=25.0,
                           duration=3.0 if quick else 10.0)
@@ -300,7 +301,7 @@ def case_tree38(quick=False, out_dir=None):
 
 
 def case_tree38_blackbox(quick=False, out_dir=None, *, every: int = 5):
-    """Thesis T:L1963 (black-box subsystems): subsystem 9 of the 38-DoF robot replaced by the
+    """Black-box subsystems [Silva2022thesis, §5.1]: subsystem 9 of the 38-DoF robot replaced by the
     wrench MuJoCo transmits at its connection (``cfrc_int``), recorded at every ``every``-th
     sample and interpolated (cubic spline); τ of the other 34 joints from the graph against
     MuJoCo's applied torques (CMC, Table 5.1's pipeline).  Also reported: the interpolation error
@@ -367,7 +368,7 @@ def _unicycle_wheel_torques(vd, wd, v_fwd, omega, r, w, kv, kw):
 
 def pioneer_run(d, duration, dt=1e-3, *, mass=16.0, i33=2.0906):
     """Simulate the Pioneer (thesis app. A) with dqdyn's constrained dynamics (rolling without
-    slipping at the axle midpoint, seed 000 eq. 64, by Udwadia–Kalaba) under wheel torques from a
+    slipping at the axle midpoint, [Silva2022, eq. (64)], by Udwadia–Kalaba) under wheel torques from a
     velocity loop tracking sinusoidal unicycle references; returns ``(model, trajectory,
     wheel torques (N, 2))``."""
     from ..constraints import DifferentialDriveConstraint
@@ -394,25 +395,25 @@ def pioneer_run(d, duration, dt=1e-3, *, mass=16.0, i33=2.0906):
 
 
 def case_fierro_lewis(quick=False, out_dir=None):
-    """Thesis appendix A (Table A.1; digest §1.9, errata §5 item 9): the Pioneer differential-
+    """[Silva2022thesis, app. A, Table A.1]: the Pioneer differential-
     drive base (m = 16 kg, i₃₃ = 2.0906, d = 0.001 m) driven along a trajectory that satisfies
     the rolling constraint.  dqNE's projected generalized forces ``(f_x, f_y, τ_z) =
     𝒩(q, q̇, q̈)`` (base twist of eq. A.8 = dqdyn's planar joint moved to the CoM) against the
     Fierro–Lewis model ``M(q) q̈ + c(q, q̇)`` with the corrected sign for a CoM at ``+d``, on the
-    same ``q̈`` (Richardson-differentiated, Butterworth 10 Hz as T:L2247).  Also: the printed
+    same ``q̈`` (Richardson-differentiated, Butterworth 10 Hz as in [Silva2022thesis, §A.1]).  Also: the printed
     sign (``M₁₃ = +m d sin φ``, ``c₁ = +m d φ̇² cos φ``) at d = 0.001 and at d = 0.15, where it
     loses agreement (the erratum), and the reduced (constrained) equation
     ``Sᵀ(q) (M q̈ + c − B τ) = 0`` on the simulated accelerations (``S`` spans the admissible
     velocities).
 
     Input: the thesis drove the Pioneer with constant wheel torques (τ_l = 5, τ_r = 8 N m, 2000
-    iterations, T:L2255).  With the axle midpoint at F_r's origin the rolling constraint force
+    iterations, [Silva2022thesis, §A.1]).  With the axle midpoint at F_r's origin the rolling constraint force
     has no τ_z component, so constant wheel torques make τ_z exactly constant — a waveform
     without variance, for which the CMC is undefined — and the speed grows without bound.  Here
     the wheel torques come from a velocity loop tracking sinusoidal unicycle references
     (:func:`pioneer_run`); wheel radius and track are the Pioneer 3-DX datasheet values."""
     t0 = time.perf_counter()
-    dur = 2.0 if quick else 10.0  # 2000 iterations at 1 ms, as the thesis's 2000 (T:L2255)
+    dur = 2.0 if quick else 10.0  # 2000 iterations at 1 ms, as the thesis's 2000 ([Silva2022thesis, §A.1])
     cutoff, fs = 10.0, 1000.0
     res, wave = {}, {}
     for d in (0.001, 0.15):
@@ -455,7 +456,7 @@ def case_fierro_lewis(quick=False, out_dir=None):
                          f"printed {format_cmc(res[0.15]['printed'][j])}", fontsize=9, loc="right")
         _legend_outside(axes[0], fontsize=7)
         axes[-1].set_xlabel("time t (s)")
-        fig.suptitle("Differential-drive base, d = 0.15 m (thesis app. A, erratum 9)", fontsize=10)
+        fig.suptitle("Differential-drive base, d = 0.15 m (Silva2022thesis app. A, printed vs corrected sign)", fontsize=10)
         fig.tight_layout()
         path = Path(out_dir) / "fierro_lewis.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -563,8 +564,8 @@ def run_wheeled_mm(mj, maps, q0, duration, *, settle=0.3, seed=8, arm_amp=0.5, k
 
 
 def compare_nonholonomic(model, cons, log, cutoff=25.0, constrained=True):
-    """dqdyn's constrained forward dynamics (Udwadia–Kalaba, seed 000 eq. 63 with the rolling
-    constraint eq. 64; one batched call) at the logged states and mapped forces, against the
+    """dqdyn's constrained forward dynamics (Udwadia–Kalaba, [Silva2022, eq. (63)] with the rolling
+    constraint eq. (64); one batched call) at the logged states and mapped forces, against the
     Richardson-differentiated MuJoCo velocities; both Butterworth-filtered; CMC per coordinate.
     ``constrained=False``: plain ABA (no rolling constraint) — a negative control."""
     from ..constraints.dynamics import constrained_forward_dynamics
@@ -580,7 +581,7 @@ def compare_nonholonomic(model, cons, log, cutoff=25.0, constrained=True):
 
 
 def case_nonholonomic(quick=False, out_dir=None, *, wheel_mass=0.1, duration=None):
-    """Seed 000 Table 2 (dqGP + Udwadia–Kalaba: mean 0.9839): the 8-DoF nonholonomic mobile
+    """[Silva2022, Table 2] (dqGP + Udwadia–Kalaba: mean 0.9839): the 8-DoF nonholonomic mobile
     manipulator (:func:`dqdyn.constraints.mobile_manipulator`: planar base (x, y, φ) + 5-DoF arm,
     rolling constraint at the axle (−0.12, 0)) against MuJoCo with real wheels (free-joint
     chassis, two driven wheels rolling by friction, frictionless casters;
@@ -623,7 +624,7 @@ def case_nonholonomic(quick=False, out_dir=None, *, wheel_mass=0.1, duration=Non
 
 
 # ---------------------------------------------------------------------------- control cases
-#: thesis appendix B (T:L2329–2339): start and goal end-effector positions (m)
+#: [Silva2022thesis, §B.1.2]: start and goal end-effector positions (m)
 JACO_START = np.array([0.2828, 0.1177, 0.6855])
 JACO_GOAL = np.array([-0.4619, -0.0675, 0.6277])
 
@@ -739,7 +740,7 @@ def case_tracking(quick=False, out_dir=None):
 
 #: name -> (function, kind); kind "cmc" (dynamics comparison) or "control"
 def case_elastic(quick=False, out_dir=None):
-    """Seed 004 §7–8 (issue 18): the logic lives in :mod:`dqdyn.elastic.demo`."""
+    """Elastic joints and symbolic dynamics [Mladenova, §7–8]: the logic lives in :mod:`dqdyn.elastic.demo`."""
     from ..elastic.demo import case_elastic as _case
 
     return _case(quick=quick, out_dir=out_dir)

@@ -1,14 +1,14 @@
 """The robots of the papers' experiments, as dqdyn models plus matching MuJoCo models.
 
-No inertial parameters are published for any of them (digest §2.2), so they are stand-ins with
+No inertial parameters are published for any of them, so they are stand-ins with
 the same structure: the JACO-like 6-DoF arm ``jaco6`` (bundled URDF), a 7-DoF arm, a 50-DoF
 serial arm, the 9-DoF holonomic mobile manipulator (the arm on a youBot-like base with a planar
 root joint, bundled URDF ``youbot_jaco``), and a 38-DoF branched robot of 9 subsystems
-(1 × 6-DoF + 8 × 4-DoF, thesis §5.3).
+(1 × 6-DoF + 8 × 4-DoF, [Silva2022thesis, §5.3]).
 
-Wheeled robots: the Pioneer differential-drive base of thesis appendix A (:func:`pioneer`; a planar
+Wheeled robots: the Pioneer differential-drive base of [Silva2022thesis, app. A] (:func:`pioneer`; a planar
 joint with the CoM ``d`` ahead of the axle midpoint) and the 8-DoF nonholonomic mobile manipulator
-of seed 000 §5 (:func:`dqdyn.constraints.mobile_manipulator`) with a MuJoCo twin that has *real
+of [Silva2022, §5] (:func:`dqdyn.constraints.mobile_manipulator`) with a MuJoCo twin that has *real
 wheels* rolling on a floor by contact friction (:func:`wheeled_mm_mjcf`, :func:`wheeled_mm_with_mujoco`).
 """
 
@@ -35,7 +35,7 @@ def arm7():
 
 
 def serial50():
-    """The 50-DoF serial arm (seed 000 §5; links 8 cm, 0.3 kg, random inertias)."""
+    """The 50-DoF serial arm ([Silva2022, §5]; links 8 cm, 0.3 kg, random inertias)."""
     return serial_chain(50, link_length=0.08, link_mass=0.3, seed=50)
 
 
@@ -47,7 +47,7 @@ def holonomic_mm():
 def tree38():
     """38-DoF fixed-base tree of 9 subsystems: a 6-DoF trunk and eight 4-DoF limbs, two limbs
     attached to the trunk at each of links 2, 4 and 6, and two attached at the tips of limbs
-    (a tree of subsystems as in thesis Fig. 5.x / digest §1.8)."""
+    (a tree of subsystems as in [Silva2022thesis, §5.3, Fig. 5.6])."""
     rng = np.random.default_rng(38)
     b = ModelBuilder("tree38")
     axes = [(0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 1, 0)]
@@ -89,7 +89,7 @@ def with_mujoco(name: str, timestep: float = 1e-3, integrator: str = "RK4"):
 
 # ------------------------------------------------------------------------------ wheeled robots
 #: Pioneer 3-DX wheel radius and track width (m): the robot's datasheet values (195 mm wheels,
-#: 331 mm between wheel centres) — the thesis gives only m, i₃₃ and d (T:L2224–2258).
+#: 331 mm between wheel centres) — the thesis gives only m, i₃₃ and d ([Silva2022thesis, §A.1]).
 PIONEER_WHEEL_RADIUS = 0.0975
 PIONEER_TRACK = 0.331
 

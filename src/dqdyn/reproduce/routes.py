@@ -1,11 +1,11 @@
 """The papers' alternative routes, computed by dqdyn itself, beside each CMC row of
-``dqdyn reproduce`` (seed 000 Table 2: dqGP / dqNE / rtNE; thesis Tables 4.6–4.8, 5.1: dqNE /
-rtNE / sv2NE), the graph-based Table 5.1 (modular dqNE, thesis ch. 5) and a black-box case.
+``dqdyn reproduce`` ([Silva2022, Table 2]: dqGP / dqNE / rtNE; [Silva2022thesis, Tables 4.6–4.8, 5.1]:
+dqNE / rtNE / sv2NE), the graph-based Table 5.1 (modular dqNE, [Silva2022thesis, ch. 5]) and a black-box case.
 
 Routes (one batched evaluation each, on the same MuJoCo log and the same filtering):
 
 * inverse dynamics (τ): ``dqNE`` (:func:`~dqdyn.rnea`, the case's main row), ``dqGP``
-  (``M_GP q̈ + C_GP q̇ + g_GP``, seed 000 eqs. 46–51, :func:`~dqdyn.algorithms.gauss.gauss_model`),
+  (``M_GP q̈ + C_GP q̇ + g_GP``, [Silva2022, eqs. (46)–(51)], :func:`~dqdyn.algorithms.gauss.gauss_model`),
   ``rtNE`` (:func:`~dqdyn.algorithms.classic.classic_newton_euler`, 3-vector Newton–Euler);
 * forward dynamics (q̈): ``ABA`` (the case's main row), ``dqNE`` (``M``, ``C q̇ + g`` from n + 2
   dqNE calls, thesis eq. 3.2), ``dqGP`` (eq. 45), ``rtNE`` (n + 1 classic NE calls).

@@ -9,10 +9,10 @@ from ..analysis import to_csv, to_markdown
 from ..analysis.tables import COLUMNS, _fmt
 from ..errors import DqdynError
 from .cases import CASES as _PAPER_CASES
-from .seed004 import SEED004_CASES
+from .mladenova import MLADENOVA_CASES
 
-#: every case by name (seed 004's constructions registered here: seed004.py builds on cases.py)
-CASES = {**_PAPER_CASES, **SEED004_CASES}
+#: every case by name ([Mladenova]'s constructions registered here: mladenova.py builds on cases.py)
+CASES = {**_PAPER_CASES, **MLADENOVA_CASES}
 
 EXTRA = ("parallel",)
 
@@ -60,7 +60,7 @@ def _route_rows(results):
 def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=None):
     """Run ``cases`` (default: all), write ``results.md``, ``results.csv`` and figures under
     ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
-    for the dynamics / control cases; the dict of :func:`dqdyn.reproduce.seed001.reproduce_parallel`
+    for the dynamics / control cases; the dict of :func:`dqdyn.reproduce.parallel_robots.reproduce_parallel`
     for ``parallel``)."""
     names = list(cases) if cases else [c for c in available_cases() if not (quick and c in NOT_IN_DEMO)]
     bad = [c for c in names if c not in available_cases()]
@@ -74,7 +74,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
         if console is not None:
             console.print(f"[bold]{name}[/bold] …")
         if name == "parallel":
-            from .seed001 import render, reproduce_parallel
+            from .parallel_robots import render, reproduce_parallel
 
             res = reproduce_parallel(quick=quick)
             render(res, console, out)
@@ -92,13 +92,13 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
     tables = [r for r in results if r.extra.get("kind") == "table"]
     md = ["# dqdyn reproduce" + (" (quick)" if quick else ""), "",
           "CMC (Ferrari et al. 2010) between dqdyn and MuJoCo waveforms, per joint; the "
-          "paper's mean is seed 000 Table 2 / thesis Tables 4.6, 5.1, A.1.", "", to_markdown(rows)]
+          "paper's mean is Silva2022 Table 2 / Silva2022thesis Tables 4.6, 5.1, A.1.", "", to_markdown(rows)]
     rrows = _route_rows(results)
     if rrows:
         md += ["## The papers' routes, computed by dqdyn", "",
                "Same MuJoCo log, same differentiation and filtering; rtNE = classic 3-vector "
                "Newton–Euler (N/A on mobile bases, as in the papers); dqGP = M_GP q̈ + C_GP q̇ + "
-               "g_GP (seed 000 eqs. 46–51); dqNE (forward) = M, C q̇ + g from n + 2 dqNE calls.", "",
+               "g_GP (Silva2022 eqs. (46)–(51)); dqNE (forward) = M, C q̇ + g from n + 2 dqNE calls.", "",
                "| case | route | min | mean | std | max |", "|---|---|---|---|---|---|"]
         md += ["| " + " | ".join(r) + " |" for r in rrows]
         md.append("")
@@ -155,7 +155,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
 
 
 def print_catalog(console=None) -> list[list[str]]:
-    """``dqdyn reproduce --list``: every numeric table and figure of the five seeds, with the
+    """``dqdyn reproduce --list``: every numeric table and figure of the five publications, with the
     case that regenerates it or why none can."""
     from .tables import catalog_rows
 
@@ -163,9 +163,9 @@ def print_catalog(console=None) -> list[list[str]]:
     if console is not None:
         from rich.table import Table
 
-        t = Table(title="The seeds' tables and figures, and what dqdyn regenerates for each",
+        t = Table(title="The publications' tables and figures, and what dqdyn regenerates for each",
                   title_justify="left")
-        for c in ("seed", "table / figure", "content", "case", "note"):
+        for c in ("publication", "table / figure", "content", "case", "note"):
             t.add_column(c, overflow="fold")
         for r in rows:
             t.add_row(*r)

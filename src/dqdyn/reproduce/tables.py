@@ -1,6 +1,6 @@
 """Table cases of ``dqdyn reproduce`` (no simulator): thesis Table C.1 (dqEL), the operation
-counts (thesis Tables 4.2–4.5, seed 000 Table 3, seed 004 Tables 1 and 3), and the catalogue of
-every numeric table and figure of the five seeds behind ``dqdyn reproduce --list``.
+counts ([Silva2022thesis, Tables 4.2–4.5], [Silva2022, Table 3], [Mladenova, Tables 1 and 3]), and the
+catalogue of every numeric table and figure of the five publications behind ``dqdyn reproduce --list``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-#: C.1 as printed (T:L2366–2376): per joint mean and variance of τ_e = ‖vec8(Γ_dqNE − Γ_dqEL)‖
+#: [Silva2022thesis, Table C.1] as printed: per joint mean and variance of τ_e = ‖vec8(Γ_dqNE − Γ_dqEL)‖
 TABLE_C1 = [(6.605303e-14, 1.741932e-27), (5.491231e-14, 1.234560e-27),
             (4.508591e-14, 8.430729e-28), (3.272564e-14, 4.812145e-28),
             (2.405790e-14, 2.775287e-28), (1.235095e-14, 7.839918e-29),
@@ -71,8 +71,8 @@ def case_opcounts(quick=False, out_dir=None):
     agree = sum(r[-1] == "yes" for t in tabs for r in t["rows"])
     total = sum(len(t["rows"]) for t in tabs)
     ok = all(r[-1] == "yes" for r in must)
-    return CaseResult("opcounts", "Operation counts (thesis Tables 4.2–4.5, seed 000 Table 3, "
-                      "seed 004 Tables 1, 3)", "counted vs printed", np.array([agree, total]),
+    return CaseResult("opcounts", "Operation counts (Silva2022thesis Tables 4.2–4.5, Silva2022 Table 3, "
+                      "Mladenova Tables 1, 3)", "counted vs printed", np.array([agree, total]),
                       None, ok, time.perf_counter() - t0, [],
                       f"{agree} of {total} printed counts reproduced by counting; the others "
                       f"differ, each with its reason in the table",
@@ -80,75 +80,76 @@ def case_opcounts(quick=False, out_dir=None):
 
 
 # --------------------------------------------------------------------------------- catalogue
-#: every numeric table and figure of the five seeds: (seed, item, content, case or None, why not)
+#: every numeric table and figure of the five publications: (citation key, item, content, case or
+#: None, why not)
 CATALOG = [
-    ("000", "Table 1", "joint twists per joint type", None,
+    ("Silva2022", "Table 1", "joint twists per joint type", None,
      "definitions, no numbers (dqNE handles every joint type: tests/claims claim 9)"),
-    ("000", "Table 2, 50-DoF serial", "CMC of q̈: dqGP / dqNE / rtNE vs V-REP", "serial50",
+    ("Silva2022", "Table 2, 50-DoF serial", "CMC of q̈: dqGP / dqNE / rtNE vs V-REP", "serial50",
      "(ABA main row; dqNE, dqGP, rtNE routes beside it; MuJoCo stands in for V-REP)"),
-    ("000", "Table 2, 9-DoF holonomic MM", "CMC of q̈: dqGP / dqNE", "holonomic_mm", ""),
-    ("000", "Table 2, 8-DoF nonholonomic MM", "CMC of q̈: dqGP + Udwadia–Kalaba", "nonholonomic_mm", ""),
-    ("000", "Table 3", "operation counts dqNE / classic NE / dqGP / classic EL", "opcounts", ""),
-    ("000", "Fig. 3", "q̈ waveforms, 8-DoF nonholonomic MM (joints 1, 5, 9)", "nonholonomic_mm",
+    ("Silva2022", "Table 2, 9-DoF holonomic MM", "CMC of q̈: dqGP / dqNE", "holonomic_mm", ""),
+    ("Silva2022", "Table 2, 8-DoF nonholonomic MM", "CMC of q̈: dqGP + Udwadia–Kalaba", "nonholonomic_mm", ""),
+    ("Silva2022", "Table 3", "operation counts dqNE / classic NE / dqGP / classic EL", "opcounts", ""),
+    ("Silva2022", "Fig. 3", "q̈ waveforms, 8-DoF nonholonomic MM (joints 1, 5, 9)", "nonholonomic_mm",
      "(figure nonholonomic_mm.png)"),
-    ("000", "Figs. 1–2", "frames of the mobile manipulator; lever-arm sketch", None,
+    ("Silva2022", "Figs. 1–2", "frames of the mobile manipulator; lever-arm sketch", None,
      "schematic drawings, no data"),
-    ("003", "Table 4.1", "joint twists", None, "definitions (as seed 000 Table 1)"),
-    ("003", "Tables 4.2–4.5", "cost model: elementary ops, CoM wrench, dqNE parts, totals",
+    ("Silva2022thesis", "Table 4.1", "joint twists", None, "definitions (as Silva2022 Table 1)"),
+    ("Silva2022thesis", "Tables 4.2–4.5", "cost model: elementary ops, CoM wrench, dqNE parts, totals",
      "opcounts", ""),
-    ("003", "Table 4.6", "JACO 6-DoF, CMC of τ: dqNE / rtNE / sv2NE", "jaco",
+    ("Silva2022thesis", "Table 4.6", "JACO 6-DoF, CMC of τ: dqNE / rtNE / sv2NE", "jaco",
      "(dqNE main, dqGP and rtNE routes; sv2NE's role played by Pinocchio in the tests; the "
      "JACO's inertias are not published: a JACO-like URDF)"),
-    ("003", "Table 4.7", "50-DoF serial, CMC of q̈: dqNE / rtNE", "serial50", ""),
-    ("003", "Table 4.8", "9-DoF holonomic MM, CMC of q̈", "holonomic_mm", ""),
-    ("003", "Table 5.1", "38-DoF tree, CMC of τ: dqNE (modular) / sv2NE (monolithic)", "tree38",
+    ("Silva2022thesis", "Table 4.7", "50-DoF serial, CMC of q̈: dqNE / rtNE", "serial50", ""),
+    ("Silva2022thesis", "Table 4.8", "9-DoF holonomic MM, CMC of q̈", "holonomic_mm", ""),
+    ("Silva2022thesis", "Table 5.1", "38-DoF tree, CMC of τ: dqNE (modular) / sv2NE (monolithic)", "tree38",
      "(modular graph main row, monolithic rnea, dqGP, rtNE routes)"),
-    ("003", "Table 5.1 (black box, T:L1963)", "subsystem known only by its connection wrench",
+    ("Silva2022thesis", "Table 5.1 (black box, §5.1)", "subsystem known only by its connection wrench",
      "tree38_blackbox", ""),
-    ("003", "Table A.1", "Pioneer, dqNE vs Fierro–Lewis", "fierro_lewis", ""),
-    ("003", "Table C.1", "dqEL vs dqNE error, KUKA LWR, 1000 states", "dqel",
+    ("Silva2022thesis", "Table A.1", "Pioneer, dqNE vs Fierro–Lewis", "fierro_lewis", ""),
+    ("Silva2022thesis", "Table C.1", "dqEL vs dqNE error, KUKA LWR, 1000 states", "dqel",
      "(arm7 stands in: the LWR's parameters are not published)"),
-    ("003", "Figs. 4.6, 4.11, 5.8", "waveforms with per-joint CMCs", "serial50, holonomic_mm, tree38",
+    ("Silva2022thesis", "Figs. 4.6, 4.11, 5.8", "waveforms with per-joint CMCs", "serial50, holonomic_mm, tree38",
      "(figures serial50.png, holonomic_mm.png, tree38.png)"),
-    ("003", "Figs. A.x", "Pioneer trajectories / forces", "fierro_lewis", "(figure fierro_lewis.png)"),
-    ("003", "Figs. B.1–B.2", "wrench control: error norm, input torques", "wrench",
+    ("Silva2022thesis", "Figs. A.x", "Pioneer trajectories / forces", "fierro_lewis", "(figure fierro_lewis.png)"),
+    ("Silva2022thesis", "Figs. B.1–B.2", "wrench control: error norm, input torques", "wrench",
      "(figure wrench_control.png; the thesis gives no numeric curves)"),
-    ("003", "Figs. D.1–D.2", "differentiation noise / filtered torque (V-REP)", None,
+    ("Silva2022thesis", "Figs. D.1–D.2", "differentiation noise / filtered torque (V-REP)", None,
      "V-REP's noisy velocity signal; dqdyn's pipeline uses the same Richardson + Butterworth steps "
      "(analysis.signals) but MuJoCo's RK4 log is noise-free"),
-    ("003", "Figs. 4.1–4.14, 5.1–5.7", "frames, robots, graph diagrams", None,
+    ("Silva2022thesis", "Figs. 4.1–4.14, 5.1–5.7", "frames, robots, graph diagrams", None,
      "schematic drawings; the graph of Fig. 5.x is algorithms.interconnection (tests/claims claim 16)"),
-    ("003", "Timings (T:L2333, P:L588)", "MATLAB 23.17 s / 8.73 s, controller 40.87 ms", None,
+    ("Silva2022thesis", "Timings (§B.1.2; Silva2022 §6)", "MATLAB 23.17 s / 8.73 s, controller 40.87 ms", None,
      "MATLAB timings on the authors' laptop; dqdyn's own timings: dqdyn bench"),
-    ("001", "§10.3 Stewart FK (10,000 poses, 4.8 iterations, < 100 µs, 2/10,000 at 45°)",
+    ("MontgomerySmith2023", "§10.3 Stewart FK (10,000 poses, 4.8 iterations, < 100 µs, 2/10,000 at 45°)",
      "forward kinematics statistics", "parallel",
      "(the NASA robot's geometry is unpublished: bundled Stewart stand-in)"),
-    ("001", "§10.3 cable robot FK tests 1–3 (1%: 4.2 it., 5%: 88 %)", "FK statistics", "parallel", ""),
-    ("001", "§11.1 work balance", "three ways agree to machine precision", "parallel", ""),
-    ("001", "Figs. 1–2", "cable robot schematic, pulley", None, "drawings, no data"),
-    ("002", "Tables 2–7", "recursive ID / FD / HD algorithms and derivatives", None,
+    ("MontgomerySmith2023", "§10.3 cable robot FK tests 1–3 (1%: 4.2 it., 5%: 88 %)", "FK statistics", "parallel", ""),
+    ("MontgomerySmith2023", "§11.1 work balance", "three ways agree to machine precision", "parallel", ""),
+    ("MontgomerySmith2023", "Figs. 1–2", "cable robot schematic, pulley", None, "drawings, no data"),
+    ("Kim2012", "Tables 2–7", "recursive ID / FD / HD algorithms and derivatives", None,
      "algorithm listings, no numbers (implemented: rnea, aba, derivatives; tests/claims)"),
-    ("002", "Fig. 1", "rigid-body frames", None, "drawing, no data"),
-    ("004", "Table 1", "end-effector vector by vector-parameters: op counts", "opcounts", ""),
-    ("004", "Table 2", "Jacobian formation, matrix vs vector-parameter (methods A–F)", None,
+    ("Kim2012", "Fig. 1", "rigid-body frames", None, "drawing, no data"),
+    ("Mladenova", "Table 1", "end-effector vector by vector-parameters: op counts", "opcounts", ""),
+    ("Mladenova", "Table 2", "Jacobian formation, matrix vs vector-parameter (methods A–F)", None,
      "the six Jacobian algorithms (Vukobratović, Waldron, Ribble, Renaud, Paul, Orin) are cited, "
      "not printed: only their counts are"),
-    ("004", "Table 3", "dynamic-model op counts at n = 6", "opcounts",
+    ("Mladenova", "Table 3", "dynamic-model op counts at n = 6", "opcounts",
      "(printed formulas re-evaluated; rows A, B print leading terms only)"),
-    ("004", "Table 4", "row s = 1 of the elastic-joint B", None,
+    ("Mladenova", "Table 4", "row s = 1 of the elastic-joint B", None,
      "symbolic entries (tr ∂T J ∂Tᵀ); dqdyn has no elastic-joint module yet"),
-    ("004", "Figs. 1–3", "manipulator links and frames", None, "drawings, no data"),
-    ("004", "Figs. 4–5", "flexible-joint links; single-link flexible arm", None,
+    ("Mladenova", "Figs. 1–3", "manipulator links and frames", None, "drawings, no data"),
+    ("Mladenova", "Figs. 4–5", "flexible-joint links; single-link flexible arm", None,
      "drawings; no parameters for a numeric run"),
-    ("004", "Fig. 6", "planar biped", None, "drawing; no parameters or results printed"),
+    ("Mladenova", "Fig. 6", "planar biped", None, "drawing; no parameters or results printed"),
 ]
 
 
 def catalog_rows() -> list[list[str]]:
-    """Rows (seed, item, content, regenerated by, note) of :data:`CATALOG`."""
+    """Rows (citation key, item, content, regenerated by, note) of :data:`CATALOG`."""
     out = []
-    for seed, item, what, case, why in CATALOG:
-        out.append([seed, item, what, case or "—", why if case is None else why.strip("()")])
+    for key, item, what, case, why in CATALOG:
+        out.append([key, item, what, case or "—", why if case is None else why.strip("()")])
     return out
 
 

@@ -10,7 +10,7 @@
   propagated to the joints, projected by eq. 4.27 — i.e. ``τ = g(q) + Jᵀ ζ_d``), with the
   potential-field force ``f_a = −k_p (p − p_d) − k_v ṗ`` (Khatib 1986, eqs. B.4–B.5) and joint
   damping ``Γ_diss = −k_diss q̇``.  Defaults are the thesis's gains (k_p = 30, k_v = 15,
-  k_diss = 0.1; T:L2329–2339).
+  k_diss = 0.1; [Silva2022thesis, §B.1.2]).
 """
 
 from __future__ import annotations

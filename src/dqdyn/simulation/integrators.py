@@ -11,7 +11,7 @@ quaternions stay unit to round-off.
   Lubich & Wanner, *Geometric Numerical Integration* IV.8) restore order 4: the third stage is
   taken at ``q ⊕ (k₂/2 + [k₁, k₂]/8)`` and the update is ``q ⊕ (k₁+2k₂+2k₃+k₄)/6 + [k₁, k₄]/12``,
   with ``kᵢ = dt vᵢ`` and ``[·,·]`` = :func:`~dqdyn.tangent_bracket` (zero on vector-space joints,
-  the twist cross product, seed 000 eq. 8, on free joints).
+  the twist cross product, [Silva2022, eq. (8)], on free joints).
 * :func:`implicit_midpoint` — the implicit midpoint rule in ``(q, p)``, ``p = M(q) v``: a
   symmetric, 2nd-order step that is symplectic on vector-space joints (Hairer, Lubich & Wanner,
   *Geometric Numerical Integration* VI.3, the midpoint rule as a variational integrator); its

@@ -1,6 +1,6 @@
 """Reference trajectories: the sinusoidal joint-velocity references the papers track.
 
-Seed 000 (P:L517) and the thesis (T:L1560, L2089, L2389) drive their robots with sinusoidal
+[Silva2022, §5.1] and [Silva2022thesis, §4.2.1.5, §5.3, app. D] drive their robots with sinusoidal
 generalized-velocity trajectories ``q̇_d(t)`` tracked by the simulator's low-level controllers;
 amplitudes and frequencies are not given, so they are parameters here.
 """

@@ -1,9 +1,9 @@
-"""The seed 004 reproduce cases (Cayley cubic, mobile-manipulator planning, Hamel vs UK)."""
+"""The [Mladenova] reproduce cases (Cayley cubic, mobile-manipulator planning, Hamel vs UK)."""
 
 import pytest
 
 from dqdyn.reproduce.runner import CASES
-from dqdyn.reproduce.seed004 import case_cayley_cubic, case_mm_planning, case_pseudo_coordinates
+from dqdyn.reproduce.mladenova import case_cayley_cubic, case_mm_planning, case_pseudo_coordinates
 
 
 def test_registered():

@@ -1,4 +1,4 @@
-"""Seed 004 (Mladenova) cases for ``dqdyn reproduce``: the paper has no numbers (digest §2), so
+"""[Mladenova] cases for ``dqdyn reproduce``: the paper publishes no numerical results, so
 these cases reproduce its constructions and check them against independent oracles.
 
 * ``cayley_cubic`` (§9.2): a multi-point Park–Kang Cayley spline (corrected recursion) and the
@@ -72,7 +72,7 @@ def case_cayley_cubic(quick=False, out_dir=None):
         ax[0, 0].set_ylabel("quaternion of O(t)")
         ax[1, 0].set_ylabel(r"body $\omega$ (rad/s)")
         ax[2, 0].set_ylabel(r"body $\dot\omega$ (rad/s²)")
-        fig.suptitle("Cayley-cubic interpolation on SO(3) (seed 004 §9, corrected eqs. 389–397)", fontsize=11)
+        fig.suptitle("Cayley-cubic interpolation on SO(3) ([Mladenova, §9], corrected eqs. (389)–(397))", fontsize=11)
         fig.tight_layout()
         path = Path(out_dir) / "cayley_cubic.png"
         fig.savefig(path, dpi=110)
@@ -82,7 +82,7 @@ def case_cayley_cubic(quick=False, out_dir=None):
     notes = "; ".join(f"{r[0]}: knot error {r[1]:.1e}, ω jump {r[2]:.1e}, ω̇ jump {r[3]:.1e}, "
                       f"max segment angle {r[4]:.2f} rad" for r in rows)
     vals = np.array([r[3] for r in rows])
-    return CaseResult("cayley_cubic", "Cayley-cubic SO(3) spline (seed 004 §9.2)", "ω̇ jump at knots",
+    return CaseResult("cayley_cubic", "Cayley-cubic SO(3) spline [Mladenova, §9.2]", "ω̇ jump at knots",
                       vals, None, bool(ok), time.perf_counter() - t0, figs, notes, dict(rows=rows))
 
 
@@ -136,7 +136,7 @@ def case_mm_planning(quick=False, out_dir=None):
         plt.close(fig)
         figs.append(str(path))
     ok = roll < 1e-12 and gerr < 1e-9
-    return CaseResult("mm_planning", "Mobile-manipulator planning (seed 004 §9.1)", "‖A q̇‖, goal error",
+    return CaseResult("mm_planning", "Mobile-manipulator planning [Mladenova, §9.1]", "‖A q̇‖, goal error",
                       np.array([roll, gerr]), None, bool(ok), time.perf_counter() - t0, figs,
                       f"max rolling residual ‖A q̇‖ = {roll:.1e}; tool goal error {gerr:.1e} m",
                       dict(rolling=roll, goal_error=gerr))
@@ -186,7 +186,7 @@ def pseudo_coordinate_table(n_states: int = 20, seed: int = 246):
 def case_pseudo_coordinates(quick=False, out_dir=None):
     t0 = time.perf_counter()
     rows = pseudo_coordinate_table(5 if quick else 20)
-    md = ["# Hamel pseudo-coordinates vs Udwadia–Kalaba (seed 004 §6, eqs. 246–250)", "",
+    md = ["# Hamel pseudo-coordinates vs Udwadia–Kalaba ([Mladenova, §6, eqs. (246)–(250)])", "",
           "| system | n | m | max abs Δq̈ | max abs ΔΛ | max abs ΔD | max relative Δ |", "|---|---|---|---|---|---|---|"]
     md += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2e} | {r[4]:.2e} | {r[5]:.2e} | {r[6]:.1e} |" for r in rows]
     if out_dir is not None:
@@ -195,17 +195,17 @@ def case_pseudo_coordinates(quick=False, out_dir=None):
     # computations (the Hamel reduction and Udwadia–Kalaba on the world-frame sweep's M) agree to
     # ~1e-13 of the quantities, ~1e-9 absolute
     worst = max(r[6] for r in rows)
-    return CaseResult("pseudo_coordinates", "Hamel equations vs Udwadia–Kalaba (seed 004 §6)",
+    return CaseResult("pseudo_coordinates", "Hamel equations vs Udwadia–Kalaba [Mladenova, §6]",
                       "max relative |Δ|", np.array([r[6] for r in rows]), None, bool(worst < 1e-10),
                       time.perf_counter() - t0, [],
                       "; ".join(f"{r[0]}: Δq̈ {r[3]:.1e}, ΔΛ {r[4]:.1e}" for r in rows), dict(rows=rows, markdown=md))
 
 
-SEED004_CASES = {
+MLADENOVA_CASES = {
     "cayley_cubic": (case_cayley_cubic, "control"),
     "mm_planning": (case_mm_planning, "control"),
     "pseudo_coordinates": (case_pseudo_coordinates, "control"),
 }
 
 __all__ = ["case_cayley_cubic", "case_mm_planning", "case_pseudo_coordinates", "pseudo_coordinate_table",
-           "SEED004_CASES"]
+           "MLADENOVA_CASES"]

@@ -1,6 +1,6 @@
-"""Reproduce seed 001's results on the bundled robots (digest §2.1; claims 9-22).
+"""Reproduce the results of [MontgomerySmith2023, §10.3, §11.1] on the bundled robots (claims 9-22).
 
-    from dqdyn.reproduce.seed001 import reproduce_parallel, render
+    from dqdyn.reproduce.parallel_robots import reproduce_parallel, render
     result = reproduce_parallel(quick=True)          # ~1 s warm (≈20 s with a cold numba cache)
     render(result, out_dir="out")                    # rich table; out/parallel.md, out/parallel.csv
 
@@ -8,18 +8,19 @@
 per reported quantity (``experiment``, ``quantity``, ``dqdyn``, ``paper``, ``required``,
 ``pass``); :func:`render` prints them and writes them.  ``dqdyn reproduce parallel`` is this pair.
 
-The paper's geometry is unpublished (A:L29, A:L472), so the bundled robots stand in for it:
+The paper's geometry is unpublished ([MontgomerySmith2023, §1, §10.3]), so the bundled robots stand in for it:
 :func:`dqdyn.parallel.stewart_6_6` and :func:`dqdyn.parallel.cable_robot_8` (swivel pulleys).  What is compared
-is the method's behaviour, not the paper's exact numbers.  The ``required`` column holds the
-targets of issue 8 (``pass`` is None for rows reported for information only).
+is the method's behaviour, not the paper's exact numbers.  The ``required`` column holds
+dqdyn's own acceptance targets (``pass`` is None for rows reported for information only).
 
-Protocol (the paper's where it says, the digest's choices where it does not, §5.3):
+Protocol (the paper's where it says, [MontgomerySmith2023, §10.3]; dqdyn's choices where it does not,
+e.g. what "1% / 5% different" means for a pose, which the paper leaves undefined):
 
 * **Derivatives and statics** (claims 9-11, 17): ``Λ`` against the numeric Lie derivative of the
   lengths from the definition (46) (4th-order central differences, :func:`dqdyn.parallel.lie.lie_derivative`)
   at 20 random poses; ``Λᵀ f`` against the wrench of the leg forces summed in the world frame;
   Theorem 2 with ``M`` from (94) against Newton--Euler of the platform written in the world frame.
-* **Stewart** (A:L474-476): ``n_stewart`` target poses, orientation Haar-uniform within 30°
+* **Stewart** ([MontgomerySmith2023, §10.3], first test): ``n_stewart`` target poses, orientation Haar-uniform within 30°
   (45°) of the identity, translation home ± 0.2 m (cube); leg lengths computed; Newton (eq. 87)
   from a random initial guess drawn from the same distribution.  *Converged*: status 0 (residual
   ≤ 1e-12 l or step ≤ 1e-12, ≤ 50 iterations).  *Correct*: converged to the target pose itself
@@ -28,15 +29,16 @@ Protocol (the paper's where it says, the digest's choices where it does not, §5
   *Time*: median wall time of one ``forward_kinematics`` call (Python wrapper included), and
   the wall time of one ``forward_kinematics_batch`` call (all poses in one compiled, parallel
   call) divided by the number of poses.
-* **Cable robot** (8 swivel-pulley cables; A:L478-490), ``n_cable`` targets within 20° and
+* **Cable robot** (8 swivel-pulley cables; [MontgomerySmith2023, §10.3], over-constrained robot), ``n_cable`` targets within 20° and
   ± 0.3 m: initial guess "1% / 5% different" = rotated by a Haar angle ≤ 1% (5%) of π and
   translated by ≤ 1% (5%) of the 4 m frame width; success = converged to the target (loss
   ``½|L − ℓ|² ≤ 1e-16 l²`` and pose error < 1e-8), no second chances.  The 5% failures (and,
   to show the global mode at work, those of a 10% test) are then handed to the global mode
   (1,000 random guesses, first success kept).  Random-guess mode:
   Newton applied again from fresh random guesses until success (≤ 1000), counting applications.
-  The printed step sign of eq. (90) (``+H⁻¹δ``, erratum E7) is run on the 1% case for contrast.
-* **Tracking** (A:L490): a smooth trajectory whose pose changes by about 0.3% per step, each
+  The printed step sign of eq. (90) (``+H⁻¹δ``; the corrected form ``−H⁻¹δ`` agrees with eq. (148))
+  is run on the 1% case for contrast.
+* **Tracking** ([MontgomerySmith2023, §10.3], last paragraph): a smooth trajectory whose pose changes by about 0.3% per step, each
   solve starting from the previous solution.
 * **Work balance** (§11.1, claim 21): a 0.5 s simulation of the Stewart platform with actuator
   inertia under time-varying leg forces; the work is computed as ∫ τ·φ dt, ∫ Σ f ℓ̇ dt and as
@@ -60,7 +62,7 @@ from ..parallel.stewart import stewart_6_6
 
 __all__ = ["reproduce_parallel", "render", "ParallelReproduction", "PAPER", "COLUMNS"]
 
-#: the paper's reported figures (seed 001 §10.3, §11.1)
+#: the paper's reported figures ([MontgomerySmith2023, §10.3, §11.1])
 PAPER = {
     "stewart_30": {"success": "100%", "iterations": "≈4.8", "time": "<100 µs (C++)"},
     "stewart_45": {"failures": "2 / 10,000"},
@@ -261,7 +263,7 @@ def _work_stats(rob, t_end=0.5):
 
 
 def reproduce_parallel(n_stewart=None, n_cable=None, *, quick=False, seed=0, timing_samples=None):
-    """Run seed 001's experiments on the bundled robots; returns a :class:`ParallelReproduction`.
+    """Run the experiments of [MontgomerySmith2023] on the bundled robots; returns a :class:`ParallelReproduction`.
 
     Parameters
     ----------
@@ -344,13 +346,13 @@ def _rows(st):
 
     d = st["derivatives"]
     add("Λ vs numeric Lie derivative (46), 20 poses", "max |error|, Stewart legs",
-        f"{d['lambda_fd_stewart']:.1e}", "3e-10 (digest)", "≤ 1e-8", d["lambda_fd_stewart"] <= 1e-8)
-    add("", "max |error|, swivel-pulley cables", f"{d['lambda_fd_cable']:.1e}", "8e-10 (digest)", "≤ 1e-8",
+        f"{d['lambda_fd_stewart']:.1e}", "3e-10 (independent check)", "≤ 1e-8", d["lambda_fd_stewart"] <= 1e-8)
+    add("", "max |error|, swivel-pulley cables", f"{d['lambda_fd_cable']:.1e}", "8e-10 (independent check)", "≤ 1e-8",
         d["lambda_fd_cable"] <= 1e-8)
-    add("T = Λᵀ vs statics of leg forces", "max relative error", f"{d['statics_rel']:.1e}", "9e-16 (digest)",
+    add("T = Λᵀ vs statics of leg forces", "max relative error", f"{d['statics_rel']:.1e}", "9e-16 (independent check)",
         "≤ 1e-12", d["statics_rel"] <= 1e-12)
     add("Theorem 2 + (94) vs Newton–Euler of the platform", "max relative error", f"{d['newton_euler_rel']:.1e}",
-        "6e-15 (digest)", "≤ 1e-12", d["newton_euler_rel"] <= 1e-12)
+        "6e-15 (independent check)", "≤ 1e-12", d["newton_euler_rel"] <= 1e-12)
 
     s30, s45, s45h, stt = st["stewart_30"], st["stewart_45"], st["stewart_45_h1"], st["stewart_tracking"]
     e = f"Stewart 6-6, ≤30°, random guess (n={s30['n']})"
@@ -365,7 +367,7 @@ def _rows(st):
     add(e, "failures (not converged)", f"{s45['failures']} / {s45['n']} ({s45['not_converged']})", "2 / 10,000",
         "≤ 2 per 10,000", rate <= 2)
     add("", "mean iterations", f"{s45['mean_iterations']:.2f} (max {s45['max_iterations']})", "—")
-    add("", "same, home height 1.0 (digest geometry)", f"{s45h['failures']} / {s45h['n']} ({s45h['not_converged']})", "—")
+    add("", "same, home height 1.0 instead of 1.2", f"{s45h['failures']} / {s45h['n']} ({s45h['not_converged']})", "—")
     add(f"Stewart tracking, {stt['steps']} steps of ≈{stt['mean_step_rotation_pct']:.2f}% rot. / "
         f"{stt['mean_step_translation_pct']:.2f}% transl.", "failures (mean iterations)",
         f"{stt['failures']} ({stt['mean_iterations']:.2f})", "never failed", "0", stt["failures"] == 0)
@@ -376,7 +378,7 @@ def _rows(st):
     add(e, "success", _pct(c1["success"]), "100%", "100%", c1["success"] == 1.0)
     add("", "mean iterations", f"{c1['mean_iterations']:.2f}", "4.2", "≤ 4.5", c1["mean_iterations"] <= 4.5)
     add("", "median time per call", f"{c1['median_us']:.1f} µs", "<100 µs")
-    add("", "step +H⁻¹δ as printed (E7): success", _pct(cp["success"]), "—")
+    add("", "step +H⁻¹δ as printed in (90): success", _pct(cp["success"]), "—")
     e = f"8-cable pulley robot, guess 5% off (n={c5['n']})"
     add(e, "success", _pct(c5["success"]), "≈88%", "≥ 88%", c5["success"] >= 0.88)
     add("", f"failures recovered by the global mode ({len(c5['failed'])} failed)",
@@ -415,7 +417,7 @@ def render(result, console=None, out_dir=None):
     from rich.table import Table
 
     p = result.params
-    title = (f"seed 001 — parallel robots (dqdyn.parallel; n_stewart={p.get('n_stewart')}, "
+    title = (f"MontgomerySmith2023 — parallel robots (dqdyn.parallel; n_stewart={p.get('n_stewart')}, "
              f"n_cable={p.get('n_cable')}, seed={p.get('seed')}, {p.get('elapsed_s', float('nan')):.1f} s)")
     t = Table(title=title)
     for c in COLUMNS:
