@@ -65,6 +65,7 @@ from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, seri
 from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 from .parsers.mjcf import load_mjcf
 from .models import list_models, load_example, model_info
+from .loading import load
 from .config import get_batch_chunk, set_batch_chunk
 
 __version__ = "0.1.0"
@@ -138,6 +139,7 @@ __all__ = [
     "potential_energy",
     "mechanical_energy",
     "center_of_mass",
+    "load",
     "load_example",
     "list_models",
     "model_info",
