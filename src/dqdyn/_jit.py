@@ -211,7 +211,7 @@ def _closure(rel: str) -> frozenset:
 @functools.lru_cache(maxsize=None)
 def _file_hash(rel: str) -> bytes:
     with open(os.path.join(PKG_DIR, rel), "rb") as f:
-        return hashlib.sha256(f.read()).digest()
+        return hashlib.sha256(f.read()).hexdigest().encode()
 
 
 @functools.lru_cache(maxsize=None)

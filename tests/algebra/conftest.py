@@ -67,7 +67,7 @@ pure6 = vec(6)
 quat = vec(4)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def S():
     """Namespace of the strategies above."""
     return types.SimpleNamespace(

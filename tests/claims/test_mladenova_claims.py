@@ -472,8 +472,8 @@ def test_claim25_table1_totals_and_counted_vector_parameter_chain():
         for n, (pm_, pa_) in proc.items():
             assert ca * n + pa_ == ka * n + la, (name, n)  # additions: counted = printed
             deficits.add((n, cm * n + pm_ - (km * n + lm)))
-        assert oc.SEED004_TABLE1[name][0][:2] == (cm, ca)
-        assert oc.SEED004_TABLE1[name][1] == ((km, lm), (ka, la))
+        assert oc.MLADENOVA_TABLE1[name][0][:2] == (cm, ca)
+        assert oc.MLADENOVA_TABLE1[name][1] == ((km, lm), (ka, la))
     # one multiplication defect per n, shared by the four rows: 2(n − 1) + 4
     assert sorted(deficits) == [(n, 2 * (n - 1) + 4) for n in range(1, 6)]
     vc = oc.vp_costs()

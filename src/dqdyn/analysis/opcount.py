@@ -587,7 +587,7 @@ def vp_chain_count(n: int, seed: int = 0):
 
 
 #: [Mladenova, Table 1]: parametrization → c column (m, a, tr.f.) and printed Totals
-SEED004_TABLE1 = {
+MLADENOVA_TABLE1 = {
     "Eulerian angles": ((3, 2, 5), ((13, 4), (14, 3))),
     "Bryant angles": ((5, 0, 3), ((15, 4), (12, 3))),
     "Eulerian parameters": ((3, 4, 0), ((13, 4), (16, 3))),
@@ -639,7 +639,7 @@ def poly_str(coef) -> str:
 __all__ = [
     "PRINTED_DQGP",
     "PRINTED_DQNE",
-    "SEED004_TABLE1",
+    "MLADENOVA_TABLE1",
     "Num",
     "classic_ne_count",
     "com_wrench_costs",
@@ -741,7 +741,7 @@ def count_tables() -> list[dict]:
               "additions agree; multiplications: 6 + 6 (two cross products) + 3 (c²) + 3 "
               "(scaling) = 18 in the printed formula (65)" if k == "O(c)p" else "NO")]
             for k, (p, c) in vc.items()]
-    for name, (cc_, (pm, pa)) in SEED004_TABLE1.items():
+    for name, (cc_, (pm, pa)) in MLADENOVA_TABLE1.items():
         ok = (cc_[0] + 10, -10 + 14) == pm and (cc_[1] + 12, -12 + 15) == pa
         rows.append([f"Total, {name}", f"{_fmt_lin(*pm)} / {_fmt_lin(*pa)}",
                      f"c n + 10(n−1) + 14 = {_fmt_lin(cc_[0] + 10, 4)} / c n + 12(n−1) + 15 = "
