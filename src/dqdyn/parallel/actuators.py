@@ -16,9 +16,9 @@ solvers (:mod:`.newton`).
 * ``L²ℓ_k = 2 [S_r; I] L u_k`` (6×6, entry ``[j, i] = L_i L_j ℓ_k``) with ``L u = 2 [S_u − G S_r,  G]``
   and ``G = ∂u/∂r`` the body-frame Hessian of the length as a function of the attachment point's
   world position (true for legs, point cables and swivel-pulley cables, eq. 74 and [MontgomerySmith2023, §9]).
-  For a leg ``G = P_u / |r − s|``, so ``L u = (2/|r − s|) P_u [−S_s  I]`` -- eq. (76) **corrected
-  E5** (printed prefactor ``1/|r−s|``) and ``L²ℓ = (4/|r−s|) [S_r; I] P_u [−S_s  I]`` (eq. 77
-  corrected E5, printed prefactor 2).  For the pulley ``G`` is in closed form (:func:`k_pulley`).
+  For a leg ``G = P_u / |r − s|``, so ``L u = (2/|r − s|) P_u [−S_s  I]`` -- eq. (76) **corrected**
+  (printed prefactor ``1/|r−s|``) and ``L²ℓ = (4/|r−s|) [S_r; I] P_u [−S_s  I]`` (eq. 77
+  corrected, printed prefactor 2).  For the pulley ``G`` is in closed form (:func:`k_pulley`).
 
 Conventions: see :mod:`dqdyn.parallel.lie` (``Λ`` in β-coordinates, ``Λ = 2 J``).
 """
@@ -93,7 +93,7 @@ def k_lam_row(row, u, lam):
 
 @inline
 def k_second(row, u, G, A, H):
-    """``L²ℓ = 2 [S_r; I] L u`` with ``L u = 2 [S_u − G S_r,  G]`` (eq. 77 corrected E5).
+    """``L²ℓ = 2 [S_r; I] L u`` with ``L u = 2 [S_u − G S_r,  G]`` (eq. 77, corrected).
 
     ``H[j, i] = L_i L_j ℓ``.  ``A`` is a (3, 6) scratch.
     """

@@ -27,7 +27,7 @@ cable can only pull, so its **tension is** ``t_k = −f_k ≥ 0``.
 
 The cable kernels (:func:`~.actuators.k_pulley` for eqs. 78-84, the closed-form ``G``) live in
 :mod:`.actuators` beside the leg's; the over-constrained forward kinematics every cable robot
-uses (``n > 6``; [MontgomerySmith2023, eqs. (88)–(90)], corrected E6/E7) lives in :mod:`.newton`.  This module holds
+uses (``n > 6``; [MontgomerySmith2023, eqs. (88)–(90)] corrected) lives in :mod:`.newton`.  This module holds
 the robot class, tension feasibility (linear programming) and the bundled 8-cable robot.
 """
 
@@ -152,10 +152,10 @@ class CableRobot(ParallelRobot):
 
     def forward_kinematics(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                            method="newton", printed_step=False, check=True):
-        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected E6/E7), see
+        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected), see
         :meth:`ParallelRobot.forward_kinematics` for the stopping rules; returns ``LSFKResult``
         (with the final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90)
-        (``+H⁻¹δ``; wrong, E7) and exists only to demonstrate the erratum."""
+        (``+H⁻¹δ``; wrong) and exists only to demonstrate the erratum."""
         return self.forward_kinematics_ls(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
                                           method=method, printed_step=printed_step, check=check)
 

@@ -8,13 +8,13 @@ of mass ``r₀`` (both in the moving frame), plus actuators with "effective no-l
     M = 4 [[M_e − m S_{r₀}², m S_{r₀}], [−m S_{r₀}, m I]] + Λᵀ M₀ Λ         (β-coordinates)
 
 and gravity potential ``v = −m g·(t + R r₀)`` whose Lie derivative is (Lemma 3, eqs. 170-172,
-``m₀ = m``, E10) ``L v = −2 m (r₀ × g + ε g)`` with ``g`` in the moving frame.
+``m₀ = m``) ``L v = −2 m (r₀ × g + ε g)`` with ``g`` in the moving frame.
 
 Equations of motion (Theorem 2, eqs. 157-160), all in β-coordinates:
 
     τ = μ₁ + μ₂ + M α,   μ₁ = (L_φ M) φ − ½ L(φ·M φ) + L v,   μ₂ = 2 (M φ) ⋉ φ,
 
-with ``α = φ̇ = ½ ẇ + ½ ε v̇`` the component-wise derivative of the body twist (E9) and ``⋉`` the
+with ``α = φ̇ = ½ ẇ + ½ ε v̇`` the component-wise derivative of the body twist and ``⋉`` the
 adjoint product (154) ``(a + εb) ⋉ (c + εd) = c × a + d × b + ε c × b``.  For the model (94)
 this evaluates in closed form (validation claim 19) to
 
@@ -23,7 +23,7 @@ this evaluates in closed form (validation claim 19) to
 where the last bracket is ``ℓ̈`` and ``M₀ ℓ̈`` are the no-load forces (eqs. 98-99).  ``τ`` is the
 wrench the actuators exert, ``τ = Λᵀ f`` (eq. 69), so ``f = M₀ ℓ̈ + f_p`` with ``Λᵀ f_p`` the
 rigid-body wrench.  :func:`theorem1_wrench` is the expanded form (95)-(97) with the two
-corrections of erratum E8 (``printed=True`` reproduces the printed, wrong-for-``r₀ ≠ 0`` form).
+sign correction below (``printed=True`` reproduces the printed, wrong-for-``r₀ ≠ 0`` form).
 
 Public functions take and return dqdyn quantities: body twist ``[ω, v]``, its component-wise
 derivative ``[ω̇, v̇]``, body wrench ``[f, τ]``; ``*_beta`` functions use the coordinates of [MontgomerySmith2023]
@@ -135,7 +135,7 @@ def potential_energy(platform, eta):
 
 
 def lie_potential(platform, eta):
-    """``L v = −2 m (r₀ × g + ε g)``, ``g`` in the moving frame (Lemma 3, eq. 172; ``m₀ = m``, E10)."""
+    """``L v = −2 m (r₀ × g + ε g)``, ``g`` in the moving frame (Lemma 3, eq. 172; ``m₀ = m``)."""
     g = lie.direction_in_body(eta, platform.gravity)
     m = platform.mass
     return -2.0 * m * np.concatenate([np.cross(platform.com, g), g])
@@ -180,7 +180,7 @@ def theorem2_wrench(eta, phi, alpha, M_fn, v_fn=None, *, h=1e-3):
 def theorem1_wrench(platform, eta, twist, twist_dot, Lam=None, quad=None, M0=None, *, printed=False):
     """Theorem 1, the expanded equations (95)-(97), in β-coordinates ``τ = μ + M α``.
 
-    ``printed=False`` applies erratum E8: the term ``(w·r₀)(w×r₀)`` enters with a minus sign and
+    ``printed=False`` applies the correction: the term ``(w·r₀)(w×r₀)`` enters with a minus sign and
     (97) gains ``−2 m r₀ × (r₀ × ẇ)``; ``printed=True`` is the formula as printed (correct only
     for ``r₀ = 0``).  The actuator terms ``Λᵀ M₀ ((L_φΛ)φ + Λα)`` are added when ``Lam``, ``quad``
     (``(L_φΛ)φ``) and ``M0`` are given.

@@ -31,7 +31,7 @@ Conventions (read this once)
   = direction of the outer derivative.  It is *not* symmetric (eq. 132).
 * **Normalization** ``η̂ = η |η|⁻¹`` uses the dual-number norm ``|η| = |A| + ε (A·B)/|A|``
   (eqs. 30-33).  The expansion printed in eq. (33) is wrong unless ``|Q| = 1``; the correct one
-  (erratum E4) is ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)`` (:func:`normalize`;
+  (the printed expansion is wrong) is ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)`` (:func:`normalize`;
   :func:`normalize_printed` keeps the printed form for the claims tests only).
 * **Pose update / retraction** (eq. 86): ``η ← η · normalize(1 + θ)`` (:func:`pose_update`).
 """
@@ -93,7 +93,7 @@ inline = kernel(error_model="numpy")
 
 @inline
 def k_normalize_one_plus(theta, out):
-    """``out = normalize(1 + θ)`` for β-coordinates ``θ`` (6,) -- [MontgomerySmith2023, eq. (33)], corrected E4.
+    """``out = normalize(1 + θ)`` for β-coordinates ``θ`` (6,) -- [MontgomerySmith2023, eq. (33)], corrected.
 
     ``A = 1 + a'``, ``B = b'``: ``Â = A/|A|``, ``B̂ = B/|A| − (A·B) A/|A|³`` with ``A·B = a'·b'``.
     """
@@ -114,7 +114,7 @@ def k_normalize_one_plus(theta, out):
 
 @inline
 def k_normalize(eta, out):
-    """``out = η |η|⁻¹`` (dual-number norm; [MontgomerySmith2023, eq. (33)] corrected E4).  May alias."""
+    """``out = η |η|⁻¹`` (dual-number norm; [MontgomerySmith2023, eq. (33)] corrected).  May alias."""
     q0, q1, q2, q3 = eta[0], eta[1], eta[2], eta[3]
     b0, b1, b2, b3 = eta[4], eta[5], eta[6], eta[7]
     n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3
@@ -139,7 +139,7 @@ def k_pose_update(eta, theta, tmp, out):
 
 @inline
 def k_size_l_diff(a, b, inv_l2):
-    """``size_l(a − b)`` ([MontgomerySmith2023, eq. (9)], typo E2 fixed) with ``inv_l2 = 1/l²``."""
+    """``size_l(a − b)`` ([MontgomerySmith2023, eq. (9)], printed typo fixed) with ``inv_l2 = 1/l²``."""
     p = 0.0
     d = 0.0
     for k in range(4):
@@ -239,7 +239,7 @@ def beta_to_wrench(tau):
 
 
 def normalize(eta):
-    """``η̂ = η |η|⁻¹`` with the dual-number norm ([MontgomerySmith2023, eq. (33)], corrected expansion E4).
+    """``η̂ = η |η|⁻¹`` with the dual-number norm ([MontgomerySmith2023, eq. (33)], corrected expansion).
 
     ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)``: a unit dual quaternion, the identity on unit inputs,
     and multiplicative, ``(η₁η₂)^ = η̂₁ η̂₂`` (eq. 34).
@@ -257,7 +257,7 @@ def normalize(eta):
 def normalize_printed(eta):
     """The expansion *as printed* in [MontgomerySmith2023, eq. (33)]: ``Q/|Q| + ε (B − (B·Q) Q/|Q|²)``.
 
-    Wrong unless ``|Q| = 1`` (erratum E4): it is not multiplicative.  Kept only so the claims
+    Wrong unless ``|Q| = 1`` (the printed expansion is wrong): it is not multiplicative.  Kept only so the claims
     tests can show the difference; use :func:`normalize`.
     """
     eta = np.asarray(eta, dtype=float)
@@ -284,7 +284,7 @@ def pose_update(eta, theta):
 
 
 def size_l(h, l=1.0):
-    """``size_l(h) = (|P(h)|² + l⁻² |D(h)|²)^½`` ([MontgomerySmith2023, eq. (9)], typo E2 fixed)."""
+    """``size_l(h) = (|P(h)|² + l⁻² |D(h)|²)^½`` ([MontgomerySmith2023, eq. (9)], printed typo fixed)."""
     h = np.asarray(h, dtype=float)
     return np.sqrt(np.sum(h[..., :4] ** 2, -1) + np.sum(h[..., 4:] ** 2, -1) / (l * l))
 

@@ -4,10 +4,10 @@ One compiled solver serves every :class:`.stewart.ParallelRobot` (Stewart platfo
 robots alike); what changes between the two cases is only the linear system of the step:
 
 * **square** (six legs / point cables, eq. 87): ``Λ θ = −(L(η) − ℓ)``;
-* **over-constrained** (``n > 6``, or any cable robot; eqs. 88-90 corrected E6/E7): full Newton on
+* **over-constrained** (``n > 6``, or any cable robot; eqs. 88-90 corrected): full Newton on
   ``b(η) = ½|L(η) − ℓ|²`` (eq. 147) with gradient ``δ = Λᵀ(L − ℓ)`` (88) and Hessian
-  ``H = ΛᵀΛ + ½ Σ_m (L²ℓ_m + L²ℓ_mᵀ)(L_m − ℓ_m)`` (89 with the missing ``−ℓ_m`` restored, E6 /
-  eq. 152); the step is ``θ = −H⁻¹δ`` (E7; the printed ``+H⁻¹δ`` ascends -- kept behind
+  ``H = ΛᵀΛ + ½ Σ_m (L²ℓ_m + L²ℓ_mᵀ)(L_m − ℓ_m)`` (89 with the missing ``−ℓ_m`` restored, cf.
+  eq. 152); the step is ``θ = −H⁻¹δ`` (the printed ``+H⁻¹δ`` ascends -- kept behind
   ``printed_step=True`` for the claims tests).  ``method="gauss-newton"`` drops the
   second-derivative term.
 
@@ -148,7 +148,7 @@ def k_workspace(n, square):
 @inline
 def k_gradient_hessian(Lam, H2, F, sign, gn, dl, Hm):
     """``dl = sign·δ``, ``δ = Λᵀ(L − ℓ)`` [MontgomerySmith2023, eq. (88)] and ``Hm = ΛᵀΛ + ½ Σ_m (L²ℓ_m +
-    L²ℓ_mᵀ)(L_m − ℓ_m)`` (eq. 89 corrected E6 / eq. 152; Gauss--Newton ``gn`` drops the sum)."""
+    L²ℓ_mᵀ)(L_m − ℓ_m)`` (eq. 89 corrected, cf. eq. 152; Gauss--Newton ``gn`` drops the sum)."""
     n = F.shape[0]
     for i in range(6):
         acc = 0.0
@@ -170,7 +170,7 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
     """Newton--Raphson on the pose from ``eta0`` to the actuator values ``ell`` [MontgomerySmith2023, §10].
 
     ``square``: the step solves ``Λ θ = −(L − ℓ)`` (eq. 87); otherwise ``H θ = −δ`` (eqs. 88-90
-    corrected E6/E7, ``step_sign = prm[6]`` is −1; +1 is the printed, ascending sign).  ``w`` is
+    corrected, ``step_sign = prm[6]`` is −1; +1 is the printed, ascending sign).  ``w`` is
     :func:`k_workspace`.  Returns ``(status, iterations, max|L − ℓ|, ½|L − ℓ|²)``; ``out`` holds
     the last iterate (sign: ``Q_0 ≥ 0``).
     """
@@ -221,7 +221,7 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
             for k in range(n):
                 F[k] = -F[k]
             regular = k_solve(Lam, F, th, n)
-        else:  # (90) corrected E7: θ = −H⁻¹δ
+        else:  # (90) corrected: θ = −H⁻¹δ
             k_gradient_hessian(Lam, H2, F, prm[6], gn, dl, Hm)
             regular = k_solve(Hm, dl, th, int(6))
         if not regular:

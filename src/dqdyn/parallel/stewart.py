@@ -8,8 +8,8 @@ A parallel robot here is a rigid end effector (pose ``η``, a unit dual quaterni
 Where the equations are:
 
 * one actuator's ``ℓ_k``, ``Λ_k = 2 [(r_k × u_k)ᵀ, u_kᵀ]`` (eqs. 73-75) and ``L²ℓ_k`` (eqs. 76-77,
-  corrected E5), and the geometry table they read: :mod:`.actuators`;
-* forward kinematics, Newton--Raphson on the pose (eq. 87 square, eqs. 88-90 corrected E6/E7
+  corrected), and the geometry table they read: :mod:`.actuators`;
+* forward kinematics, Newton--Raphson on the pose (eq. 87 square, eqs. 88-90 corrected
   over-constrained, update eq. 86): :mod:`.newton`;
 * the swivel-pulley cable (eqs. 78-84) and cable tensions: :mod:`.cable`.
 
@@ -314,7 +314,7 @@ class ParallelRobot:
         return 0.5 * self._eval(eta, 1)[1]
 
     def second_lie_derivative(self, eta):
-        """``L²ℓ_k`` (..., n, 6, 6), entry ``[k, j, i] = L_i L_j ℓ_k`` ([MontgomerySmith2023, eq. (77)], corrected E5)."""
+        """``L²ℓ_k`` (..., n, 6, 6), entry ``[k, j, i] = L_i L_j ℓ_k`` ([MontgomerySmith2023, eq. (77)], corrected)."""
         return self._eval(eta, 2)[2]
 
     def evaluate(self, eta, order=2):
@@ -471,10 +471,10 @@ class ParallelRobot:
 
     def forward_kinematics_ls(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                               method="newton", printed_step=False, check=True):
-        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected E6/E7; any number of
+        """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected; any number of
         actuators), stopping rules as :meth:`forward_kinematics`; returns ``LSFKResult`` (with the
         final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90) (``+H⁻¹δ``;
-        wrong, E7) and exists only to demonstrate the erratum."""
+        wrong) and exists only to demonstrate the erratum."""
         ell = self._check_ell(ell)
         g = self._home if guess is None else lie._arr(guess, "guess", 8)
         out = np.empty(8)
@@ -622,7 +622,7 @@ class StewartPlatform(ParallelRobot):
     points ``s_k`` (world frame) and platform points ``r_k`` (end-effector frame).
 
     Leg length ``ℓ_k = |R r_k + t − s_k|``; ``Λ`` rows ``2[(r×u)ᵀ, uᵀ]`` [MontgomerySmith2023, eq. (75)];
-    ``L²ℓ_k = (4/ℓ_k) [S_r; I] P_u [−S_s  I]`` (eq. 77 with the corrected factor 4, E5).
+    ``L²ℓ_k = (4/ℓ_k) [S_r; I] P_u [−S_s  I]`` (eq. 77 with the corrected factor 4).
     A 6-leg platform uses the square Newton solver (eq. 87); more legs use the over-constrained one.
     """
 
