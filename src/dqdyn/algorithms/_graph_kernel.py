@@ -58,7 +58,7 @@ def _vertex_backward(MI, MF, N, k, q, a, F, use_f, WS, tau):
 @kernel()
 def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, WS, F, tau):
     """The lean modular dqNE of :meth:`InterconnectionGraph.rnea` for graphs of model
-    subsystems, in one compiled call (thesis eqs. 5.8–5.11).  Vertices in depth-first order
+    subsystems, in one compiled call ([Silva2022thesis, eqs. 5.8–5.11]).  Vertices in depth-first order
     (a predecessor before its successors); per vertex ``k`` the int row ``N[k]`` =
     ``[parent, body in parent, mi/mf/F row, nb1, q, nq, v, nv, ws row, nkids]`` (``q`` / ``v``:
     the subsystem's offsets in the composite coordinates); ``TOA[k]`` = pose of its connection

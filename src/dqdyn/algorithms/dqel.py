@@ -45,7 +45,7 @@ class DQEL(NamedTuple):
 
 
 def dq_euler_lagrange(model: Model, q, v) -> DQEL:
-    """The dqEL matrices ``M̲, C̲, G̲`` of thesis eq. C.2 at ``(q, v)`` (leading batch axes)."""
+    """The dqEL matrices ``M̲, C̲, G̲`` of [Silva2022thesis, eq. C.2] at ``(q, v)`` (leading batch axes)."""
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     V, bv = as_vector_batch(v, model.nv, "v", "a velocity, model.nv entries")
     batch = np.broadcast_shapes(bq, bv)
@@ -96,7 +96,7 @@ def frame_wrench_fext(model: Model, q, frame, wrench, reference: str = "local") 
 
 
 def wrench_input(model: Model, q, frame, wrench, reference: str = "local") -> NewtonEulerResult:
-    """``𝒩̄(q, 0, 0, ζ_d)`` of thesis eq. B.3: the joint wrenches (and ``tau``) that compensate
+    """``𝒩̄(q, 0, 0, ζ_d)`` of [Silva2022thesis, eq. B.3]: the joint wrenches (and ``tau``) that compensate
     gravity and make the robot exert ``wrench`` at ``frame`` (see :func:`frame_wrench_fext`)."""
     fext = frame_wrench_fext(model, q, frame, wrench, reference)
     return newton_euler(model, q, None, None, fext)

@@ -39,7 +39,7 @@ inputs it was computed from (its connection pose / twist / twist derivative and 
 or removing a subsystem recomputes only the blocks that it changes (claim 16), and the counters
 ``InterconnectionGraph.evaluations`` show it.
 
-Adding bodies to an existing model without rebuilding it (thesis §4.2.2, Def. 4.3, eqs.
+Adding bodies to an existing model without rebuilding it ([Silva2022thesis, § 4.2.2], Def. 4.3, eqs.
 4.32–4.35, Examples 4.3–4.4): :meth:`InterconnectionGraph.append_body` hangs a one-body
 subsystem at a frame; :meth:`GraphResult.F` gives the CoM twists ``F_i`` (eq. 4.33) and
 :meth:`GraphResult.B` the joint wrenches ``B_i`` (eq. 4.34) of a subsystem — the existing ``F``
@@ -208,11 +208,11 @@ class GraphResult:
         return self.block(name, name)
 
     def F(self, name: str) -> np.ndarray:
-        """``F_k(Ξ̄_{1,k})`` (thesis eq. 4.33): the CoM twists of the bodies of ``name``."""
+        """``F_k(Ξ̄_{1,k})`` ([Silva2022thesis, eq. 4.33]): the CoM twists of the bodies of ``name``."""
         return self.twists[name]
 
     def B(self, name: str) -> np.ndarray:
-        """``B_k(Ξ_{k,n})`` (thesis eq. 4.34): the joint wrenches ``Γ̄`` of the bodies of ``name``."""
+        """``B_k(Ξ_{k,n})`` ([Silva2022thesis, eq. 4.34]): the joint wrenches ``Γ̄`` of the bodies of ``name``."""
         return self.Gamma[..., self.rows[name], :]
 
 

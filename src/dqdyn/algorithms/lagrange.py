@@ -7,7 +7,7 @@ Two constructions of ``M``:
   ``𝒮_k = Ad(x_i^0) S_k`` [Silva2022, eq. (3)], the spatial inertias of the bodies are summed over
   subtrees (no change of frame needed in ``F_0``), and ``M_{jk} = ⟨𝒮_j, Î^C_{d} 𝒮_k⟩`` (power
   pairing, ``d`` the deeper of the two joints).  O(n) adjoints + O(n·depth) pairings.
-* ``method="newton_euler"`` — the papers' construction from n + 2 dqNE calls (thesis eq. 3.2,
+* ``method="newton_euler"`` — the papers' construction from n + 2 dqNE calls ([Silva2022thesis, eq. 3.2],
   appendix C eq. C.2): ``g = 𝒩(q, 0, 0)``, ``col_k M = 𝒩(q, 0, e_k) − g``.
 
 The spatial inertia of a body (or a subtree) in ``F_0`` is kept as 10 numbers ``(m, h, Ī_O)``:
@@ -16,7 +16,7 @@ twist ``ω + ε v`` (at the origin) to the momentum ``(m v + ω × h) + ε (Ī_O
 rotation ``R Ī_c Rᵀ`` is the matrix form of the quaternionic frame change
 ``Ad(r) L3(𝕀) Ad(r*)`` ([Silva2022, eq. (14)]; [Silva2022thesis, eq. (4.9)]).
 
-``gravity`` is ``𝒩(q, 0, 0)`` (thesis eq. B.2): with ``ξ = ξ̇ = 0`` every CoM wrench reduces to
+``gravity`` is ``𝒩(q, 0, 0)`` ([Silva2022thesis, eq. B.2]): with ``ξ = ξ̇ = 0`` every CoM wrench reduces to
 ``−m_i g`` (eq. 24); moved to ``F_0`` by ``Ad(x_{c_i}^0)`` (eq. 29) and summed over each subtree
 it is ``−(M g + ε h × g)``, paired with ``𝒮_k``.
 
@@ -255,7 +255,7 @@ def add_rows(ws, src, dst, o, n):
 # =============================================================================== kernels
 @jit  # (IR-inlined into its entry, gate and batch kernels: a call would cost 0.3-0.5 µs)
 def gravity_core(mi, mf, g, q, ws, tau):
-    """``τ = g(q) = 𝒩(q, 0, 0)`` (thesis eq. B.2) in composite-CoM form; ``ws`` (nb1 + 1, ≥ 19).
+    """``τ = g(q) = 𝒩(q, 0, 0)`` ([Silva2022thesis, eq. B.2]) in composite-CoM form; ``ws`` (nb1 + 1, ≥ 19).
 
     With ``ξ = ξ̇ = 0`` the wrench of eq. (24) on body ``b`` is ``−m_b g`` at its CoM; moved by
     eq. (29) to the origin of ``F_i`` and summed over the subtree of ``i`` it is
@@ -397,7 +397,7 @@ def crba_core(mi, mf, q, ws, M):
 
 
 # ne_core as an ordinary call here: IR-inlined twice into each kernel below it cost 160 s of
-# compiling, for the papers' n + 1 recursions route (thesis eq. 3.2), not the fast one (CRBA)
+# compiling, for the papers' n + 1 recursions route ([Silva2022thesis, eq. 3.2]), not the fast one (CRBA)
 # (under NUMBA_DISABLE_JIT, ne_core is a plain function and has no py_func)
 _ne_call = kernel(error_model="numpy", variant="-call")(getattr(ne_core, "py_func", ne_core))
 
@@ -621,7 +621,7 @@ def _raiser(model: Model, batch: tuple):
 
 @fast_front(_GRAVITY_ENTRY)
 def gravity(model: Model, q, *, out=None) -> np.ndarray:
-    """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints (thesis eq. B.2), (..., nv)."""
+    """Generalized gravity ``g(q) = 𝒩(q, 0, 0)`` projected on the joints ([Silva2022thesis, eq. B.2]), (..., nv)."""
     r = _GRAVITY_ENTRY(model, q) if out is None else _GRAVITY_ENTRY(model, q, out)  # (gate.py: out=)
     if type(r) is ND:
         return r
@@ -677,7 +677,7 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
         Configuration (rad, m; unit quaternion / dual quaternion blocks, see Conventions).
     method : {"crba", "newton_euler"}
         ``"crba"``: composite-rigid-body algorithm in dual quaternion form (O(n·depth));
-        ``"newton_euler"``: the papers' n + 2 dqNE calls (thesis eq. 3.2 / C.2).
+        ``"newton_euler"``: the papers' n + 2 dqNE calls ([Silva2022thesis, eq. 3.2] / C.2).
     out : ndarray, shape (..., nv, nv), optional
         Written in place and returned.
 

@@ -275,7 +275,7 @@ def ne_forward(mi, mf, g, q, v, a, ws, sc):
 def ne_forward_bodies(mi, mf, q, v, a, ws, sc):
     """The body loop of :func:`ne_forward` from a given world row ``ws[0]``: its twist
     ``W_XI``, twist derivative ``W_XID`` and gravity ``W_G``, in the frame of the model's world
-    (a moving base: the interconnection graph's connection frame, thesis eq. 5.10; ``v`` of
+    (a moving base: the interconnection graph's connection frame, [Silva2022thesis, eq. 5.10]; ``v`` of
     length 0 means zero twists, the base's included).  Zeroes the wrench
     column, row 0 included (:func:`ne_backward` accumulates there the wrench the base
     transmits)."""

@@ -3,7 +3,7 @@
 ``τ = Y(q, v, a) π`` with ``π`` the 10 inertial parameters of every body (mass, first moment
 ``h = m c``, inertia about the body origin; Pinocchio's ``toDynamicParameters`` order): column
 ``(i, p)`` of ``Y`` is the Newton–Euler wrench of body ``i`` with unit parameter ``p`` and all
-others zero, mapped to the joints of its support ([Silva2022, eqs. (16)–(30)]; thesis eqs. 4.38–4.39).
+others zero, mapped to the joints of its support ([Silva2022, eqs. (16)–(30)]; [Silva2022thesis, eqs. 4.38–4.39]).
 """
 
 from __future__ import annotations

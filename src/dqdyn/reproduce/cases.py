@@ -6,14 +6,14 @@ friction, no contacts) drives the robot along sinusoidal joint-velocity referenc
 and ``qfrc_bias``, evaluated continuously at every RK4 stage — the simulator's low-level
 controller, independent of dqdyn).  The logged
 ``q``, ``q̇`` and applied ``τ`` are then processed as the papers did: ``q̈`` by Richardson-
-extrapolated differentiation of ``q̇`` (thesis app. D), and
+extrapolated differentiation of ``q̇`` ([Silva2022thesis, app. D]), and
 
-* inverse dynamics (JACO, 38-DoF tree; thesis Tables 4.6, 5.1): ``τ_dqdyn = rnea(q, q̇, q̈)``
+* inverse dynamics (JACO, 38-DoF tree; [Silva2022thesis, Tables 4.6], 5.1): ``τ_dqdyn = rnea(q, q̇, q̈)``
   against the applied torque;
 * forward dynamics (50-DoF arm, holonomic mobile manipulator; [Silva2022, Table 2]):
   ``q̈_dqdyn = aba(q, q̇, τ)`` against the differentiated MuJoCo velocity;
 
-both waveforms low-pass filtered alike (6th-order zero-phase Butterworth, thesis app. D), then one
+both waveforms low-pass filtered alike (6th-order zero-phase Butterworth, [Silva2022thesis, app. D]), then one
 CMC per joint (Ferrari et al. 2010, as in [Silva2022, §5.1]) and its min / mean / std / max.
 
 Wheeled cases:
@@ -261,7 +261,7 @@ def _dynamics_case(name, robot, title, mode, paper, quick, out_dir, *, amp, seed
 
 
 def case_jaco(quick=False, out_dir=None):
-    """6-DoF JACO-like arm, inverse dynamics (thesis Table 4.6: dqNE mean 0.9930)."""
+    """6-DoF JACO-like arm, inverse dynamics ([Silva2022thesis, Table 4.6]: dqNE mean 0.9930)."""
     return _dynamics_case("jaco", "jaco6", "6-DoF arm (JACO-like)", "inverse", 0.9930, quick,
                           out_dir, amp=0.8, seed=6, cutoff=10.0, duration=3.0 if quick else 10.0)
 
@@ -292,7 +292,7 @@ def _graph_tau(model, log, acc):
 
 def case_tree38(quick=False, out_dir=None):
     """38-DoF branched robot of 9 subsystems, inverse dynamics by the *modular* evaluation of the
-    interconnection graph (thesis Table 5.1: dqNE modular, mean 0.9968), with the monolithic
+    interconnection graph ([Silva2022thesis, Table 5.1]: dqNE modular, mean 0.9968), with the monolithic
     ``rnea`` (sv2NE's role), dqGP and rtNE beside it."""
     return _dynamics_case("tree38", "tree38", "38-DoF branched robot (9 subsystems, graph)",
                           "inverse", 0.9968, quick, out_dir, amp=0.6, seed=38, cutoff=10.0,
@@ -367,7 +367,7 @@ def _unicycle_wheel_torques(vd, wd, v_fwd, omega, r, w, kv, kw):
 
 
 def pioneer_run(d, duration, dt=1e-3, *, mass=16.0, i33=2.0906):
-    """Simulate the Pioneer (thesis app. A) with dqdyn's constrained dynamics (rolling without
+    """Simulate the Pioneer ([Silva2022thesis, app. A]) with dqdyn's constrained dynamics (rolling without
     slipping at the axle midpoint, [Silva2022, eq. (64)], by Udwadia–Kalaba) under wheel torques from a
     velocity loop tracking sinusoidal unicycle references; returns ``(model, trajectory,
     wheel torques (N, 2))``."""
@@ -472,7 +472,7 @@ def case_fierro_lewis(quick=False, out_dir=None):
              f"{res[0.001]['max_abs_diff']:.1e}, printed sign {fmt(res[0.001]['printed'])}; "
              f"d = 0.15: corrected {fmt(big['corrected'])}, printed {fmt(big['printed'])}; "
              f"reduced eq. residual {res[0.001]['reduced_residual']:.1e}")
-    return CaseResult("fierro_lewis", "Differential-drive base vs Fierro–Lewis (thesis app. A)",
+    return CaseResult("fierro_lewis", "Differential-drive base vs Fierro–Lewis ([Silva2022thesis, app. A])",
                       "(f_x, f_y, τ_z), dqNE vs analytic", vals, 1.0, ok, time.perf_counter() - t0,
                       figs, notes, dict(results=res, duration=dur))
 
@@ -670,7 +670,7 @@ def case_wrench(quick=False, out_dir=None):
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
         a1.semilogy(log["t"], err, color="k", lw=1.2)
         a1.set_ylabel(r"$\|p - p_d\|$ (m)")
-        a1.set_title("Wrench control (thesis app. B, eq. B.3): end-effector error", fontsize=10)
+        a1.set_title("Wrench control ([Silva2022thesis, app. B], eq. B.3): end-effector error", fontsize=10)
         for j in range(log["tau"].shape[1]):
             a2.plot(log["t"], log["tau"][:, j], lw=1.1, label=f"joint {j + 1}")
         a2.set_ylabel(r"joint torque $\tau$ (N·m)")
@@ -684,7 +684,7 @@ def case_wrench(quick=False, out_dir=None):
         plt.close(fig)
         figs.append(str(path))
     ok = ef < 1e-3 * e0
-    return CaseResult("wrench", "Wrench control, 6-DoF arm (thesis app. B)", "‖p − p_d‖ (m)",
+    return CaseResult("wrench", "Wrench control, 6-DoF arm ([Silva2022thesis, app. B])", "‖p − p_d‖ (m)",
                       np.array([e0, ef]), None, bool(ok), time.perf_counter() - t0, figs,
                       f"start error {e0:.4f} m → final {ef:.2e} m after {log['t'][-1]:.2f} s "
                       f"({'stop criterion met' if count[0] >= 2000 else 'time limit'})",

@@ -95,7 +95,7 @@ PIONEER_TRACK = 0.331
 
 
 def pioneer(d: float = 0.001, mass: float = 16.0, i33: float = 2.0906):
-    """The Pioneer base of thesis appendix A (Table A.1: m = 16 kg, i₃₃ = 2.0906 kg m², d =
+    """The Pioneer base of [Silva2022thesis, appendix A] (Table A.1: m = 16 kg, i₃₃ = 2.0906 kg m², d =
     0.001 m): one body on a planar joint ``base_joint`` (q = (x, y, φ) of the frame F_r at the
     axle midpoint, v = q̇), CoM at ``(d, 0, 0)`` in F_r (eq. A.3).  i₁₁, i₂₂ do not enter the
     planar dynamics."""

@@ -8,7 +8,7 @@ Routes (one batched evaluation each, on the same MuJoCo log and the same filteri
   (``M_GP q̈ + C_GP q̇ + g_GP``, [Silva2022, eqs. (46)–(51)], :func:`~dqdyn.algorithms.gauss.gauss_model`),
   ``rtNE`` (:func:`~dqdyn.algorithms.classic.classic_newton_euler`, 3-vector Newton–Euler);
 * forward dynamics (q̈): ``ABA`` (the case's main row), ``dqNE`` (``M``, ``C q̇ + g`` from n + 2
-  dqNE calls, thesis eq. 3.2), ``dqGP`` (eq. 45), ``rtNE`` (n + 1 classic NE calls).
+  dqNE calls, [Silva2022thesis, eq. 3.2]), ``dqGP`` (eq. 45), ``rtNE`` (n + 1 classic NE calls).
 
 ``rtNE`` is N/A on mobile bases (as the papers: the Robotics Toolbox is fixed-base only).
 Spatial_v2 (``sv2NE``) is not run: its role — an independent spatial-algebra RNEA — is played by

@@ -1,4 +1,4 @@
-"""Table cases of ``dqdyn reproduce`` (no simulator): thesis Table C.1 (dqEL), the operation
+"""Table cases of ``dqdyn reproduce`` (no simulator): [Silva2022thesis, Table C.1] (dqEL), the operation
 counts ([Silva2022thesis, Tables 4.2–4.5], [Silva2022, Table 3], [Mladenova, Tables 1 and 3]), and the
 catalogue of every numeric table and figure of the five publications behind ``dqdyn reproduce --list``.
 """
@@ -44,7 +44,7 @@ def case_dqel(quick=False, out_dir=None):
           "| joint | printed mean(τ_e) | printed var(τ_e) | dqdyn mean(τ_e) | dqdyn var(τ_e) |",
           "|---|---|---|---|---|"] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
     ok = bool(mean.max() < 1e-12 * max(1.0, np.abs(ne).max()))
-    return CaseResult("dqel", "dqEL vs dqNE (thesis Table C.1)", "‖Γ_dqNE − Γ_dqEL‖ per joint",
+    return CaseResult("dqel", "dqEL vs dqNE ([Silva2022thesis, Table C.1])", "‖Γ_dqNE − Γ_dqEL‖ per joint",
                       mean, None, ok, time.perf_counter() - t0, [],
                       f"max mean {mean.max():.2e}, max var {var.max():.2e} over {n} states "
                       f"(printed: 6.6e-14, 1.7e-27)",
