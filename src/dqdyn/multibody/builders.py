@@ -90,7 +90,14 @@ def _as_placement(placement, xyz, rpy, what: str) -> np.ndarray:
     return _pose_xyz_rpy(xyz, rpy)
 
 
+#: ``inertia_check`` of a caller that has checked the inertias itself (the URDF loader, in one
+#: batched call): ``add_body`` then does not check them again
+CHECKED = "checked by the caller"
+
+
 def _check_inertia(name, mass, com, inertia, mode="error"):
+    if mode is CHECKED:
+        return
     if not math.isfinite(mass) or mass < 0:
         raise ModelError(f"body {name!r}: mass must be a finite number >= 0, got {mass}")
     if com.shape != (3,) or not np.isfinite(com).all():
@@ -219,8 +226,8 @@ class ModelBuilder:
             raise ModelError(f"a joint named {jname!r} already exists")
         X = _as_placement(placement, xyz, rpy, f"joint {jname!r}")
         ax = np.asarray(axis, dtype=float).reshape(3)
-        nrm = np.linalg.norm(ax)
-        if jt not in (PLANAR, SPHERICAL, FREE, FIXED) and (not np.isfinite(nrm) or nrm < 1e-12):
+        nrm = math.hypot(*ax.tolist())
+        if jt not in (PLANAR, SPHERICAL, FREE, FIXED) and (not math.isfinite(nrm) or nrm < 1e-12):
             raise ModelError(f"joint {jname!r}: axis must be a non-zero finite 3-vector, got {axis}")
         ax = ax / nrm if nrm > 0 else np.array([0.0, 0.0, 1.0])
         com = np.asarray(com, dtype=float).reshape(3)
@@ -232,7 +239,7 @@ class ModelBuilder:
             inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         mass = float(mass)
         _check_inertia(name, mass, com, inertia, self.inertia_check)
-        if not np.isfinite(pitch):
+        if not math.isfinite(pitch):
             raise ModelError(f"joint {jname!r}: pitch must be finite")
         arm = (np.zeros(max(JOINT_DIMS[jt][1], 1)) if type(armature) is float and armature == 0.0
                else armature_values(jname, armature, max(JOINT_DIMS[jt][1], 1)))

@@ -119,9 +119,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DqdynError, URDFError
+from ._urdf_checks import warn_massless as _warn_massless
 from ._urdf_read import parse as _parse_doc
 from ._urdf_read import read_source as _read_source
-from ..multibody.builders import ModelBuilder
+from ..multibody.builders import CHECKED, ModelBuilder
 from ..multibody.model import Model
 
 log = logging.getLogger("dqdyn.parsers.urdf")
@@ -130,6 +131,8 @@ _ROOT_JOINT_NAME = "root_joint"
 _MOVING = ("revolute", "continuous", "prismatic", "floating", "planar")
 _ONE_DOF = ("revolute", "continuous", "prismatic")
 _MIMIC_MODES = ("follow", "independent", "error")
+_EYE4 = np.eye(4)  # (shared, read-only: a moving link's pose in its own body)
+_EYE4.setflags(write=False)
 
 
 
@@ -532,7 +535,7 @@ def load_urdf(
                 lump[o].append(j.child)
         else:
             owner[j.child] = j.child
-            in_body[j.child] = np.eye(4)
+            in_body[j.child] = _EYE4
             lump[j.child] = [j.child]
     body_inertia = {}
     for body, members in lump.items():
@@ -612,7 +615,7 @@ def load_urdf(
     for j in order:
         if j.name == skip_joint:
             continue
-        xyz, rpy = _pose(j.origin)
+        xyz, rpy = (None, None) if j.origin is None else (j.origin.xyz, j.origin.rpy)
         if j.type == "fixed":
             kw = dict(joint="fixed")
         else:
@@ -637,7 +640,7 @@ def load_urdf(
             )
             if j.name in mimics:
                 kw["mimic"] = mimics[j.name]
-        b.inertia_check = "off" if j.child in valid else inertia_check
+        b.inertia_check = CHECKED if j.child in valid else inertia_check
         try:
             b.add_body(j.child, j.parent, joint_name=j.name, xyz=xyz, rpy=rpy, **kw)
         except DqdynError as e:
@@ -655,64 +658,6 @@ def _unique(base: str, taken) -> str:
     while name in taken:
         name, k = f"{base}_{k}", k + 1
     return name
-
-
-def _warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> None:
-    """Warn about links without <inertial> heading a massless subtree of a joint that owns v."""
-    n = model.nbodies
-    suspects: list[tuple[str, str]] = []  # (link without <inertial>, joint moving it)
-    sub_mass = np.array(model.mass, dtype=float)
-    sub_rot = np.array([np.abs(model.inertia[i]).sum() for i in range(n + 1)])
-    for i in range(n, 0, -1):
-        p = int(model.parent[i])
-        sub_mass[p] += sub_mass[i]
-        sub_rot[p] += sub_rot[i]
-    for i in range(1, n + 1):
-        if model.joint_nv[i] == 0:
-            continue
-        if sub_mass[i] > 0 or sub_rot[i] > 0:
-            # the subtree has inertia, the moving body itself none: M(q) is singular when the
-            # joints below take all of it off this joint's motion (e.g. a child revolute joint
-            # about the same axis); checked below on M, at load time rather than at first aba
-            if model.mass[i] == 0 and np.abs(model.inertia[i]).sum() == 0:
-                body = model.body_names[i]
-                bare = [ln for ln in lump.get(body, [body]) if not has_inertial.get(ln, True)]
-                if bare:
-                    suspects.append((bare[0], model.joint_names_all[i]))
-            continue
-        body = model.body_names[i]
-        for link in lump.get(body, [body]):
-            if not has_inertial.get(link, True):
-                warnings.warn(
-                    f"URDF {label}: link {link!r} has no <inertial>, and the subtree moved by "
-                    f"joint {model.joint_names_all[i]!r} is massless: the joint-space inertia "
-                    "matrix is singular",
-                    UserWarning,
-                    stacklevel=3,
-                )
-    if suspects and _mass_matrix_singular(model):
-        for link, joint in suspects:
-            warnings.warn(
-                f"URDF {label}: link {link!r} has no <inertial> (massless), and the joint-space "
-                f"inertia matrix is singular (the bodies below joint {joint!r} carry no inertia "
-                "along its motion): forward dynamics (aba) will raise SingularError; give the "
-                "link an <inertial> if it has mass",
-                UserWarning,
-                stacklevel=3,
-            )
-
-
-def _mass_matrix_singular(model: Model) -> bool:
-    """True when ``M(q)`` is singular at the neutral and at a random configuration (only called
-    for models with a massless moving link, so loading other models compiles nothing)."""
-    from ..algorithms.kinematics import neutral, random_configuration
-    from ..algorithms.lagrange import mass_matrix
-
-    for q in (neutral(model), random_configuration(model, seed=0)):
-        ev = np.linalg.eigvalsh(mass_matrix(model, q))
-        if ev.size == 0 or ev.min() > 1e-12 * max(1.0, ev.max()):
-            return False
-    return True
 
 
 # ---------------------------------------------------------------------------- bundled models
