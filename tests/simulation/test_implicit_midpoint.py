@@ -1,4 +1,4 @@
-"""The implicit-midpoint integrator (issue 15).  Oracles: energy balance (mechanical energy of
+"""The implicit-midpoint integrator.  Oracles: energy balance (mechanical energy of
 a conservative system, dqdyn.mechanical_energy), time reversibility of a symmetric method (a
 step of dt then of −dt returns to the start), the order of convergence against a fine RK4
 reference, and the bounded (non-drifting) energy error against RK4's drift."""

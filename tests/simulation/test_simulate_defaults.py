@@ -1,5 +1,5 @@
 """``dqdyn simulate`` with default options on real robots; scaled gains, joint limits, free fall
-and divergence reporting (issue 16)."""
+and divergence reporting."""
 
 from __future__ import annotations
 

@@ -28,18 +28,27 @@ def _progress(enabled, total, desc):
     return p
 
 
+#: the largest increment (rad) of a rotational coordinate in one step with ``substeps="auto"``
+MAX_ROTATION_STEP = 0.05
+#: the most steps ``substeps="auto"`` splits one ``dt`` into
+MAX_SUBSTEPS = 64
+
+
 def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: float = 1e-3,
              constraints=(), *, integrator: str = "rk4", baumgarte=None, project: bool = True,
              record_every: int = 1, progress: bool | None = None,
-             max_speed: float = 1e6) -> Trajectory:
+             max_speed: float = 1e6, substeps="auto", monitor=None,
+             energy_tolerance: float = 1e-3, monitor_every: int = 10,
+             constraint_tolerance: float = 1e-6) -> Trajectory:
     """Simulate ``model`` from ``(q0, v0)`` for ``duration`` seconds with step ``dt``.
 
     ``tau_or_controller``: ``None`` (zero torque), a constant ``(nv,)`` array, or a callable
     ``tau(t, q, v)`` (e.g. :class:`~dqdyn.simulation.JointPD`).  ``integrator``: ``"rk4"``
-    (Runge–Kutta–Munthe-Kaas, 4th order on the manifold) or ``"euler"`` (semi-implicit).
+    (Runge–Kutta–Munthe-Kaas, 4th order on the manifold, the default), ``"midpoint"`` (implicit
+    midpoint, symplectic) or ``"euler"`` (semi-implicit, 1st order).
     ``constraints``: constraint objects (``dqdyn.constraints``); accelerations then come from
-    :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba, seed 000
-    eqs. 62–64) and, with ``project=True``, each step ends with
+    :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba
+    [Udwadia1992], [Silva2022, eqs. (62)–(64)]) and, with ``project=True``, each step ends with
     :func:`~dqdyn.constraints.dynamics.project_state` (drift-free); ``baumgarte=(α, β)`` adds
     Baumgarte stabilisation.  Without constraints the free dynamics is :func:`~dqdyn.aba`
     (for a model with mimic joints that ``aba`` does not take, ``M(q) a = τ − h(q, v)`` solved
@@ -49,8 +58,32 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
     m/s; no robot moves at 10⁶), or a singular inertia after the first step raises
     :class:`~dqdyn.errors.DivergenceError` "diverged at t = …; reduce dt or the gains".
 
+    Steps: ``substeps="auto"`` (default) splits each ``dt`` into ``n`` equal steps, with ``n``
+    the smallest integer that keeps every rotational coordinate's increment per step at most
+    :data:`MAX_ROTATION_STEP` rad (``n = ⌈dt · max|v_rot| / 0.05⌉``, at most
+    :data:`MAX_SUBSTEPS`; ``n = 1`` below 50 rad/s at ``dt = 1e-3``): a fast whip of a long
+    chain stays resolved while ordinary motion runs at ``dt``.  An integer fixes ``n``;
+    ``substeps=1`` is a plain fixed step.  ``meta["steps"]`` counts the steps taken.
+
+    Energy monitor (:mod:`dqdyn.simulation.monitor`): a passive or conservative run — no
+    torque, a constant torque on a model without quaternion joints, or a controller with a
+    ``potential(q)`` method (``τ = −∂V/∂q``) — is checked every ``monitor_every`` steps for
+    the relative energy error ``|E(t) − E(0)| / max T`` (``E`` = kinetic + gravitational +
+    the input's potential, ``T`` kinetic); beyond ``energy_tolerance`` it warns with
+    :class:`~dqdyn.errors.EnergyDriftWarning` naming the integrator, ``dt``, the time and what
+    to use instead (``monitor="raise"``: :class:`~dqdyn.errors.EnergyDriftError`).  A
+    constrained run is also checked for a constraint position error above
+    ``constraint_tolerance``.  ``monitor``: ``None`` (default: on where the balance applies),
+    ``"warn"``, ``"raise"``, ``"off"``.  The largest errors seen are in
+    ``meta["energy_error"]`` / ``meta["constraint_error"]``.  With the defaults (RK4,
+    ``dt = 1e-3``, automatic substeps) 10 s of passive motion of the bundled models and of
+    example-robot-data's Panda and xArm7 stay below 1e-4 (the docs' simulation page lists the
+    figures).
+
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
     terminal).  Returns a :class:`Trajectory` sampled every ``record_every`` steps."""
+    from .monitor import make_monitor
+
     if not isinstance(integrator, str) or integrator not in INTEGRATORS:
         raise DqdynError(f"integrator must be one of {sorted(INTEGRATORS)}, got {integrator!r}")
     step = INTEGRATORS[integrator]
@@ -65,6 +98,14 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
             or record_every < 1:
         raise DqdynError(f"record_every must be an integer >= 1, got {record_every!r}")
     record_every = int(record_every)
+    if isinstance(substeps, str) and substeps == "auto":
+        auto = True
+        nsub = 1
+    elif isinstance(substeps, (int, np.integer)) and not isinstance(substeps, (bool, np.bool_)) \
+            and substeps >= 1:
+        auto, nsub = False, int(substeps)
+    else:
+        raise DqdynError(f"substeps must be 'auto' or an integer >= 1, got {substeps!r}")
     q = np.array(q0, dtype=float)
     v = np.array(v0, dtype=float)
     if q.shape != (model.nq,):
@@ -82,6 +123,13 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
                              f"got shape {tc.shape}")
         ctrl = lambda t, q, v: tc  # noqa: E731
     cons = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]
+    mon = make_monitor(model, q, tau_or_controller, monitor, tolerance=energy_tolerance,
+                       every=monitor_every, integrator=integrator, dt=dt, constraints=cons,
+                       baumgarte=baumgarte, constraint_tolerance=constraint_tolerance)
+    if auto:
+        from .defaults import coordinate_kinds
+
+        rot = coordinate_kinds(model)[0]
     if cons:
         from ..constraints.dynamics import constrained_forward_dynamics, project_state
 
@@ -113,14 +161,26 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
         progress = n >= 20_000 and sys.stderr.isatty()
     bar = _progress(progress, n, f"simulating {model.name}")
     t = 0.0
+    steps = 0
     try:
         for k in range(n + 1):
+            if mon is not None:
+                mon.sample(k, t, q, v)
             if k == n:  # final state: evaluate a, tau there for the record
                 a, tau = accel(t, q, v)
                 ts.append(t); qs.append(q); vs.append(v); as_.append(a); taus.append(tau)  # noqa: E702
                 break
+            if auto:
+                w = float(np.abs(v[rot]).max(initial=0.0)) * dt / MAX_ROTATION_STEP
+                nsub = min(MAX_SUBSTEPS, max(1, int(np.ceil(w))))
             try:
-                q1, v1, a, tau = step(model, accel, t, q, v, dt)
+                h = dt / nsub
+                q1, v1, a, tau = step(model, accel, t, q, v, h)
+                for j in range(1, nsub):
+                    if quat:
+                        q1 = normalize_configuration(model, q1)
+                    q1, v1 = step(model, accel, t + j * h, q1, v1, h)[:2]
+                steps += nsub
             except (SingularError, NonFiniteError) as e:
                 if k == 0 or isinstance(e, DivergenceError):
                     raise  # the initial state itself: a genuine error of the model or input
@@ -144,11 +204,13 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
             q, v, t = q1, v1, (k + 1) * dt
             if bar is not None and k % 200 == 0:
                 bar.update(bar._dq_task, completed=k)
+        summary = mon.finish() if mon is not None else {}
     finally:
         if bar is not None:
             bar.stop()
-    meta = dict(model=model.name, integrator=integrator, dt=float(dt))
+    meta = dict(model=model.name, integrator=integrator, dt=float(dt), steps=int(steps))
+    meta.update(summary)
     return Trajectory(np.array(ts), np.array(qs), np.array(vs), np.array(as_), np.array(taus), meta)
 
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "MAX_ROTATION_STEP", "MAX_SUBSTEPS"]
