@@ -10,8 +10,8 @@ need (numpy, scipy, numba, urdfdom-py).  Everything else is an extra::
     docs   mkdocs-material, mkdocstrings[python]: the documentation site
     all    every runtime extra
 
-A feature whose dependency is missing raises :class:`~dqdyn.errors.MissingExtraError` naming the
-extra, through :func:`require`.
+A feature whose dependency is missing raises `MissingExtraError` naming the
+extra, through `require`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ EXTRAS = {
 
 def require(extra: str, module: str):
     """Import ``module`` (e.g. ``"matplotlib.pyplot"``) and return it, or raise
-    :class:`~dqdyn.errors.MissingExtraError` whose message says ``pip install "dqdyn[extra]"``.
+    `MissingExtraError` whose message says ``pip install "dqdyn[extra]"``.
 
     ``extra`` may also be ``"pip:NAME"`` for a package that is not a dqdyn extra (the message
     then says ``pip install NAME``).

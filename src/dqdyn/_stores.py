@@ -1,4 +1,4 @@
-"""Zarr stores that say whether they are complete (:func:`dqdyn.distributed.to_zarr`, ``dqdyn sweep``).
+"""Zarr stores that say whether they are complete (`dqdyn.distributed.to_zarr`, ``dqdyn sweep``).
 
 One mechanism for both writers:
 
@@ -8,12 +8,12 @@ One mechanism for both writers:
   again, identically;
 * a store-level attribute ``dqdyn_complete``: ``False`` when the store is made, ``True`` once
   every marker is set.  Readers refuse a store that is not complete
-  (:class:`~dqdyn.errors.IncompleteStoreError` names the missing chunks and how to resume);
+  (`IncompleteStoreError` names the missing chunks and how to resume);
 * Zarr's temporary files (``*.partial``, left by a write that was killed) are removed on resume.
 
-Reads of input chunks are checked too (:func:`guard_reads`): Zarr reads an absent chunk as its
+Reads of input chunks are checked too (`guard_reads`): Zarr reads an absent chunk as its
 fill value, so a deleted chunk would be computed on zeros without a word; a chunk that is
-absent, or that cannot be decoded (truncated), is a :class:`~dqdyn.errors.StoreError` naming the
+absent, or that cannot be decoded (truncated), is a `StoreError` naming the
 array and the chunk.
 """
 
@@ -169,7 +169,7 @@ def absent_chunks(arr, coords) -> list[tuple]:
 
 def checked_getter(getter, arr, index, *args, **kwargs):
     """Dask's ``getter(arr, index, ...)`` (the read of one block) for a Zarr array ``arr``:
-    :class:`~dqdyn.errors.StoreError` naming the array and the chunk when a chunk it reads is
+    `StoreError` naming the array and the chunk when a chunk it reads is
     absent from the store (Zarr would return its fill value) or cannot be decoded."""
     import zarr
 
@@ -204,7 +204,7 @@ def checked_getter(getter, arr, index, *args, **kwargs):
 
 def guard_reads(x):
     """The Dask array ``x`` with every read of a Zarr array in its graph checked
-    (:func:`checked_getter`); ``x`` itself when it reads none (or with an older Dask)."""
+    (`checked_getter`); ``x`` itself when it reads none (or with an older Dask)."""
     try:
         import zarr
         from dask._task_spec import DataNode, Task, TaskRef, convert_legacy_task
@@ -235,7 +235,7 @@ def guard_reads(x):
 
 # ------------------------------------------------------------------------------ writes
 def write_error(e: OSError, what: str, url: str, how: str) -> StoreError:
-    """The :class:`~dqdyn.errors.StoreError` of a failed write (``e``) of ``what`` to ``url``."""
+    """The `StoreError` of a failed write (``e``) of ``what`` to ``url``."""
     return StoreError(
         f"writing {what} to the Zarr store {url!r} failed ({' '.join(str(e).split())[:200]}); "
         f"the chunks written before are kept and marked done: free space (or fix the store) and "
@@ -243,7 +243,7 @@ def write_error(e: OSError, what: str, url: str, how: str) -> StoreError:
 
 
 def incomplete(where: str, todo: list, total: int, unit: str, how: str) -> IncompleteStoreError:
-    """The :class:`~dqdyn.errors.IncompleteStoreError` of a store with ``todo`` of ``total``
+    """The `IncompleteStoreError` of a store with ``todo`` of ``total``
     chunks (indices) not done."""
     if todo and len(todo[0]) == 1:
         listed = f"chunks {ranges(i[0] for i in todo)}"

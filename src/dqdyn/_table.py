@@ -21,7 +21,7 @@ def escape(s: str) -> str:
 
 
 class PlainTable:
-    """The subset of :class:`rich.table.Table` the command line uses, rendered as text."""
+    """The subset of `rich.table.Table` the command line uses, rendered as text."""
 
     def __init__(self, title: str | None = None, **_):
         self.title = title
@@ -51,7 +51,7 @@ class PlainTable:
 
 
 class PlainConsole:
-    """``print`` with the signature of :meth:`rich.console.Console.print`."""
+    """``print`` with the signature of `rich.console.Console.print`."""
 
     def __init__(self, file=None):
         self.file = file if file is not None else sys.stdout

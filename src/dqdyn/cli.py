@@ -18,7 +18,7 @@ Adding a sub-command
 --------------------
 Write ``def _add_NAME(sub)`` that creates its parser with ``sub.add_parser(...)`` and sets
 ``func=`` (a function ``args -> int`` exit code) through ``set_defaults``, then append it to
-:data:`COMMANDS`.  Library errors (:class:`~dqdyn.errors.DqdynError`) and ``OSError`` raised by
+`COMMANDS`.  Library errors (`DqdynError`) and ``OSError`` raised by
 ``func`` are turned into the one-line error automatically.
 """
 
@@ -67,7 +67,7 @@ def _slice(s: slice) -> str:
 
 
 def _load(args):
-    """The model of ``MODEL`` (a URDF path, or a name of :func:`dqdyn.list_models`) or
+    """The model of ``MODEL`` (a URDF path, or a name of `dqdyn.list_models`) or
     ``--bundled NAME``."""
     import os
 
@@ -109,7 +109,7 @@ def _bundled_names() -> str:
 
 # ------------------------------------------------------------------------------------- info
 def _info_tables(model):
-    """The (bodies, joints) rich tables of :func:`cmd_info`."""
+    """The (bodies, joints) rich tables of `cmd_info`."""
     from ._table import Table, escape
 
     bodies = Table(title=f"Bodies of {model.name}", title_justify="left")
@@ -279,7 +279,7 @@ def _add_reproduce(sub) -> None:
 def cmd_simulate(args) -> int:
     """``dqdyn simulate``: simulate a model under a controller; optional plot / npz.
 
-    The logic lives in :func:`dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
+    The logic lives in `dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
     joint limits, divergence detection); this prints and writes the files."""
     from .simulation.run import run_simulation
 

@@ -10,7 +10,7 @@
     tau = dd.apply(dqdyn.rnea, model, Q, V, A)     # a lazy (N, nv) dask array
     tau.to_zarr("tau.zarr")
 
-:func:`apply` evaluates a public batched function (:data:`FUNCTIONS`) block by block: one task per
+`apply` evaluates a public batched function (`FUNCTIONS`) block by block: one task per
 chunk of states, each a single in-process batched call of dqdyn on that chunk, so every state is
 computed by the same serial kernel as in one big in-process call and the results are identical
 to the bit.  The model enters the graph once, as one key that every block task depends on (the
@@ -18,15 +18,15 @@ scheduler moves it to each worker once; it is not pickled per task).  A block wh
 read straight from storage (``da.from_npy_stack``, ``da.from_zarr``) reads its own chunks in its
 task, so input chunks are not moved between workers.  Inside a worker, batched
 calls are serialized by a process-wide lock (each one already uses the worker's numba threads),
-and :class:`NumbaThreads`, a worker plugin that :func:`local_cluster`, :func:`connect` and
-:func:`configure` install, gives each worker ``cores_on_its_host // workers_on_its_host``
+and `NumbaThreads`, a worker plugin that `local_cluster`, `connect` and
+`configure` install, gives each worker ``cores_on_its_host // workers_on_its_host``
 numba threads so that workers × threads does not oversubscribe the cores.
 
 Worker processes are started by ``spawn`` (Dask's default): a forked child of a process whose
 numba thread pool is running is not safe with every threading layer.
 
 Parameter sweeps (a family of models with perturbed inertial parameters) and the resumable Zarr
-datasets of ``dqdyn sweep`` live in :mod:`dqdyn.sweep`.
+datasets of ``dqdyn sweep`` live in `dqdyn.sweep`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _three(m):
     return [(m.nv, m.nv)] * 3
 
 
-#: the batched functions :func:`apply` accepts, by name
+#: the batched functions `apply` accepts, by name
 FUNCTIONS: dict[str, _Spec] = {
     "rnea": _Spec("dqdyn.algorithms.newton_euler", ("q", "v", "a"), _nv, False, out=True),
     "aba": _Spec("dqdyn.algorithms.forward", ("q", "v", "tau"), _nv, False, out=True),
@@ -94,7 +94,7 @@ def _function(name: str):
 
 def resolve(fn) -> str:
     """The registry name of ``fn`` (a public batched dqdyn function or its name);
-    :class:`~dqdyn.errors.UnknownNameError` otherwise."""
+    `UnknownNameError` otherwise."""
     name = fn if isinstance(fn, str) else getattr(fn, "__name__", None)
     if name in FUNCTIONS and (isinstance(fn, str) or _function(name) is fn):
         return name
@@ -131,7 +131,7 @@ def _apply_threads() -> None:
 
 def call_block(name: str, model: Model, kwargs: dict, *blocks, out=None):
     """Run the batched function ``name`` on one chunk of states (the body of every task);
-    ``out``: the result array, for a function that accepts one (:data:`FUNCTIONS`)."""
+    ``out``: the result array, for a function that accepts one (`FUNCTIONS`)."""
     fn = _function(name)
     if out is not None:
         kwargs = {**kwargs, "out": out}
@@ -161,14 +161,14 @@ def _result_buffer(name: str, shape: tuple) -> np.ndarray:
 def write_block(url: str, paths: tuple, start: int, name: str, model: Model, kwargs: dict,
                 *blocks, markers: tuple | None = None, index: int | None = None) -> int:
     """Run ``name`` on one chunk of states and write its rows ``start:`` of the Zarr arrays
-    ``paths`` under ``url`` (the body of :func:`to_zarr`'s tasks); the number of states.
+    ``paths`` under ``url`` (the body of `to_zarr`'s tasks); the number of states.
     ``markers = (url, path)``: then set entry ``index`` of that marker array, after the data
-    (:mod:`dqdyn._stores`).
+    (`dqdyn._stores`).
 
     The result is computed into a buffer this thread reuses (for the functions that take
     ``out=``), and written with ``write_empty_chunks``: Zarr would otherwise compare every
     chunk with its fill value first (a pass over the chunk, to skip storing an empty one).
-    A failed write (a full disk) is a :class:`~dqdyn.errors.StoreError` naming the store."""
+    A failed write (a full disk) is a `StoreError` naming the store."""
     import zarr
 
     from . import _stores
@@ -252,7 +252,7 @@ def task_threads() -> int:
 
 
 def configure(client, threads: int | None = None) -> dict:
-    """Install :class:`NumbaThreads` on the workers of ``client`` (again after workers were
+    """Install `NumbaThreads` on the workers of ``client`` (again after workers were
     added: the count per host is read now).  Returns each worker's numba thread count."""
     info = client.scheduler_info(n_workers=-1) if _accepts_n_workers(client) else client.scheduler_info()
     per_host = Counter(_host(a) for a in info["workers"])
@@ -267,11 +267,11 @@ def _accepts_n_workers(client) -> bool:
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
-#: what :func:`local_cluster` changes in Dask's environment of new worker processes
+#: what `local_cluster` changes in Dask's environment of new worker processes
 #: (``distributed.nanny.pre-spawn-environ``; None: not set)
 WORKER_ENVIRON = {"MALLOC_TRIM_THRESHOLD_": None}
 
-#: Dask settings :func:`local_cluster` changes, each only where it still has ``distributed``'s
+#: Dask settings `local_cluster` changes, each only where it still has ``distributed``'s
 #: default (the key: (that default, dqdyn's value)).  Its workers run one long task after
 #: another with no dashboard: the statistical profiler (a sample of every thread's stack each
 #: 10 ms), the system monitor (500 ms), the memory monitor (100 ms) and the event-loop health
@@ -288,16 +288,16 @@ WORKER_CONFIG = {
 def local_cluster(n_workers: int | None = None, *, threads: int | None = None, **kwargs):
     """A ``distributed.Client`` on a new ``LocalCluster`` of ``n_workers`` single-threaded
     worker processes (default: one per core, at most 4), started by ``spawn``, with
-    :class:`NumbaThreads` installed.  ``kwargs`` go to ``LocalCluster`` (``dashboard_address=None``
+    `NumbaThreads` installed.  ``kwargs`` go to ``LocalCluster`` (``dashboard_address=None``
     by default).  Close it with ``client.close(); client.cluster.close()``.
 
-    The workers keep glibc's own malloc thresholds (:data:`WORKER_ENVIRON`): Dask sets
+    The workers keep glibc's own malloc thresholds (`WORKER_ENVIRON`): Dask sets
     ``MALLOC_TRIM_THRESHOLD_=65536`` for its workers, which also fixes glibc's mmap threshold at
     128 KiB, so every chunk-sized array (inputs read, results, Zarr's buffers) is mapped, zeroed
     page by page and unmapped again — ~10 % more CPU on ``rnea`` chunks (module notes in the
     README).  A process that set the variable itself passes it on unchanged.  Without a
     dashboard (the default), the workers' profiler is off and Dask's monitors tick less often
-    (:data:`WORKER_CONFIG`; a value set in Dask's configuration beforehand is kept)."""
+    (`WORKER_CONFIG`; a value set in Dask's configuration beforehand is kept)."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -318,7 +318,7 @@ def local_cluster(n_workers: int | None = None, *, threads: int | None = None, *
 
 def connect(address: str, *, timeout: float = 10.0, threads: int | None = None):
     """A ``distributed.Client`` on the scheduler at ``address`` (``tcp://host:8786``), with
-    :class:`NumbaThreads` installed; :class:`~dqdyn.errors.SchedulerError` within ``timeout``
+    `NumbaThreads` installed; `SchedulerError` within ``timeout``
     seconds when it cannot be reached."""
     from distributed import Client
 
@@ -340,8 +340,8 @@ _CONFIGURED: set = set()
 
 
 def _configure_default_client() -> None:
-    """Install :class:`NumbaThreads` on the default ``distributed`` client, once per client
-    (a client made without :func:`local_cluster` / :func:`connect`)."""
+    """Install `NumbaThreads` on the default ``distributed`` client, once per client
+    (a client made without `local_cluster` / `connect`)."""
     try:
         from distributed import default_client
 
@@ -396,7 +396,7 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
                  write: tuple | None = None, only=None) -> list:
     """One Delayed per chunk of states: ``call_block(name, model, kwargs, *blocks)``, or with
     ``write = (url, paths, starts, markers)`` ``write_block(url, paths, starts[i], name, model,
-    kwargs, *blocks, markers=markers, index=i)`` (:func:`to_zarr`); ``only``: the chunks to
+    kwargs, *blocks, markers=markers, index=i)`` (`to_zarr`); ``only``: the chunks to
     make (default: all).
 
     A chunk of an input read straight from storage (its task has no dependency but whole-array
@@ -449,7 +449,7 @@ def _block_tasks(name: str, mdl, kwargs: dict, xs: list, arrs: list, nblocks: in
 
 
 def _prepare(fn, model: Model, arrays: tuple, chunks):
-    """The checks and the chunking :func:`apply` and :func:`to_zarr` share: ``(name, inputs
+    """The checks and the chunking `apply` and `to_zarr` share: ``(name, inputs
     (NumPy rows or arrays as given), Dask arrays chunked along ``lead`` (None for a shared row),
     lead)``."""
     import dask.array as da
@@ -510,17 +510,17 @@ def _prepare(fn, model: Model, arrays: tuple, chunks):
 def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
     """Evaluate the batched dqdyn function ``fn`` on Dask arrays, one task per chunk of states.
 
-    ``fn``: a function of :data:`FUNCTIONS` (``dqdyn.rnea``, …) or its name.  ``arrays``: its
+    ``fn``: a function of `FUNCTIONS` (``dqdyn.rnea``, …) or its name.  ``arrays``: its
     per-state inputs in order (``q`` (N, nq), ``v`` / ``a`` / ``tau`` (N, nv)): Dask arrays
     chunked along the state axis only, NumPy (N, n) arrays (chunked like the Dask inputs, else in
-    ``chunks`` states, default :func:`dqdyn.config.get_batch_chunk`), or one NumPy row (n,) shared
+    ``chunks`` states, default `dqdyn.config.get_batch_chunk`), or one NumPy row (n,) shared
     by every state, as dqdyn broadcasts.  ``kwargs`` go to every call (keep them small: they are
     part of each task).  Returns a Dask array (N, …), or a tuple (the function's named tuple when
     it returns one) of them; nothing is computed until you ``compute()`` or store it.
 
-    Errors: :class:`~dqdyn.errors.UnknownNameError` for an unknown ``fn``,
-    :class:`~dqdyn.errors.ChunkError` for an input chunked along its last axis,
-    :class:`~dqdyn.errors.ShapeError` for wrong lengths or state counts.
+    Errors: `UnknownNameError` for an unknown ``fn``,
+    `ChunkError` for an input chunked along its last axis,
+    `ShapeError` for wrong lengths or state counts.
     """
     import dask.array as da
 
@@ -550,7 +550,7 @@ def apply(fn, model: Model, *arrays, chunks: int | None = None, **kwargs):
 def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
             overwrite: bool = False, compressors="auto", compute: bool = True,
             chunks: int | None = None, **kwargs):
-    """:func:`apply` written straight into Zarr: each chunk of states is read, computed and
+    """`apply` written straight into Zarr: each chunk of states is read, computed and
     written to its rows by one task (``apply(...).to_zarr(url)`` makes a second, store task per
     chunk and holds each result in the worker's memory between the two).  An interrupted run
     resumes: the same call again computes only the chunks not yet written.
@@ -570,12 +570,12 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
     states, chunk).  Rerunning the same computation into an incomplete store computes the
     missing chunks only (Zarr's leftover ``*.partial`` files are removed first); into a complete
     one, nothing.  Another computation into an existing array is refused
-    (:class:`~dqdyn.errors.ShapeError`: pass ``overwrite=True`` to replace it).  Read the result
-    with :func:`open_zarr` or :func:`from_zarr`, which refuse an incomplete store.
+    (`ShapeError`: pass ``overwrite=True`` to replace it).  Read the result
+    with `open_zarr` or `from_zarr`, which refuse an incomplete store.
 
-    Errors, besides :func:`apply`'s: an input chunk absent from its Zarr store (Zarr would read
+    Errors, besides `apply`'s: an input chunk absent from its Zarr store (Zarr would read
     zeros) or that cannot be decoded, and a failed write (a full disk), are
-    :class:`~dqdyn.errors.StoreError` naming the store, the array and the chunk; the chunks
+    `StoreError` naming the store, the array and the chunk; the chunks
     written before are kept.  Returns the Zarr array (or group) once written; with
     ``compute=False`` a ``dask.delayed`` object that writes the missing chunks, marks the store
     complete and returns the number of states it wrote.  The stored values equal ``apply``'s
@@ -657,7 +657,7 @@ def to_zarr(fn, model: Model, *arrays, url: str, component: str | None = None,
     return open_zarr(url, component, mode="r+")
 
 
-#: the attribute of a :func:`to_zarr` result that records what it holds
+#: the attribute of a `to_zarr` result that records what it holds
 RECORD = "dqdyn_to_zarr"
 
 
@@ -672,7 +672,7 @@ def _node(url: str, path: str):
 
 
 def _finish(url: str, node: str, markers: tuple, counts: list) -> int:
-    """After :func:`to_zarr`'s tasks: mark the store complete once every chunk is."""
+    """After `to_zarr`'s tasks: mark the store complete once every chunk is."""
     import zarr
 
     todo = _stores.missing(zarr.open_array(markers[0], path=markers[1], mode="r"))
@@ -686,11 +686,11 @@ def _finish(url: str, node: str, markers: tuple, counts: list) -> int:
 
 def open_zarr(url: str, component: str | None = None, *, allow_incomplete: bool = False,
               mode: str = "r"):
-    """The Zarr array (or group, for a function returning a tuple) that :func:`to_zarr` wrote
+    """The Zarr array (or group, for a function returning a tuple) that `to_zarr` wrote
     at ``component`` of ``url``, after checking that it is complete: else
-    :class:`~dqdyn.errors.IncompleteStoreError` names the missing chunks (``allow_incomplete``:
-    return it anyway; its unwritten rows read as 0.0).  A node that :func:`to_zarr` did not
-    write is a :class:`~dqdyn.errors.StoreError` (open it with ``zarr.open``)."""
+    `IncompleteStoreError` names the missing chunks (``allow_incomplete``:
+    return it anyway; its unwritten rows read as 0.0).  A node that `to_zarr` did not
+    write is a `StoreError` (open it with ``zarr.open``)."""
     import zarr
 
     node = component or ""
@@ -716,7 +716,7 @@ def open_zarr(url: str, component: str | None = None, *, allow_incomplete: bool 
 
 
 def from_zarr(url: str, component: str | None = None, *, allow_incomplete: bool = False):
-    """:func:`open_zarr`'s result as a Dask array chunked like the store, or for a group a dict
+    """`open_zarr`'s result as a Dask array chunked like the store, or for a group a dict
     of them by part name; the same checks."""
     import dask.array as da
     import zarr

@@ -1,12 +1,12 @@
 """What this installation of dqdyn is ready for: ``dqdyn doctor``.
 
-:func:`report` gathers, without compiling anything: the Python, numba and NumPy versions; the CPU
+`report` gathers, without compiling anything: the Python, numba and NumPy versions; the CPU
 and the x86-64 level it runs; the CPU the kernels compiled in this process target; whether the
 kernels shipped for this Python were found, fit this machine and are current; the package's and
 the user's kernel caches (where, how large); the C call gate; the threading layer.  It ends with
 a verdict — ready, or what is not and the command that fixes it.  ``pip install`` prints the
 verdict at its end (``setup.py``), and the first compilation in a process names it
-(:mod:`dqdyn._jit`).
+(`dqdyn._jit`).
 
     dqdyn doctor [--measure] [--json]
 """

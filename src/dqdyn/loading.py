@@ -1,4 +1,4 @@
-"""One loader for every way a robot is named: :func:`load`.
+"""One loader for every way a robot is named: `load`.
 
 >>> import dqdyn
 >>> dqdyn.load("jaco6").nv
@@ -6,14 +6,14 @@
 
 ``load(source)`` accepts, in this order:
 
-1. **A file** — a path (``str`` or :class:`os.PathLike`) to a URDF or an MJCF file.  The format
-   is told by the extension (``.urdf`` → :func:`~dqdyn.load_urdf`, ``.mjcf`` →
-   :func:`~dqdyn.load_mjcf`) or, for ``.xml`` and any other name, by the document's root element
+1. **A file** — a path (``str`` or `os.PathLike`) to a URDF or an MJCF file.  The format
+   is told by the extension (``.urdf`` → `load_urdf`, ``.mjcf`` →
+   `load_mjcf`) or, for ``.xml`` and any other name, by the document's root element
    (``<robot>`` → URDF, ``<mujoco>`` → MJCF).  An XML string (starting with ``<``) is read the
    same way.  A folder is read as a Menagerie model folder (see 3).
-2. **A dqdyn or example-robot-data name** — a name of :func:`~dqdyn.list_models` whose kind is
+2. **A dqdyn or example-robot-data name** — a name of `list_models` whose kind is
    ``"model"`` (``"jaco6"``, ``"panda"``, ``"ur5"``, ``"talos"``), loaded by
-   :func:`~dqdyn.load_example`.
+   `load_example`.
 3. **A MuJoCo Menagerie name** — a model folder of a `MuJoCo Menagerie
    <https://github.com/google-deepmind/mujoco_menagerie>`_ checkout (``"franka_emika_panda"``,
    ``"universal_robots_ur5e"``, ``"unitree_go2"``) or a file in it
@@ -32,7 +32,7 @@
    ``robot_descriptions`` itself, which needs ``xacrodoc``).  ``robot_descriptions`` downloads the
    description's repository on first use.
 
-Anything else raises one :class:`~dqdyn.errors.UnknownNameError` that says what was looked up
+Anything else raises one `UnknownNameError` that says what was looked up
 and where, with the nearest known names ("did you mean …").
 """
 
@@ -145,7 +145,7 @@ def _load_xml_string(xml: str, options: dict):
 
 # ----------------------------------------------------------------------------- Menagerie
 def menagerie_dir(menagerie=None) -> Path | None:
-    """The MuJoCo Menagerie checkout :func:`load` searches, or ``None``.
+    """The MuJoCo Menagerie checkout `load` searches, or ``None``.
 
     ``menagerie`` (a path) if given, else ``$DQDYN_MENAGERIE``, else robot_descriptions' cached
     copy (``$ROBOT_DESCRIPTIONS_CACHE/mujoco_menagerie``, default
@@ -186,7 +186,7 @@ def _included(scene: Path) -> list[str]:
 
 
 def menagerie_robot_file(folder) -> Path:
-    """The robot file of a Menagerie model folder (see :func:`load`, step 3).
+    """The robot file of a Menagerie model folder (see `load`, step 3).
 
     Raises
     ------
@@ -382,7 +382,7 @@ def _not_found(name: str, root: Path | None, pending: Exception | None):
 
 
 def load(source, *, menagerie=None, **options):
-    """A :class:`~dqdyn.Model` of a robot named any way users name one (see the module doc).
+    """A `Model` of a robot named any way users name one (see the module doc).
 
     >>> import dqdyn
     >>> dqdyn.load("two_link_arm").nv
@@ -394,16 +394,16 @@ def load(source, *, menagerie=None, **options):
     ----------
     source:
         A path to a URDF or MJCF file (or a model folder), an XML string, a name of
-        :func:`~dqdyn.list_models`, a MuJoCo Menagerie name (``"franka_emika_panda"``,
+        `list_models`, a MuJoCo Menagerie name (``"franka_emika_panda"``,
         ``"universal_robots_ur5e/scene.xml"``) or a robot_descriptions name
         (``"panda_mj_description"``, ``"panda_mj"``).
     menagerie:
         Path of a MuJoCo Menagerie checkout (default: ``$DQDYN_MENAGERIE``, else
         robot_descriptions' cached copy).
     **options:
-        Passed to the loader of the file: :func:`~dqdyn.load_urdf` (``root_joint=``,
-        ``mimic=``, ``gravity=``, ``name=``, …), :func:`~dqdyn.load_mjcf` (``ignore=``,
-        ``name=``, ``return_info=``) or :func:`~dqdyn.load_example`.
+        Passed to the loader of the file: `load_urdf` (``root_joint=``,
+        ``mimic=``, ``gravity=``, ``name=``, …), `load_mjcf` (``ignore=``,
+        ``name=``, ``return_info=``) or `load_example`.
 
     Returns
     -------
@@ -421,7 +421,7 @@ def load(source, *, menagerie=None, **options):
     URDFError, MJCFError
         The file cannot be read, or an option does not apply to its loader.
     DqdynError
-        ``source`` names a constrained or parallel robot (use :func:`~dqdyn.load_example`),
+        ``source`` names a constrained or parallel robot (use `load_example`),
         ``menagerie`` is not a folder, or robot_descriptions could not download the robot.
     """
     if isinstance(source, bytes):

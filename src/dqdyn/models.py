@@ -11,25 +11,25 @@ Three sources, one namespace:
 * ``"bundled"`` — the URDF files shipped in ``dqdyn/data`` (``two_link_arm``, ``jaco6``,
   ``youbot_jaco``, ``branched``, ``diff_drive_manipulator``) and the robots built in code for the
   papers' experiments and the tests (``arm7``, ``serial50``, ``tree38``, ``pioneer``; the
-  closed-chain and nonholonomic models of :mod:`dqdyn.constraints.models`; the parallel robots of
-  :mod:`dqdyn.parallel`).  Always available.
+  closed-chain and nonholonomic models of `dqdyn.constraints.models`; the parallel robots of
+  `dqdyn.parallel`).  Always available.
 * ``"example-robot-data"`` — the robots of `example-robot-data
   <https://github.com/Gepetto/example-robot-data>`_ (``panda``, ``ur5``, ``talos``, ``tiago``,
   ``solo12``, …: the names of its Python loader), found when the package is installed
   (``pip install example-robot-data``).  They are read from its URDF files with
-  :func:`~dqdyn.load_urdf`; legged robots, humanoids and drones get a free root joint as
+  `load_urdf`; legged robots, humanoids and drones get a free root joint as
   example-robot-data gives them (``root_joint=None`` fixes the base).
 
-What :func:`load_example` returns depends on the entry's ``kind`` (see :func:`model_info`):
+What `load_example` returns depends on the entry's ``kind`` (see `model_info`):
 
-* ``"model"`` — a :class:`~dqdyn.Model`;
+* ``"model"`` — a `Model`;
 * ``"constrained"`` — ``(model, constraints, q0)`` with ``q0`` satisfying the constraints (pass
-  ``constraints`` to :func:`~dqdyn.constrained_forward_dynamics` or
-  :func:`~dqdyn.simulation.simulate`);
-* ``"parallel"`` — a :class:`~dqdyn.parallel.ParallelRobot` (Stewart platform, cable robot).
+  ``constraints`` to `constrained_forward_dynamics` or
+  `simulate`);
+* ``"parallel"`` — a `ParallelRobot` (Stewart platform, cable robot).
 
-The files and factories stay where they are (``dqdyn/data``, :mod:`dqdyn.reproduce.robots`,
-:mod:`dqdyn.constraints.models`, :mod:`dqdyn.parallel`); this module is their index.
+The files and factories stay where they are (``dqdyn/data``, `dqdyn.reproduce.robots`,
+`dqdyn.constraints.models`, `dqdyn.parallel`); this module is their index.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ __all__ = ["ModelEntry", "list_models", "model_info", "load_example", "model_pat
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One named robot of :func:`list_models`."""
+    """One named robot of `list_models`."""
 
     name: str
     source: str  # "bundled" or "example-robot-data"
@@ -232,12 +232,12 @@ def _registry(installed_only: bool = True) -> dict[str, ModelEntry]:
 
 
 def list_models(source: str | None = None, *, kind: str | None = None) -> list[str]:
-    """Names of every robot :func:`load_example` can load here, sorted.
+    """Names of every robot `load_example` can load here, sorted.
 
     ``source``: ``None`` (all), ``"bundled"`` (shipped with dqdyn, always available) or
     ``"example-robot-data"`` (listed when that package is installed).  ``kind``: ``None``,
-    ``"model"``, ``"constrained"`` or ``"parallel"`` (what :func:`load_example` returns).
-    :func:`model_info` describes one entry.
+    ``"model"``, ``"constrained"`` or ``"parallel"`` (what `load_example` returns).
+    `model_info` describes one entry.
 
     Raises
     ------
@@ -255,7 +255,7 @@ def list_models(source: str | None = None, *, kind: str | None = None) -> list[s
 
 
 def model_info(name: str) -> ModelEntry:
-    """The :class:`ModelEntry` of ``name`` (source, kind, description).
+    """The `ModelEntry` of ``name`` (source, kind, description).
 
     Raises
     ------
@@ -286,7 +286,7 @@ def model_path(name: str) -> Path:
     Raises
     ------
     UnknownNameError, MissingExtraError
-        As :func:`model_info`; ``UnknownNameError`` also when ``name`` is built in code.
+        As `model_info`; ``UnknownNameError`` also when ``name`` is built in code.
     """
     e = model_info(name)
     if e.target.startswith("file:"):
@@ -311,15 +311,15 @@ def load_example(name: str, **kwargs):
     >>> m.nq, m.nv
     (6, 6)
 
-    ``name``: one of :func:`list_models` (e.g. ``"panda"``, ``"ur5"``, ``"talos"``,
-    ``"jaco6"``, ``"tree38"``, ``"four_bar"``).  ``kwargs`` go to :func:`~dqdyn.load_urdf` for
+    ``name``: one of `list_models` (e.g. ``"panda"``, ``"ur5"``, ``"talos"``,
+    ``"jaco6"``, ``"tree38"``, ``"four_bar"``).  ``kwargs`` go to `load_urdf` for
     URDF-backed entries (``root_joint=``, ``mimic=``, ``gravity=``, …) and to the factory for the
     others.  The default ``root_joint`` is the entry's (``"free"`` for example-robot-data's
     legged robots, humanoids and drones, as its own loader; ``"planar"`` for ``youbot_jaco``);
     pass ``root_joint=None`` for a fixed base.
 
-    Returns a :class:`~dqdyn.Model` (kind ``"model"``), ``(model, constraints, q0)`` (kind
-    ``"constrained"``) or a parallel robot (kind ``"parallel"``); see :func:`model_info`.
+    Returns a `Model` (kind ``"model"``), ``(model, constraints, q0)`` (kind
+    ``"constrained"``) or a parallel robot (kind ``"parallel"``); see `model_info`.
 
     Raises
     ------
@@ -329,7 +329,7 @@ def load_example(name: str, **kwargs):
         ``name`` is a robot of example-robot-data and that package is not installed; the message
         says ``pip install example-robot-data``.
     URDFError
-        The file cannot be represented (see :func:`~dqdyn.load_urdf`).
+        The file cannot be represented (see `load_urdf`).
     """
     e = model_info(name)
     if e.target.startswith(("file:", "erd:")):

@@ -1,4 +1,4 @@
-"""Compile every kernel of dqdyn once, into the kernel cache (see :mod:`dqdyn._jit`).
+"""Compile every kernel of dqdyn once, into the kernel cache (see `dqdyn._jit`).
 
 ``pip install`` runs this (``setup.py``), so the first call after installing loads compiled code
 instead of compiling it; ``dqdyn precompile`` runs it again by hand — after installing a wheel
@@ -84,7 +84,7 @@ def _entries(module: str, *pairs) -> None:
     """Compile single-state entry kernels (``(entry, signature)`` names in ``module``): the fast
     path of a call given ``out=``, the one a wrong length falls back to before naming the
     argument, and every single-state call where the C call gate is not built (each armed on
-    first use, see :func:`dqdyn.algorithms.gate.armed_call`; not reached by the calls above
+    first use, see `dqdyn.algorithms.gate.armed_call`; not reached by the calls above
     where the gate is)."""
     import importlib
 
@@ -478,7 +478,7 @@ def make_portable(jobs: int | None = None, quiet: bool = False) -> str:
 
 
 def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: dict | None = None) -> dict:
-    """Compile the kernels of ``groups`` (default: all, see :data:`GROUPS`) into the kernel cache,
+    """Compile the kernels of ``groups`` (default: all, see `GROUPS`) into the kernel cache,
     ``jobs`` worker processes at a time (default: the number of CPUs).  Returns the wall seconds
     of each group.  Already cached kernels load in a fraction of a second, so running it twice
     costs little."""
@@ -520,7 +520,7 @@ def precompile(groups=None, jobs: int | None = None, quiet: bool = False, env: d
 
 
 class _Progress:
-    """A line every :attr:`EVERY` seconds while the groups run: kernels compiled so far (the
+    """A line every `EVERY` seconds while the groups run: kernels compiled so far (the
     index files written since the start, one per compiled function) of about how many (the
     shipped archives' count, when every group runs), the time so far and an estimate of the
     rest."""

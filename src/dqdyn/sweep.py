@@ -2,7 +2,7 @@
 
 Model families
 --------------
-:func:`perturb_model` returns a copy of a model with perturbed inertial parameters that are
+`perturb_model` returns a copy of a model with perturbed inertial parameters that are
 physically consistent *by construction*: per body, the mass is scaled by a log-normal factor
 (stays > 0), the CoM is moved by a normal offset (metres), and the density-weighted second moment
 about the CoM ``Σ = ½ tr(Ī_c) 1 − Ī_c`` (the upper-left block of the pseudo-inertia
@@ -11,12 +11,12 @@ about the CoM ``Σ = ½ tr(Ī_c) 1 − Ī_c`` (the upper-left block of the pseud
 log-normal factors (stay ≥ 0) and its principal axes turned by a small random rotation, then
 scaled with the mass.  ``Σ' ⪰ 0`` gives ``Ī_c' = tr(Σ') 1 − Σ'`` that satisfies the triangle
 inequalities.  A payload (a point mass, uniform in ``[0, payload]`` kg at a fixed offset) is added
-to one body with the parallel-axis theorem (:func:`dqdyn.multibody.builders.combine_inertia`).
+to one body with the parallel-axis theorem (`dqdyn.multibody.builders.combine_inertia`).
 Member ``k`` of a family depends only on ``(seed, k)``.
 
 Datasets
 --------
-:func:`run_sweep` writes a Zarr group::
+`run_sweep` writes a Zarr group::
 
     q (N, nq), v (N, nv), a or tau (N, nv)     the sampled inputs (random or a grid of q)
     params (K, nbodies, 10)                     inertial parameters of each model (order of
@@ -31,11 +31,11 @@ tasks already marked done: an interrupted sweep (process stopped, worker killed)
 stopped, a chunk that was written without its marker is written again (identically), and the
 result equals an uninterrupted run's bit for bit.  The group's ``dqdyn_sweep`` attribute records
 the specification; resuming with a different one is refused.  ``dqdyn_complete`` becomes true
-once every task is done (:func:`open_dataset` refuses the store until then), ``dqdyn_model``
-describes the model (:func:`describe_model`); the markers and the attribute are the mechanism
-:mod:`dqdyn._stores` gives :func:`dqdyn.distributed.to_zarr` too.  A cluster that can make no
+once every task is done (`open_dataset` refuses the store until then), ``dqdyn_model``
+describes the model (`describe_model`); the markers and the attribute are the mechanism
+`dqdyn._stores` gives `dqdyn.distributed.to_zarr` too.  A cluster that can make no
 progress (no workers, workers that keep dying) stops the run with a
-:class:`~dqdyn.errors.ClusterError` that says how to resume.
+`ClusterError` that says how to resume.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def with_inertia(model: Model, mass, com, inertia, name: str | None = None) -> M
 
 @dataclass(frozen=True)
 class Perturbation:
-    """How :func:`perturb_model` perturbs each body (0 leaves a part unchanged).
+    """How `perturb_model` perturbs each body (0 leaves a part unchanged).
 
     ``mass``: σ of the log of the mass factor; ``com``: σ of the CoM offset (m); ``inertia``: σ of
     the log of the principal second moments' factors; ``axes``: σ of the rotation of the principal
@@ -151,7 +151,7 @@ def perturb_model(model: Model, perturbation: Perturbation, seed: int = 0, index
 
 
 def model_family(model: Model, n: int, perturbation: Perturbation, seed: int = 0) -> list[Model]:
-    """``n`` perturbed copies of ``model`` (:func:`perturb_model` with indices 0 … n−1); with a
+    """``n`` perturbed copies of ``model`` (`perturb_model` with indices 0 … n−1); with a
     zero perturbation, ``n`` copies of ``model`` itself."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ShapeError(f"n must be a positive integer (models), got {n!r}")
@@ -161,7 +161,7 @@ def model_family(model: Model, n: int, perturbation: Perturbation, seed: int = 0
 
 
 def check_physical(model: Model, tol: float = 1e-12) -> None:
-    """:class:`~dqdyn.errors.ModelError` unless every body has ``m ≥ 0`` and a CoM inertia whose
+    """`ModelError` unless every body has ``m ≥ 0`` and a CoM inertia whose
     principal moments satisfy the triangle inequalities (within ``tol`` relative)."""
     for i in range(1, model.nbodies + 1):
         m = float(model.mass[i])
@@ -243,8 +243,8 @@ def make_spec(model: Model, *, states: int | None = None, chunk: int = 65536, se
               quantities=("tau",), models: int = 1, perturbation: Perturbation | None = None,
               accel_scale: float = 1.0, velocity_scale: float = 1.0, source: str = "",
               compressor: str = "zstd") -> SweepSpec:
-    """A validated :class:`SweepSpec` (errors name the argument).  ``compressor``: of the data
-    arrays, one of :data:`COMPRESSORS`."""
+    """A validated `SweepSpec` (errors name the argument).  ``compressor``: of the data
+    arrays, one of `COMPRESSORS`."""
     from .distributed import model_token
 
     if compressor not in COMPRESSORS:
@@ -394,7 +394,7 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
     """Create the Zarr group for ``spec`` (or open an existing one with the same spec).
 
     The group is made with the attribute ``dqdyn_sweep_creating`` and gets ``dqdyn_sweep`` (the
-    specification), ``dqdyn_complete`` and ``dqdyn_model`` (``model_info``: :func:`describe_model`)
+    specification), ``dqdyn_complete`` and ``dqdyn_model`` (``model_info``: `describe_model`)
     only once every array is in place; a creation that was stopped (the first attribute without
     the second, or a directory with nothing but Zarr's temporary files) is made again without
     ``overwrite``.  Opening an existing sweep removes Zarr's leftover ``*.partial`` files."""
@@ -462,7 +462,7 @@ def run_sweep(path: str, model: Model, spec: SweepSpec, *, client=None, max_chun
     each finished task.  Returns ``{"done", "total", "ran", "seconds"}``; the store gets
     ``dqdyn_complete = True`` once every task is done.
 
-    When the cluster can make no progress it stops with :class:`~dqdyn.errors.ClusterError`
+    When the cluster can make no progress it stops with `ClusterError`
     (the tasks done are kept; a later call resumes): no workers for ``no_workers_timeout``
     seconds, or a task whose workers died more often than Dask retries it
     (``distributed.scheduler.allowed-failures``).  ``resume``: how to resume, for its message
@@ -523,7 +523,7 @@ def _allowed_failures(dask_scheduler=None):
 
 
 def _watch(client, tasks: dict, path: str, spec: SweepSpec, no_workers: float, how: str):
-    """Yield ``(k, j)`` of each finished task; :class:`~dqdyn.errors.ClusterError` when the
+    """Yield ``(k, j)`` of each finished task; `ClusterError` when the
     cluster makes no progress (no workers for ``no_workers`` s, or a task whose workers died)."""
     from distributed import wait
 
@@ -607,8 +607,8 @@ def _progress(enabled, total, done):
 
 
 def open_dataset(path: str, *, allow_incomplete: bool = False):
-    """The Zarr group of a sweep and its :class:`SweepSpec`; an unfinished sweep (a run that
-    stopped, or a creation that did) is :class:`~dqdyn.errors.IncompleteStoreError` naming what
+    """The Zarr group of a sweep and its `SweepSpec`; an unfinished sweep (a run that
+    stopped, or a creation that did) is `IncompleteStoreError` naming what
     is missing (``allow_incomplete``: return it anyway; its rows not done read as 0.0)."""
     import zarr
 
@@ -632,7 +632,7 @@ def open_dataset(path: str, *, allow_incomplete: bool = False):
 
 # =============================================================================== command line
 def add_sweep_parser(sub) -> None:
-    """The ``dqdyn sweep`` sub-command (registered by :mod:`dqdyn.cli`)."""
+    """The ``dqdyn sweep`` sub-command (registered by `dqdyn.cli`)."""
     p = sub.add_parser(
         "sweep", help="generate a dataset (q, v, a, tau, M, ...) into Zarr on a Dask cluster",
         description="Generate a dataset of states and dynamics quantities into a Zarr store, "
@@ -722,7 +722,7 @@ def check_output(out: str) -> None:
 
 
 def cmd_sweep(args) -> int:
-    """``dqdyn sweep``: see :func:`add_sweep_parser`."""
+    """``dqdyn sweep``: see `add_sweep_parser`."""
     from .parsers.urdf import bundled, load_urdf
 
     src = bundled(args.bundled) if args.bundled else args.model

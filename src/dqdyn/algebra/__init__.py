@@ -2,13 +2,13 @@
 
 Re-exports the public functions of:
 
-* :mod:`.rotations` — quaternion / matrix / rpy / pose conversions;
-* :mod:`.dualquat` — products, conjugates, norms, Hamilton operators, adjoints, exp/log, screws;
-* :mod:`.inertia` — quaternionic inertia tensor, ``L3``, 6×6 spatial inertia;
-* :mod:`.vector_parameter` — Rodrigues/Gibbs vector-parameters and dual vector-parameters;
-* :mod:`.diagonalize` — closed-form principal axes of a symmetric 3×3 matrix [Mladenova, §5];
-* :mod:`.vp_kinematics` — Euler / Bryant / DH vector-parameters, chain Jacobians, screws, Exp(tA);
-* :mod:`.dq` — the scripting value type ``DQ`` and the constants ``i_, j_, k_, E_``.
+* `rotations` — quaternion / matrix / rpy / pose conversions;
+* `dualquat` — products, conjugates, norms, Hamilton operators, adjoints, exp/log, screws;
+* `inertia` — quaternionic inertia tensor, ``L3``, 6×6 spatial inertia;
+* `vector_parameter` — Rodrigues/Gibbs vector-parameters and dual vector-parameters;
+* `diagonalize` — closed-form principal axes of a symmetric 3×3 matrix [Mladenova, §5];
+* `vp_kinematics` — Euler / Bryant / DH vector-parameters, chain Jacobians, screws, Exp(tA);
+* `dq` — the scripting value type ``DQ`` and the constants ``i_, j_, k_, E_``.
 
 Nothing is compiled at import: the numba kernels compile on first use (and are cached on disk).
 """

@@ -16,7 +16,7 @@ Closed form (Mladenova's two-level vector-parameter route): find ``c'' = ⟨c, c
   inertia (191)) where ``x`` is free and ``x = 0`` is taken; candidates whose level-1 residual is
   not at round-off are discarded and the next root of ``P`` is tried.
 
-``method="eigh"``: :func:`numpy.linalg.eigh` (the robust default for production use).
+``method="eigh"``: `numpy.linalg.eigh` (the robust default for production use).
 Both return eigenvalues in ascending order with a proper rotation ``R`` (``det R = +1``) whose
 columns are the principal axes: ``Rᵀ A R = diag(values)``.
 """
@@ -159,7 +159,7 @@ def principal_axes(A, method: str = "closed_form", *, polish: bool = True) -> Pr
     ``method="closed_form"``: [Mladenova, §5] (module docstring), returning also the paper's ``c''``;
     ``polish=True`` then applies one Jacobi sweep (``eigh`` of the nearly diagonal
     ``O(c'')ᵀ A O(c'')``) so that the result is at round-off even where the quartic roots are
-    ill-conditioned.  ``method="eigh"``: :func:`numpy.linalg.eigh`."""
+    ill-conditioned.  ``method="eigh"``: `numpy.linalg.eigh`."""
     A = _sym(A, "A")
     if method == "eigh":
         w, V = np.linalg.eigh(A)

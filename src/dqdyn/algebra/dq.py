@@ -1,7 +1,7 @@
 """A small dual quaternion value type for scripting, in the style of DQ Robotics' ``DQ``.
 
 ``DQ`` wraps one (8,) float array ``[P(h), D(h)]`` and is built on the array functions of
-:mod:`dqdyn.algebra.dualquat`, so a paper's equation maps to one line::
+`dqdyn.algebra.dualquat`, so a paper's equation maps to one line::
 
     >>> from dqdyn.algebra import DQ, i_, j_, k_, E_
     >>> r = DQ.rotation_about(k_, 0.5)           # cos(¼) + k̂ sin(¼)
@@ -195,7 +195,7 @@ def _coerce_or_none(v):
 
 
 def _coerce(v) -> DQ:
-    """A DQ from a DQ, a real scalar, or anything :class:`DQ` accepts (raises ShapeError ...)."""
+    """A DQ from a DQ, a real scalar, or anything `DQ` accepts (raises ShapeError ...)."""
     o = _coerce_or_none(v)
     return DQ(v) if o is None else o
 

@@ -13,7 +13,7 @@ pure quaternion; pure quaternions (ω, ℓ) are given either as 3-vectors (..., 
 quaternions (..., 4) (real part ignored); results keep the form of the input.
 
 Spatial inertia (a derived 6×6 form for matrix algorithms, layout of
-:mod:`dqdyn.algebra.dualquat`): it maps a body twist ``ξ = ω + ε v`` in vec6 ``[ω, v]``
+`dqdyn.algebra.dualquat`): it maps a body twist ``ξ = ω + ε v`` in vec6 ``[ω, v]``
 (``v`` the velocity of the body-frame origin, in body axes) to the momentum wrench
 ``h + ε ℓ_O`` in vec6 ``[f, τ]``-layout ``[h, ℓ_O]``: ``h = m (v + ω × c)`` the linear
 momentum and ``ℓ_O = Ī_c ω + c × h`` the angular momentum about the frame origin, ``c`` the
@@ -67,7 +67,7 @@ def quaternionic_inertia(I):
 
     ``i_x = I_xx î + I_xy ĵ + I_xz k̂`` etc.: the components are the **rows** of ``Ī``.  Returned
     as the (..., 3, 3) array of those rows (row ``k`` = ``vec3(i_k)``), a checked copy; use
-    :func:`inertia_quaternions` for the (..., 3, 4) pure-quaternion form.
+    `inertia_quaternions` for the (..., 3, 4) pure-quaternion form.
     """
     return np.array(_mat3(I, "I"), copy=True)
 
@@ -147,7 +147,7 @@ def spatial_inertia_matrix(mass, com, I_com):
     about the CoM in body axes.  The wrench layout is ``[f, τ]`` (force-like part first), so the
     power-pairing matrix ``Π M`` with ``Π = [[0, I₃], [I₃, 0]]`` is symmetric positive
     semidefinite and ``½ power(ξ, M ξ)`` is the kinetic energy.  Momenta transform by
-    :func:`~dqdyn.algebra.dualquat.Ad6` like wrenches: ``M' = Ad(x) M Ad(x*)``.
+    `Ad6` like wrenches: ``M' = Ad(x) M Ad(x*)``.
     """
     m = np.asarray(mass, dtype=float)
     c = _arr(com, "com", 3)

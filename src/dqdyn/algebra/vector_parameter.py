@@ -52,7 +52,7 @@ def vp_from_quat(q, *, tol: float = 1e-12):
 
 
 def quat_from_vp(c):
-    """Unit quaternion ``(1, c)/sqrt(1 + c²)`` (..., 4), ``q0 > 0`` (inverse of :func:`vp_from_quat`)."""
+    """Unit quaternion ``(1, c)/sqrt(1 + c²)`` (..., 4), ``q0 > 0`` (inverse of `vp_from_quat`)."""
     c = _arr(c, "c", 3)
     s = 1.0 / np.sqrt(1.0 + _dot(c, c))[..., None]
     return np.concatenate([s, s * c], axis=-1)
@@ -85,7 +85,7 @@ def vp_compose(c1, c2, *, tol: float = 1e-12):
 
     ``O(⟨c1, c2⟩) = O(c1) O(c2)`` (``c2`` is applied first to a vector).  Raises SingularError
     when ``|1 − c1·c2| <= tol (1 + |c1·c2|)`` (the composite is a half-turn; use the second
-    chart :func:`vp_second_chart` / :func:`second_chart_compose` or quaternions there).
+    chart `vp_second_chart` / `second_chart_compose` or quaternions there).
     """
     c1 = _arr(c1, "c1", 3)
     c2 = _arr(c2, "c2", 3)
@@ -164,7 +164,7 @@ def vp_second_chart(c):
 
 
 def vp_from_second_chart(d, *, tol: float = 1e-12):
-    """Inverse of :func:`vp_second_chart`: ``c = d / sqrt(1 − d²)`` (SingularError at ``|d| = 1``)."""
+    """Inverse of `vp_second_chart`: ``c = d / sqrt(1 − d²)`` (SingularError at ``|d| = 1``)."""
     d = _arr(d, "d", 3)
     s = 1.0 - _dot(d, d)
     if np.any(s <= tol):
@@ -212,7 +212,7 @@ def dual_vp_from_pose(x, *, tol: float = 1e-12):
 def pose_from_dual_vp(c, c_dual):
     """Unit dual quaternion ``x = q + ε ½ p q`` (..., 8), ``q0 > 0``, of ``ĉ = c + μ c'``.
 
-    Inverts :func:`dual_vp_from_pose`: ``q = (1, c)/sqrt(1 + c²)`` and, with
+    Inverts `dual_vp_from_pose`: ``q = (1, c)/sqrt(1 + c²)`` and, with
     ``c' = A p``, ``A = ½ (I − c^× + c cᵀ)`` [Mladenova, eq. (102)],
     ``p = A⁻¹ c' = 2/(1 + c²) (c' + c × c')``.
     """
@@ -230,7 +230,7 @@ def dual_vp_compose(c1, c1_dual, c2, c2_dual, *, tol: float = 1e-12):
 
     [Mladenova, eq. (67)] over dual numbers ([Mladenova, §4.2, eqs. (153)–(156)]): the result is the dual
     vector-parameter of the pose product ``x1 x2``.  Returns ``(c, c')``.  SingularError as in
-    :func:`vp_compose`.
+    `vp_compose`.
     """
     a = _arr(c1, "c1", 3)
     ad = _arr(c1_dual, "c1_dual", 3)

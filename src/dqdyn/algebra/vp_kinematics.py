@@ -5,7 +5,7 @@ Conversions [Mladenova, §2.5]:
 
 * Euler ZXZ ``O = R_z(ψ) R_x(ϑ) R_z(φ)``: ``c = (t cos d / cos s, t sin d / cos s, tan s)`` with
   ``t = tan(ϑ/2)``, ``d = (ψ − φ)/2``, ``s = (ψ + φ)/2`` (the printed (71) is ``R_z(φ) R_x(−ϑ)
-  R_z(ψ)`` and its printed inverse does not invert it: erratum; :func:`vp_from_euler_printed`
+  R_z(ψ)`` and its printed inverse does not invert it: erratum; `vp_from_euler_printed`
   reproduces (71) literally);
 * Bryant ``O = R_z(φ₃) R_y(φ₂) R_x(φ₁)``: ``c = ⟨c₃, ⟨c₂, c₁⟩⟩ = (a − bg, b + ag, g − ab)/(1 + abg)``
   (73)–(74), ``a, b, g = tan(φ₁,₂,₃/2)``;
@@ -44,7 +44,7 @@ def vp_from_euler(psi, theta, phi):
 
 
 def euler_from_vp(c):
-    """Inverse of :func:`vp_from_euler`: ``(ψ, ϑ, φ)`` with ``ϑ ∈ [0, π)`` (``s = atan c₃``,
+    """Inverse of `vp_from_euler`: ``(ψ, ϑ, φ)`` with ``ϑ ∈ [0, π)`` (``s = atan c₃``,
     ``t = cos s |(c₁, c₂)|``, ``d = atan2(c₂, c₁)``, ``ψ = s + d``, ``φ = s − d``)."""
     c = _arr(c, "c", 3)
     s = np.arctan(c[..., 2])
@@ -74,7 +74,7 @@ def vp_from_bryant(phi1, phi2, phi3):
 
 
 def bryant_from_vp(c):
-    """Inverse of :func:`vp_from_bryant`: ``(φ₁, φ₂, φ₃)`` (roll, pitch, yaw; ``φ₂ ∈ [−π/2, π/2]``)."""
+    """Inverse of `vp_from_bryant`: ``(φ₁, φ₂, φ₃)`` (roll, pitch, yaw; ``φ₂ ∈ [−π/2, π/2]``)."""
     O = matrix_from_vp(c)
     phi2 = np.arcsin(np.clip(-O[..., 2, 0], -1.0, 1.0))
     phi1 = np.arctan2(O[..., 2, 1], O[..., 2, 2])
@@ -98,7 +98,7 @@ def vp_from_dh(alpha, theta, convention: str = "modified"):
 
 
 def dh_from_vp(c, convention: str = "modified", *, tol: float = 1e-9):
-    """``(α, ϑ)`` of a DH link rotation from its vector-parameter (inverse of :func:`vp_from_dh`).
+    """``(α, ϑ)`` of a DH link rotation from its vector-parameter (inverse of `vp_from_dh`).
 
     Raises ShapeError naming ``c`` when ``c`` is not of the DH form (``c₂ = ∓c₁ c₃``)."""
     c = _arr(c, "c", 3)
@@ -218,7 +218,7 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
     and the real 6 × 2n map of (163), ``[ω; ω*] = [[K, 0], [K*, K]] [ϑ̇; ḋ]`` (``ω*`` the velocity
     of the body point at the base origin — the spatial twist in Plücker coordinates).
 
-    ``dh`` (n, 4) rows ``(θ, d, a, α)`` (offsets; dqdyn's :func:`~dqdyn.parsers.dh.serial_from_dh`
+    ``dh`` (n, 4) rows ``(θ, d, a, α)`` (offsets; dqdyn's `serial_from_dh`
     layout), ``q`` (n,), ``joint_types`` a string of ``"R"``/``"P"`` (default all revolute).  The
     link transforms are composed as dual vector-parameters ``⟨ĉ_ϑ, ĉ_α⟩`` of dual angles
     ``ϑ̂ = ϑ + μ d``, ``α̂ = α + μ a`` (153)–(156) — for the standard convention.
@@ -255,7 +255,7 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
 # --------------------------------------------------------------------------- Exp(tA)
 def expm_symmetric(A, t=1.0, method: str = "closed_form"):
     """``Exp(tA) = O diag(e^{μ_i t}) Oᵀ`` for symmetric 3×3 ``A`` [Mladenova, eq. (204)], ``O``, ``μ`` from
-    :func:`~dqdyn.algebra.diagonalize.principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
+    `principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
     from .diagonalize import principal_axes
 
     pa = principal_axes(A, method=method)

@@ -1,9 +1,9 @@
 """Black-box subsystems of an interconnection graph ([Silva2022thesis, §5.1], the second
 scenario after eq. (5.11); validation claim 15): a subsystem known only through its connection — the wrench it transmits as a
-function of the connection's motion.  The protocol :class:`BlackBox` and the two shipped kinds:
-:class:`ModelBlackBox` (a dqdyn model with its own joint trajectory) and :class:`RecordedWrench`
+function of the connection's motion.  The protocol `BlackBox` and the two shipped kinds:
+`ModelBlackBox` (a dqdyn model with its own joint trajectory) and `RecordedWrench`
 (a wrench time series, e.g. a force/torque sensor log, interpolated in time).  The graph that
-uses them: :mod:`.interconnection`.
+uses them: `interconnection`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class BlackBox(Protocol):
       origin of ``a``, in ``a``'s axes (the batch shape of the inputs + (6,), or (6,)).
 
     Optional attribute ``mass_properties``: ``(mass, com (3,), inertia (3, 3) about the CoM)`` in
-    the connection frame, or ``None`` — used only by :meth:`InterconnectionGraph.build` to lump
+    the connection frame, or ``None`` — used only by `InterconnectionGraph.build` to lump
     the black box into a monolithic model as a rigid body.
     """
 
@@ -57,7 +57,7 @@ class ModelBlackBox:
 
     ``ζ_a`` is the joint wrench of the connector of ``[connector + model]`` (dqNE, Alg. 4.1) —
     what the predecessor must transmit to carry the model with the connection's motion.
-    ``mass_properties`` (for :meth:`InterconnectionGraph.build`): the model's composite rigid
+    ``mass_properties`` (for `InterconnectionGraph.build`): the model's composite rigid
     body at ``q = state(0)[0]`` — exact only while the model is not moving relative to ``a``.
     """
 
@@ -130,8 +130,8 @@ class RecordedWrench:
 
     ``times`` (N,) strictly increasing; ``wrenches`` (N, 6) ``[f, τ]`` at ``a`` in its axes;
     ``kind``: ``"cubic"`` (not-a-knot cubic spline, error O(h⁴ ζ⁗)) or ``"linear"`` (O(h² ζ̈)).
-    Asking outside ``[times[0], times[-1]]`` raises :class:`~dqdyn.errors.InfeasibleError`.
-    ``mass_properties`` may be given (for :meth:`InterconnectionGraph.build`).
+    Asking outside ``[times[0], times[-1]]`` raises `InfeasibleError`.
+    ``mass_properties`` may be given (for `InterconnectionGraph.build`).
     """
 
     def __init__(self, times, wrenches, kind: str = "cubic", mass_properties=None,

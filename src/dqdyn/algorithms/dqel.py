@@ -4,12 +4,12 @@ dqEL [Silva2022thesis, App. C, eqs. (C.1)–(C.2)]::
 
     M̲(q) q̈ + C̲(q, q̇) + G̲(q) = Γ̲,      M̲ ∈ ℋ_p^{n×nv},  C̲, G̲ ∈ ℋ_p^n
 
-built from dqNE calls ``𝒩`` (eq. B.1, :func:`~dqdyn.newton_euler`'s joint wrenches):
+built from dqNE calls ``𝒩`` (eq. B.1, `newton_euler`'s joint wrenches):
 ``G̲ = 𝒩(q, 0, 0)``, ``C̲ = 𝒩(q, q̇, 0) − G̲`` (a vector: already multiplied by q̇),
 ``col_k M̲ = 𝒩(q, 0, e_k) − G̲``.  The ``nv + 2`` states run as one batched compiled call.
 (The printed C.2 mixes ``𝒩`` and ``𝒩_0``, erratum 12; both mean the dqNE map.)  ``M̲`` has no
 inverse in the dual quaternion sense (C.3); the real ``M`` is its projection on the joint axes,
-:func:`~dqdyn.mass_matrix`.
+`mass_matrix`.
 
 End-effector wrench input [Silva2022thesis, App. B, eq. (B.3)]: ``𝒩̄(q, q̇, q̈, ζ_d)`` is dqNE with the
 wrench ``ζ_d`` exerted *by* the robot at a frame (Alg. 4.4 line 2, ``ζ_{0,n+1}^n := ζ_d``), and
@@ -33,7 +33,7 @@ from .newton_euler import NewtonEulerResult, newton_euler
 
 class DQEL(NamedTuple):
     """``M̲`` (..., nbodies, nv, 6), ``C̲`` and ``G̲`` (..., nbodies, 6): joint wrenches (vec6
-    ``[f, τ]``) of bodies 1…n at their joint frames (:class:`~dqdyn.NewtonEulerResult`)."""
+    ``[f, τ]``) of bodies 1…n at their joint frames (`NewtonEulerResult`)."""
 
     M: np.ndarray
     C: np.ndarray
@@ -69,7 +69,7 @@ def dq_euler_lagrange(model: Model, q, v) -> DQEL:
 
 
 def frame_wrench_fext(model: Model, q, frame, wrench, reference: str = "local") -> np.ndarray:
-    """External-wrench array (..., nbodies+1, 6) for :func:`~dqdyn.rnea` equivalent to the robot
+    """External-wrench array (..., nbodies+1, 6) for `rnea` equivalent to the robot
     exerting ``wrench`` (vec6 ``[f, τ]``) at ``frame`` on its environment.
 
     ``reference="local"``: ``wrench`` at the frame's origin in its axes; ``"world_aligned"``: at
@@ -97,7 +97,7 @@ def frame_wrench_fext(model: Model, q, frame, wrench, reference: str = "local") 
 
 def wrench_input(model: Model, q, frame, wrench, reference: str = "local") -> NewtonEulerResult:
     """``𝒩̄(q, 0, 0, ζ_d)`` of [Silva2022thesis, eq. B.3]: the joint wrenches (and ``tau``) that compensate
-    gravity and make the robot exert ``wrench`` at ``frame`` (see :func:`frame_wrench_fext`)."""
+    gravity and make the robot exert ``wrench`` at ``frame`` (see `frame_wrench_fext`)."""
     fext = frame_wrench_fext(model, q, frame, wrench, reference)
     return newton_euler(model, q, None, None, fext)
 

@@ -24,7 +24,7 @@ def _momentum(model: Model, T: np.ndarray) -> np.ndarray:
 
 def kinetic_energy(model: Model, q, v) -> np.ndarray:
     """``½ vᵀ M(q) v`` (...,), computed body by body from the twists, plus the rotors'
-    ``½ Σ armature_j v_j²`` (:attr:`~dqdyn.Model.armature`)."""
+    ``½ Σ armature_j v_j²`` (`armature`)."""
     T = body_twists(model, q, v, "body")
     h = _momentum(model, T)
     ke = 0.5 * (np.sum(T[..., :3] * h[..., 3:], axis=(-1, -2)) + np.sum(T[..., 3:] * h[..., :3], axis=(-1, -2)))

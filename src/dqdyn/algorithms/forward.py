@@ -1,8 +1,8 @@
 """Forward dynamics, in one place to look: the public functions of the articulated-body family.
 
-Each algorithm has its own module — :mod:`.aba` [Kim2012, Table 3], :mod:`.hybrid` (Table 4),
-:mod:`.minverse` (``M⁻¹``, §1B.7), :mod:`.constrained_aba` (§3.2–3.3) — with what they share in
-:mod:`.articulated` and the Cholesky helpers in :mod:`.linalg`.
+Each algorithm has its own module — `aba` [Kim2012, Table 3], `hybrid` (Table 4),
+`minverse` (``M⁻¹``, §1B.7), `constrained_aba` (§3.2–3.3) — with what they share in
+`articulated` and the Cholesky helpers in `linalg`.
 """
 
 from .aba import aba

@@ -9,20 +9,20 @@ successor transmits back (successor → predecessor, the solid edges).
 
 Two kinds of vertex:
 
-* a **model subsystem** — a dqdyn :class:`~dqdyn.Model` whose generalized coordinates are part of
+* a **model subsystem** — a dqdyn `Model` whose generalized coordinates are part of
   the composite ``q`` / ``v`` (the subsystems' coordinates concatenated in the order they were
   added).  Its map ``W_i`` (eq. 5.7) is one compiled dqNE call on the model preceded by a massless
   *connector* body on a free joint whose pose, body twist and twist derivative are those of the
   connection frame ``a_i`` (the inherited motion ``Ξ_{p_i,i} = Ad_n(X) ξ_{a_i}`` of eq. 5.10:
   by linearity of ``Ad`` the recursion from the connector sends it to every CoM).  The compiled
-  single-state :meth:`InterconnectionGraph.rnea` does the same without the connector: it starts
-  the model's own recursion from a moving base (:mod:`._graph_kernel`).  The subsystem's
+  single-state `InterconnectionGraph.rnea` does the same without the connector: it starts
+  the model's own recursion from a moving base (`_graph_kernel`).  The subsystem's
   ``world`` frame is its base, the connection frame it hangs from;
-* a **black box** — any object that implements :class:`BlackBox`: the wrench it transmits at its
+* a **black box** — any object that implements `BlackBox`: the wrench it transmits at its
   connection as a function of the connection's motion [Silva2022thesis, §5.1].  It has no coordinates in the
-  composite ``q``; it is a leaf.  Shipped: :class:`ModelBlackBox` (a dqdyn model with its own
-  joint trajectory) and :class:`RecordedWrench` (a wrench time series, e.g. a force/torque sensor
-  log, interpolated in time), both in :mod:`.blackbox`.
+  composite ``q``; it is a leaf.  Shipped: `ModelBlackBox` (a dqdyn model with its own
+  joint trajectory) and `RecordedWrench` (a wrench time series, e.g. a force/torque sensor
+  log, interpolated in time), both in `blackbox`.
 
 The composite model (eqs. 5.8–5.11, 5.15–5.16)::
 
@@ -32,21 +32,21 @@ The composite model (eqs. 5.8–5.11, 5.15–5.16)::
     A̲_ii = W_i(Ξ_i),  A̲_{p_j, j} = Γ̊_{j,p_j},  other blocks 0                     (5.15)
     Γ̲_t  = A̲ 1_s                                                                    (5.16)
 
-:meth:`InterconnectionGraph.evaluate` runs the two sweeps (twists root → leaves, wrenches leaves
-→ root) and returns A̲ (:class:`GraphResult`).  Each vertex keeps its last ``W_i`` with the
+`InterconnectionGraph.evaluate` runs the two sweeps (twists root → leaves, wrenches leaves
+→ root) and returns A̲ (`GraphResult`).  Each vertex keeps its last ``W_i`` with the
 inputs it was computed from (its connection pose / twist / twist derivative and its own
 ``q, v, a``); a vertex whose inputs have not changed is not re-evaluated — so adding, replacing
 or removing a subsystem recomputes only the blocks that it changes (claim 16), and the counters
 ``InterconnectionGraph.evaluations`` show it.
 
 Adding bodies to an existing model without rebuilding it ([Silva2022thesis, § 4.2.2], Def. 4.3, eqs.
-4.32–4.35, Examples 4.3–4.4): :meth:`InterconnectionGraph.append_body` hangs a one-body
-subsystem at a frame; :meth:`GraphResult.F` gives the CoM twists ``F_i`` (eq. 4.33) and
-:meth:`GraphResult.B` the joint wrenches ``B_i`` (eq. 4.34) of a subsystem — the existing ``F``
+4.32–4.35, Examples 4.3–4.4): `InterconnectionGraph.append_body` hangs a one-body
+subsystem at a frame; `GraphResult.F` gives the CoM twists ``F_i`` (eq. 4.33) and
+`GraphResult.B` the joint wrenches ``B_i`` (eq. 4.34) of a subsystem — the existing ``F``
 values are unchanged and each existing ``B_i`` gains only the added term
 ``Ad(x_{b}^{J_i}) B_{n+1}`` (claim 18).
 
-Frames and conventions (as :func:`~dqdyn.newton_euler`): twists vec6 ``[ω, v]`` (body twist of
+Frames and conventions (as `newton_euler`): twists vec6 ``[ω, v]`` (body twist of
 the connection frame, its axes); wrenches vec6 ``[f, τ]`` (at the frame origin, its axes); a
 wrench ``ζ_a`` is what the predecessor transmits *to* the successor (and everything beyond it)
 through the connection.  The graph's gravity (constructor) is used for every model subsystem.
@@ -111,7 +111,7 @@ def _connection_frame(p, at):
 
 def _com_offset(ext: Model) -> np.ndarray:
     """The pure translation to the connector's CoM (non-zero when the subsystem has a welded
-    inertia, :attr:`~dqdyn.multibody.model.Model.welded_inertia`, merged into its connector)."""
+    inertia, `welded_inertia`, merged into its connector)."""
     return np.r_[1.0, 0.0, 0.0, 0.0, 0.0, 0.5 * np.asarray(ext.com[1])]
 
 
@@ -127,7 +127,7 @@ def _connector_wrench(ext: Model, ws) -> np.ndarray:
 
 
 def _raise_in(name, model, status):
-    """:func:`raise_status` of a subsystem's kernel status, the subsystem named in the message
+    """`raise_status` of a subsystem's kernel status, the subsystem named in the message
     (its indices are those of its own coordinates)."""
     try:
         raise_status(model, status)
@@ -165,7 +165,7 @@ class _Node:
 
 @dataclass
 class GraphResult:
-    """Output of :meth:`InterconnectionGraph.evaluate` (batch axes first).
+    """Output of `InterconnectionGraph.evaluate` (batch axes first).
 
     * ``names``: the subsystems, in the composite order (columns of A̲);
     * ``tau`` (..., nv): generalized forces of the model subsystems, composite layout;
@@ -173,7 +173,7 @@ class GraphResult:
       model subsystems (``rows[name]``), columns: subsystems; ``A[..., rows[i], i, :] = W_i(Ξ_i)``
       and ``A[..., rows[p_j], j, :] = Γ̊_{j, p_j}``; a black box has a column but no rows;
     * ``Gamma`` (..., n, 6) = ``A̲ 1_s`` (Proposition 5.1, eq. 5.16): joint wrenches ``Γ_i =
-      ζ_{0,i}^{J_i}`` (as :func:`~dqdyn.newton_euler`'s ``wrenches`` rows 1…);
+      ζ_{0,i}^{J_i}`` (as `newton_euler`'s ``wrenches`` rows 1…);
     * ``tau_blocks`` (..., nv, s): the projection of A̲ on the joint axes (eq. 4.27),
       ``tau = tau_blocks.sum(-1)``;
     * ``twists`` / ``twist_derivatives``: per model subsystem, (..., n_i, 6) CoM twists
@@ -266,8 +266,8 @@ class InterconnectionGraph:
 
     def add(self, name: str, subsystem, parent: str | None = None, at: str = "world",
             placement=None) -> None:
-        """Add vertex ``name`` (a :class:`~dqdyn.Model` or a :class:`BlackBox`); with ``parent``,
-        also the connection ``parent → name`` (:meth:`connect`).  Without ``parent``,
+        """Add vertex ``name`` (a `Model` or a `BlackBox`); with ``parent``,
+        also the connection ``parent → name`` (`connect`).  Without ``parent``,
         ``placement`` places this subsystem's world frame in the inertial frame (a root
         mounted on a tilted or raised base; default identity)."""
         self._rev += 1  # (invalidates the compiled plan)
@@ -400,7 +400,7 @@ class InterconnectionGraph:
 
     # ------------------------------------------------------------------------- monolithic
     def build(self) -> Model:
-        """The composite robot as one monolithic :class:`~dqdyn.Model` (body names
+        """The composite robot as one monolithic `Model` (body names
         ``subsystem/body``; same q / v layout).  A black box enters as a rigid body fixed at its
         connection from its ``mass_properties`` (a ModelError if it has none)."""
         self.root()
@@ -546,9 +546,9 @@ class InterconnectionGraph:
         and, for a subsystem with successors, one more with their connection wrenches as
         external wrenches (so ``τ_i`` is the projection of ``Γ̄_i = W_i + Σ Γ̊_{j,i}``), no A̲ and
         no caching.  Graphs of model subsystems run the sweeps in one compiled call through the C
-        gate (:mod:`._graph_kernel`: one dqNE forward and one backward recursion per subsystem,
+        gate (`_graph_kernel`: one dqNE forward and one backward recursion per subsystem,
         precompiled at install by ``dqdyn precompile``); graphs with black boxes, or
-        ``compiled=False``, orchestrate them from Python.  A batch: :meth:`evaluate`."""
+        ``compiled=False``, orchestrate them from Python.  A batch: `evaluate`."""
         if compiled and GATE is not None and t is None:  # the fast path: one C call
             d = self._fused_data if self._fused_rev == self._rev else self._fused()
             if d is not None:
@@ -592,7 +592,7 @@ class InterconnectionGraph:
         return plan
 
     def _fused(self):
-        """Packed tables of :func:`graph_rnea_kernel`, rebuilt when the graph changes (None
+        """Packed tables of `graph_rnea_kernel`, rebuilt when the graph changes (None
         for graphs with black boxes)."""
         if self._fused_rev == self._rev:
             return self._fused_data
@@ -791,7 +791,7 @@ class InterconnectionGraph:
 def recorded_connection_wrench(graph: InterconnectionGraph, name: str, times, Q, V, A,
                                kind: str = "cubic") -> RecordedWrench:
     """Record the connection wrench ``ζ_a`` of subsystem ``name`` along a trajectory of the
-    graph (``Q``, ``V``, ``A`` (N, ·) in its composite layout) as a :class:`RecordedWrench` — e.g.
+    graph (``Q``, ``V``, ``A`` (N, ·) in its composite layout) as a `RecordedWrench` — e.g.
     to replace that subsystem by its recording."""
     r = graph.evaluate(Q, V, A)
     return RecordedWrench(times, r.connection_wrenches[name], kind=kind, name=f"{name} (recorded)")

@@ -6,12 +6,12 @@ the pose ``(x, y, φ)`` of its frame ``F_r``; its CoM frame ``F_d`` is displaced
 carrying a body whose CoM is at ``(d, 0, 0)``: the joint twist moved to the CoM is exactly the
 body twist of eq. A.8, ``ξ_{0,d}^d = ω_{0,d}^d + ε ṗ_{0,d}^d``, and dqNE's projection (4.37) gives
 ``(f_x, f_y, τ_z)``.  The rolling constraint is not imposed here (as in the thesis, A.8 is used
-along trajectories that satisfy it); constrained dynamics are in :mod:`dqdyn.constraints.dynamics`.
+along trajectories that satisfy it); constrained dynamics are in `dqdyn.constraints.dynamics`.
 
 The Fierro–Lewis model (Fierro & Lewis 1997, quoted in [Silva2022thesis, App. A.1]) is
 ``M(q) q̈ + c(q, q̇) = τ_a`` (the printed ``q_d`` is ``q̈``).  As printed,
 ``M_13 = +m d sin φ`` and ``c_1 = +m d φ̇² cos φ``, which hold for a CoM at ``−d``; for the CoM at
-``+d`` of eq. A.3 the signs of the ``d`` terms flip (the corrected form).  :func:`fierro_lewis` returns the
+``+d`` of eq. A.3 the signs of the ``d`` terms flip (the corrected form).  `fierro_lewis` returns the
 corrected form for the CoM at ``+d``; ``printed=True`` returns the printed one.
 """
 

@@ -1,8 +1,8 @@
 """Modular composition of subsystems [Silva2022thesis, ch. 5].
 
 A robot is assembled from subsystems (kinematic chains or trees, each its own
-:class:`~dqdyn.Model`), every non-root subsystem attached at a frame of its predecessor.
-:class:`Assembly` evaluates the dual quaternion Newton–Euler model of the whole tree
+`Model`), every non-root subsystem attached at a frame of its predecessor.
+`Assembly` evaluates the dual quaternion Newton–Euler model of the whole tree
 subsystem by subsystem, using of each subsystem only
 
 * its own dqNE map ``W_i`` (eq. 5.7), run on its own model, and
@@ -24,7 +24,7 @@ free joint whose pose, body twist and twist derivative are those of ``a_i``; the
 joint wrench is then ``ζ_{a_i}`` itself (the wrench the predecessor transmits to the whole
 subsystem, at ``a_i`` in its axes).  Twists go root → leaves, wrenches leaves → root, so the
 evaluation is two sweeps over subsystems (each a compiled dqNE call — no per-body Python loop).
-:meth:`Assembly.build` returns the same robot as one monolithic :class:`~dqdyn.Model` (same q /
+`Assembly.build` returns the same robot as one monolithic `Model` (same q /
 v layout: the subsystems' q concatenated in the order they were added); the two must agree to
 round-off (validation claims 15–16; ``tests/claims``).
 """
@@ -59,11 +59,11 @@ class Subsystem:
 
 
 class ModularResult(NamedTuple):
-    """Output of :meth:`Assembly.newton_euler` (batch axes first).
+    """Output of `Assembly.newton_euler` (batch axes first).
 
     * ``tau`` (..., nv): generalized forces of the assembled robot (subsystems' v concatenated);
     * ``wrenches``: per subsystem, ``Γ̄_i`` (..., nbodies_i, 6) — its joint wrenches at the joint
-      frames (as :func:`~dqdyn.newton_euler`'s ``wrenches`` without the world row);
+      frames (as `newton_euler`'s ``wrenches`` without the world row);
     * ``own_wrenches``: per subsystem, ``W_i(Ξ_i)`` (the diagonal blocks of A̲, eq. 5.15);
     * ``connection_twists`` / ``connection_twist_derivatives``: per subsystem, the body twist
       ``ξ_{0,a_i}^{a_i}`` of its connection frame and its derivative (vec6 ``[ω, v]``);
@@ -144,7 +144,7 @@ class Assembly:
         return slice(oq, oq + m.nq), slice(ov, ov + m.nv)
 
     def build(self) -> Model:
-        """The assembled robot as one monolithic :class:`~dqdyn.Model` (names ``sub/link``)."""
+        """The assembled robot as one monolithic `Model` (names ``sub/link``)."""
         b = ModelBuilder(self.name, self.gravity, inertia_check="off")
         for s in self.subsystems:
             if s.parent < 0:
@@ -247,7 +247,7 @@ class Assembly:
         )
 
     def rnea(self, q, v, a) -> np.ndarray:
-        """Generalized forces of the assembly by the modular dqNE (:meth:`newton_euler`)."""
+        """Generalized forces of the assembly by the modular dqNE (`newton_euler`)."""
         return self.newton_euler(q, v, a).tau
 
 

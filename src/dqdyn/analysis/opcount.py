@@ -2,8 +2,8 @@
 Tables 4.2–4.5], [Silva2022, Table 3], [Mladenova, Tables 1–3]; claims 7, 13, 23 of Silva2022thesis and
 claim 25 of Mladenova on the validation page).
 
-:class:`Num` is a real number that counts the multiplications, additions (subtractions) and
-divisions done on it.  Two policies (:func:`counting`):
+`Num` is a real number that counts the multiplications, additions (subtractions) and
+divisions done on it.  Two policies (`counting`):
 
 * ``"strict"`` — the cost model of the thesis (Adorno 2011): every operation on a counted number
   is counted, a negation is a multiplication by −1 (so ``C(a*) = 3`` for a quaternion), zeros
@@ -14,15 +14,15 @@ divisions done on it.  Two policies (:func:`counting`):
 Every counted algorithm here computes real values too; the tests check them against dqdyn's
 compiled kernels, so what is counted is the algorithm that gives the right numbers.
 
-* :func:`elementary_costs` — Table 4.2 (quaternion / dual quaternion operations);
-* :func:`com_wrench_costs` — Table 4.3 (the CoM wrench of Alg. 4.4 line 7);
-* :func:`dqne_count` — dqNE (thesis Algs. 4.1–4.4) on an n-link revolute chain, counted per part
+* `elementary_costs` — Table 4.2 (quaternion / dual quaternion operations);
+* `com_wrench_costs` — Table 4.3 (the CoM wrench of Alg. 4.4 line 7);
+* `dqne_count` — dqNE (thesis Algs. 4.1–4.4) on an n-link revolute chain, counted per part
   as Table 4.4 (FK, twists, twist derivatives, wrenches) plus what the printed count leaves out;
-* :func:`classic_ne_count` — Luh–Walker–Paul 3-vector Newton–Euler (link frames, modified DH);
-* :func:`dqgp_count` — dqGP ([Silva2022, eqs. (38)–(51)]): τ = M q̈ + C q̇ + g from the CoM Jacobians;
-* :func:`vp_costs` — [Mladenova, Table 1]: ``⟨c₁, c₂⟩``, ``O(c) p`` and the DH ``c``;
-* :func:`fit_polynomial` — exact rational polynomial through counts at n = 1, 2, …;
-* :func:`count_tables` — every table with the printed values beside the counted ones.
+* `classic_ne_count` — Luh–Walker–Paul 3-vector Newton–Euler (link frames, modified DH);
+* `dqgp_count` — dqGP ([Silva2022, eqs. (38)–(51)]): τ = M q̈ + C q̇ + g from the CoM Jacobians;
+* `vp_costs` — [Mladenova, Table 1]: ``⟨c₁, c₂⟩``, ``O(c) p`` and the DH ``c``;
+* `fit_polynomial` — exact rational polynomial through counts at n = 1, 2, …;
+* `count_tables` — every table with the printed values beside the counted ones.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Signal processing of the papers' validation pipeline ([Silva2022, §5.1], [Silva2022thesis, app. D]).
 
-* :func:`butter_lowpass` — discrete Butterworth low-pass applied forwards and backwards
+* `butter_lowpass` — discrete Butterworth low-pass applied forwards and backwards
   (``scipy.signal.filtfilt``: zero phase, so model and simulator waveforms stay aligned).  The
   thesis uses order 6; its "normalized cutoff of 10 Hz / 100 Hz" does not give the sampling
   rate, so here the cutoff is in Hz together with the sampling rate ``fs``.
-* :func:`richardson_derivative` — numerical differentiation with Richardson extrapolation
+* `richardson_derivative` — numerical differentiation with Richardson extrapolation
   ([Silva2022thesis, app. D], after Gilat & Subramaniam 2014, p. 322): central differences at steps h and
   2h combined as ``D = (4 D_h − D_2h) / 3`` (4th order); 2nd-order one-sided formulas at the ends.
 """

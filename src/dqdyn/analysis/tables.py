@@ -24,7 +24,7 @@ def rows_from(results) -> list[dict]:
 
 
 def _fmt(v, column=None):
-    """CMC statistics to their meaningful digits (:func:`~dqdyn.analysis.cmc.format_cmc`), the
+    """CMC statistics to their meaningful digits (`format_cmc`), the
     standard deviation in scientific notation."""
     if v is None:
         return "-"

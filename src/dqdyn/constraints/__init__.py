@@ -1,20 +1,20 @@
 """Constraints for constrained dynamics: ``A(q, v) v̇ = b(q, v)`` objects.
 
-* :class:`DifferentialDriveConstraint` — rolling without slipping of a differential-drive base
-  (nonholonomic; axle point anywhere on the base); :func:`model_constraints` turns a model's
-  declared :class:`~dqdyn.DifferentialDrive` into one.
-* :class:`LoopClosure` — closure of a kinematic loop between two frames: ``"6d"`` weld, ``"3d"``
+* `DifferentialDriveConstraint` — rolling without slipping of a differential-drive base
+  (nonholonomic; axle point anywhere on the base); `model_constraints` turns a model's
+  declared `DifferentialDrive` into one.
+* `LoopClosure` — closure of a kinematic loop between two frames: ``"6d"`` weld, ``"3d"``
   point, ``"5d"`` revolute-type, ``"1d"`` distance.
-* :class:`JointCoupling` — ``q_j = r q_m + c`` (gears, mimic-type couplings).
-* :class:`UserConstraint` — a callable ``(model, q, v) -> (A, b)`` or constant ``A``, ``b``.
-* :mod:`.pseudo_coordinates` — Hamel / Boltzmann–Hamel equations in quasi-velocities
-  (:class:`PseudoCoordinates`, [Mladenova, §6]).
-* :mod:`.models` — bundled models with their constraints: the 8-DoF differential-drive mobile
+* `JointCoupling` — ``q_j = r q_m + c`` (gears, mimic-type couplings).
+* `UserConstraint` — a callable ``(model, q, v) -> (A, b)`` or constant ``A``, ``b``.
+* `pseudo_coordinates` — Hamel / Boltzmann–Hamel equations in quasi-velocities
+  (`PseudoCoordinates`, [Mladenova, §6]).
+* `models` — bundled models with their constraints: the 8-DoF differential-drive mobile
   manipulator, a four-bar, a five-bar, a slider-crank.
 
-The dynamics live in :mod:`dqdyn.constraints.dynamics` (``constrained_forward_dynamics``,
+The dynamics live in `dqdyn.constraints.dynamics` (``constrained_forward_dynamics``,
 ``constrained_inverse_dynamics``, ``project_state``); simulate with
-:func:`dqdyn.simulation.simulate` (``constraints=...``).
+`dqdyn.simulation.simulate` (``constraints=...``).
 """
 
 from .base import Constraint, as_constraint_list, frame_kinematics, resolve_frame

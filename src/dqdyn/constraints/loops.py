@@ -63,7 +63,7 @@ class LoopClosure(Constraint):
     ``frame_a`` / ``frame_b``: a model frame name, body index or ``(frame, offset)``.
     ``kind``: ``"6d"`` weld, ``"3d"`` point, ``"5d"`` revolute-type about ``axis`` (in frame
     a, default z; the frames' axes must coincide), ``"1d"`` distance ``distance`` between the
-    origins (``None``: taken from :meth:`at`).
+    origins (``None``: taken from `at`).
     """
 
     def __init__(self, frame_a, frame_b, kind: str = "6d", *, axis=(0.0, 0.0, 1.0),

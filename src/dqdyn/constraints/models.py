@@ -2,11 +2,11 @@
 configuration ``q0`` that satisfies the constraints (to ~1e-15; any ``v`` with ``A v = 0``, e.g.
 zero, completes a consistent state).
 
-* :func:`mobile_manipulator` — the paper's case ([Silva2022, §4.5, §5]): a differential-drive base
+* `mobile_manipulator` — the paper's case ([Silva2022, §4.5, §5]): a differential-drive base
   ``(x, y, φ)`` (planar joint) carrying a 5-DoF arm, 8 DoF, one nonholonomic constraint; the axle
   midpoint is behind the base origin and the base CoM ahead of it (so neither coincides with the
   axle; [Silva2022, eq. (64)] holds for a point on the axle, and the paper tacitly puts the CoM there).
-* :func:`four_bar`, :func:`five_bar`, :func:`slider_crank` — planar closed chains in the x–z plane
+* `four_bar`, `five_bar`, `slider_crank` — planar closed chains in the x–z plane
   (joint axes along y, gravity −z), each loop cut at one joint and closed with a ``3d`` point
   constraint: two effective rows and one identically zero row (a redundant constraint).
 """
@@ -39,7 +39,7 @@ def mobile_manipulator(*, arm_dof: int = 5, axle_offset=(-0.12, 0.0), gravity=(0
 
     ``arm_dof=6`` gives the 9-DoF variant (the paper's holonomic mobile manipulator's size, here
     still with the rolling constraint).  Returns ``(model, [DifferentialDriveConstraint], q0)``.
-    The model declares its :class:`~dqdyn.DifferentialDrive` (``model.constraints``); frames:
+    The model declares its `DifferentialDrive` (``model.constraints``); frames:
     ``"base"``, ``"axle"`` (the axle midpoint), ``"link1"`` … ``"link<arm_dof>"``, ``"tool"``.
     """
     if arm_dof not in (5, 6):

@@ -37,7 +37,7 @@ class DifferentialDriveConstraint(Constraint):
     """No lateral slip of a differential-drive base's axle midpoint (module docstring).
 
     ``joint``: the planar joint of the base; ``axle_offset``: (x, y) of the axle midpoint in the
-    base body frame.  Build it from a model's declaration with :meth:`from_declaration`.
+    base body frame.  Build it from a model's declaration with `from_declaration`.
     """
 
     holonomic = False
@@ -60,7 +60,7 @@ class DifferentialDriveConstraint(Constraint):
 
     @classmethod
     def from_declaration(cls, decl: DifferentialDrive, **kw) -> DifferentialDriveConstraint:
-        """The constraint for a model-declared :class:`~dqdyn.DifferentialDrive`."""
+        """The constraint for a model-declared `DifferentialDrive`."""
         return cls(decl.joint, decl.axle_offset, wheel_radius=decl.wheel_radius,
                    track_width=decl.track_width, **kw)
 
@@ -107,7 +107,7 @@ class DifferentialDriveConstraint(Constraint):
 
 def model_constraints(model: Model) -> list[Constraint]:
     """Constraint objects for the constraints a model declares (``model.constraints``): every
-    :class:`~dqdyn.DifferentialDrive` becomes a :class:`DifferentialDriveConstraint`; constraint
+    `DifferentialDrive` becomes a `DifferentialDriveConstraint`; constraint
     objects declared directly are passed through."""
     out = []
     for c in model.constraints:

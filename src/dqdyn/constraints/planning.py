@@ -5,18 +5,18 @@ The platform is nonholonomic (a differential drive on a planar joint, the axle m
 paper's split, the platform is planned in Cartesian space and the arm's joint trajectory is
 obtained from Cartesian tool goals:
 
-* :func:`plan_platform`: ``P(s)`` is the cubic Hermite curve from the start to the goal axle
+* `plan_platform`: ``P(s)`` is the cubic Hermite curve from the start to the goal axle
   point with the start / goal headings as tangents (a flat output of the unicycle), timed by a
   rest-to-rest quintic ``s(t)``; the heading is ``φ = atan2(P'(s))`` and the base origin
   ``o = P − R(φ) d``.  ``(q, q̇, q̈)`` of the planar joint are exact, so ``A(q) q̇ = 0`` holds to
   round-off (the path *respects the rolling constraint* by construction).
-* :func:`plan_mobile_manipulator`: tool-position goals at given times (world frame); at each goal
+* `plan_mobile_manipulator`: tool-position goals at given times (world frame); at each goal
   time the arm joints are solved by damped least squares with the base at its planned pose;
   between goals a C² piecewise quintic (zero acceleration at the goals, Catmull–Rom velocities,
-  rest at both ends).  Returns a :class:`MobilePlan` whose ``__call__(t) -> (q, q̇, q̈)`` is a
-  reference for :class:`dqdyn.simulation.ComputedTorque` or for constrained inverse dynamics.
+  rest at both ends).  Returns a `MobilePlan` whose ``__call__(t) -> (q, q̇, q̈)`` is a
+  reference for `dqdyn.simulation.ComputedTorque` or for constrained inverse dynamics.
 * The tool orientation can be planned on SO(3) with the Park–Kang Cayley cubics of
-  :mod:`dqdyn.trajectory` (:class:`~dqdyn.trajectory.CayleySpline`) — the paper's §9.2.
+  `dqdyn.trajectory` (`CayleySpline`) — the paper's §9.2.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ..trajectory.se3 import time_scaling
 
 @dataclass
 class PlatformPath:
-    """Planar-joint trajectory ``(x, y, φ)`` of a differential-drive base (see :func:`plan_platform`)."""
+    """Planar-joint trajectory ``(x, y, φ)`` of a differential-drive base (see `plan_platform`)."""
 
     start: np.ndarray  #: (x, y, φ) of the base origin at t0
     goal: np.ndarray  #: (x, y, φ) at t1
@@ -196,7 +196,7 @@ def plan_mobile_manipulator(model: Model, q_start, base_goal, tool_goals, goal_t
     """Plan the platform from ``q_start``'s base pose to ``base_goal`` ``(x, y, φ)`` over
     ``duration`` (default: the last goal time) and the arm through the tool positions
     ``tool_goals`` (K, 3) at ``goal_times`` (K,) (module docstring).  ``axle_offset`` defaults to
-    the model's declared :class:`~dqdyn.DifferentialDrive`."""
+    the model's declared `DifferentialDrive`."""
     from ..trajectory._checks import times as _times
 
     i = model.joint_index(base_joint)

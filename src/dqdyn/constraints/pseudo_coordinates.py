@@ -4,7 +4,7 @@ eq. (253) (``Ȧ₂ q̇`` where the printed form has ``A₂ q̈``).
 
 Generalized coordinates ``q ∈ ℝⁿ`` with ``q̇ = v`` (vector-space joints: revolute, prismatic,
 planar — the mobile manipulators' base), ``n − m`` linear velocity constraints ``A₂(q) q̇ = 0``
-(dqdyn :class:`~dqdyn.constraints.Constraint` objects; ``Ȧ₂ q̇ = −b``) and a user choice of ``m``
+(dqdyn `Constraint` objects; ``Ȧ₂ q̇ = −b``) and a user choice of ``m``
 independent quasi-velocities ``π̇ = A₁(q) q̇`` (218).  With ``A = [A₁; A₂]`` invertible and
 ``B = A⁻¹ = [B₁ B₂]`` (239)–(245):
 
@@ -17,12 +17,12 @@ independent quasi-velocities ``π̇ = A₁(q) q̇`` (218).  With ``A = [A₁; A�
 * Hamel's coefficients (231), summed over ``s, l`` (erratum): ``γ_kij = Σ_{s,l} b_sk b_lj
   (∂a_is/∂q_l − ∂a_il/∂q_s)``, and the Boltzmann–Hamel equations (233) ``B_k − P_k − R_k = 0`` with
   ``B_k = d/dt ∂T*/∂π̇_k − ∂T*/∂π_k + Σ_{i,j} γ_kij ∂T*/∂π̇_i π̇_j``, ``∂T*/∂π_k = Σ_s b_sk ∂T*/∂q_s``
-  (:meth:`PseudoCoordinates.hamel_residual`).
+  (`PseudoCoordinates.hamel_residual`).
 
 Here ``H`` = dqdyn's mass matrix, ``h = C q̇ + g`` its nonlinear effects and ``Q = τ`` the applied
 generalized force (so the paper's ``Q − h`` is dqdyn's ``τ − h``); the sign of ``D`` is dqdyn's
 ``M v̇ + h = τ + Aᵀ λ``, so ``Λ`` equals the multipliers of
-:func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba).
+`constrained_forward_dynamics` (Udwadia–Kalaba).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .dynamics import constraint_terms
 
 
 class HamelResult(NamedTuple):
-    """Output of :meth:`PseudoCoordinates.forward_dynamics`."""
+    """Output of `PseudoCoordinates.forward_dynamics`."""
 
     pi_ddot: np.ndarray  #: (m,) pseudo-accelerations (249)
     qdd: np.ndarray  #: (n,) generalized accelerations (246)
@@ -205,7 +205,7 @@ class PseudoCoordinates:
         return HamelResult(pdd, qdd, lam, D, np.concatenate([B1.T @ D, B2.T @ D]), np.asarray(pi_dot, dtype=float))
 
     def forward_dynamics_q(self, q, qd, tau) -> HamelResult:
-        """:meth:`forward_dynamics` from a constraint-consistent ``(q, q̇)`` (``π̇ = A₁ q̇``)."""
+        """`forward_dynamics` from a constraint-consistent ``(q, q̇)`` (``π̇ = A₁ q̇``)."""
         return self.forward_dynamics(q, self.quasi_velocities(q, qd), tau)
 
     def compatibility(self, q, qd, tau, U):
@@ -266,7 +266,7 @@ class PseudoCoordinates:
 def diff_drive_quasi_velocities(model: Model, joint: str = "base_joint"):
     """The usual quasi-velocities of a differential-drive base on a planar joint: forward speed
     ``ẋ cos φ + ẏ sin φ`` and yaw rate ``φ̇`` of the base, plus every other joint rate.  Returns
-    ``(A1, A1_dot)`` callables for :class:`PseudoCoordinates` (one constraint row: m = n − 1)."""
+    ``(A1, A1_dot)`` callables for `PseudoCoordinates` (one constraint row: m = n − 1)."""
     i = model.joint_index(joint)
     if int(model.joint_type[i]) != PLANAR:
         raise ModelError(f"joint {joint!r} must be a planar joint")

@@ -16,7 +16,7 @@ URDF_OF: dict = {}
 def arm7():
     """A 7-DoF arm: example-robot-data's xArm7 when installed, else a 7-link serial chain.
     Returns ``(model, label)``; the URDF path (for its ``<transmission>`` reductions) is
-    ``model``'s entry in :data:`URDF_OF`."""
+    ``model``'s entry in `URDF_OF`."""
     try:
         import os
         import sysconfig

@@ -18,12 +18,12 @@ The spring acts on ``q_i − θ_i`` (eq. 267–268, with ``qm`` reflected throug
   ``B θ̈ − K(q − θ) − D(q̇ − θ̇) = u``.
 * ``"full"`` — the rotors are bodies of the kinematic tree (rotor angle ``N θ``), so the
   rotor–link gyroscopic coupling of §7.2–7.3 is kept; ``M``, ``C``, ``g`` and forward dynamics come
-  from dqdyn's own kernels on that tree (:attr:`ElasticModel.full_model`), mapped to ``x`` by
+  from dqdyn's own kernels on that tree (`ElasticModel.full_model`), mapped to ``x`` by
   ``S = diag(1, N)``: ``M_x = Sᵀ M_tree S``.
 
 The rigid limit (``K → ∞``, ``θ = q``) of the reduced model is the rigid model with the reflected
-rotor inertia ``N² J_a`` on the diagonal (Pinocchio's ``armature``): :meth:`rigid_mass_matrix`,
-:meth:`rigid_forward_dynamics`.
+rotor inertia ``N² J_a`` on the diagonal (Pinocchio's ``armature``): `rigid_mass_matrix`,
+`rigid_forward_dynamics`.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def read_sidecar(path) -> dict:
 
 
 class ElasticModel:
-    """A model with elastic joints (see the module docstring).  Build with :func:`elastic`."""
+    """A model with elastic joints (see the module docstring).  Build with `elastic`."""
 
     def __init__(self, model, rotors):
         self.model = model
@@ -399,7 +399,7 @@ class ElasticModel:
         """Motor torques for a link trajectory (reduced model; flatness, [Mladenova, §7.4]):
         ``θ = q + K⁻¹τ``, ``θ̇ = q̇ + K⁻¹τ̇``, ``θ̈ = q̈ + K⁻¹τ̈``, ``u = B θ̈ + τ`` with
         ``τ(t) = D q̈ + c + g`` of the link model and its exact time derivatives
-        (:func:`~dqdyn.elastic.taylor.rnea_taylor`).  Returns ``theta``, ``theta_d``,
+        (`rnea_taylor`).  Returns ``theta``, ``theta_d``,
         ``theta_dd``, ``u`` (m) and ``tau_rigid`` (torques of the rigid joints)."""
         from .taylor import rnea_taylor
 
@@ -469,9 +469,9 @@ class ElasticModel:
 def elastic(model, rotors=None, *, sidecar=None, urdf=None, defaults=None) -> ElasticModel:
     """Declare elastic joints on ``model`` (any dqdyn model: URDF, DH, ModelBuilder).
 
-    ``rotors``: a list of :class:`Rotor` or a mapping ``{joint: {stiffness, axial_inertia,
+    ``rotors``: a list of `Rotor` or a mapping ``{joint: {stiffness, axial_inertia,
     gear_ratio, damping, mass, transverse_inertia, position, axis}}``.  ``sidecar``: a YAML file
-    of the same data (:func:`read_sidecar`).  ``urdf``: the URDF (path or XML) whose
+    of the same data (`read_sidecar`).  ``urdf``: the URDF (path or XML) whose
     ``<transmission>`` mechanical reductions give the gear ratios not set otherwise.
     ``defaults``: values used for every joint listed where a field is missing.
     """

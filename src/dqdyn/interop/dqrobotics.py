@@ -3,7 +3,7 @@
 * ``to_dq(x)`` / ``from_dq(h)``: dqdyn's vec8 ↔ a ``dqrobotics.DQ`` (the same 8 numbers:
   dqdyn's vec8 *is* DQ Robotics' ``vec8``).
 * ``from_dqrobotics(robot)``: a ``DQ_SerialManipulatorDH`` / ``DQ_SerialManipulatorMDH`` → a
-  dqdyn model via :func:`~dqdyn.serial_from_dh` (with the robot's reference (base) frame — the one
+  dqdyn model via `serial_from_dh` (with the robot's reference (base) frame — the one
   its ``fkm`` applies — and effector, its
   joint limits; frames ``link0`` … ``link{n}``, ``flange``, ``tool``).  The end effector is the
   frame ``"tool"``: ``frame_pose(model, q, "tool")``, ``pose_jacobian`` and
@@ -20,7 +20,7 @@ quaternion with a non-negative scalar part.
 
 Robots other than the DH / MDH serial manipulators (``DQ_SerialManipulatorDenso``, mobile bases,
 whole-body chains) and joint types other than revolute / prismatic raise
-:class:`~dqdyn.errors.ModelError` naming them.
+`ModelError` naming them.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def from_dqrobotics(robot, *, name: str = "dqrobotics_robot", gravity=(0.0, 0.0,
     """A dqdyn model of a DQ Robotics DH / MDH serial manipulator (module doc).
 
     DQ Robotics models carry no inertia; ``masses``, ``coms``, ``inertias`` are passed on to
-    :func:`~dqdyn.serial_from_dh` (CoMs and inertias in DH frame i).
+    `serial_from_dh` (CoMs and inertias in DH frame i).
     """
     from ..parsers.dh import serial_from_dh
 
@@ -114,7 +114,7 @@ def to_dqrobotics(model: Model, convention: str = "standard"):
     """A ``DQ_SerialManipulatorDH`` (``"standard"``) or ``DQ_SerialManipulatorMDH``
     (``"modified"``) of a dqdyn serial model with ``serial_from_dh``'s frames (``link0`` …
     ``link{n}``, ``flange``, ``tool``), its base frame and effector set; DH parameters are read
-    from the link frames at q = 0 (a frame chain that is not DH raises :class:`ModelError`)."""
+    from the link frames at q = 0 (a frame chain that is not DH raises `ModelError`)."""
     from ..algebra.rotations import matrix_from_pose
     from ..multibody.joints import PRISMATIC as JP
     from ..multibody.joints import REVOLUTE as JR

@@ -73,8 +73,8 @@ def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False)
     Joints are added depth-first (Pinocchio needs each subtree contiguous in v; dqdyn only parents
     before children) and keep their names.  With ``frames`` every dqdyn frame becomes a Pinocchio
     frame (bodies as ``BODY`` frames, the others as ``OP_FRAME``).  ``return_ids=True`` returns
-    ``(pin_model, {dqdyn body index: pin joint id})``.  Mimic joints raise :class:`ModelError`
-    (load with ``mimic="independent"``).  The joint armature (:attr:`Model.armature`) becomes
+    ``(pin_model, {dqdyn body index: pin joint id})``.  Mimic joints raise `ModelError`
+    (load with ``mimic="independent"``).  The joint armature (`Model.armature`) becomes
     ``pin_model.armature`` (a free joint's six values reordered to Pinocchio's ``[v, ω]``).
     """
     pin = _pin()
@@ -144,7 +144,7 @@ def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False)
 def _armature_to_pin(model: Model, i: int):
     """Body ``i``'s joint armature in Pinocchio's velocity order, ``None`` without DoFs.
     Pinocchio's planar velocity is in the body axes, dqdyn's ``ẋ, ẏ`` in the parent's: the same
-    diagonal only when the two translational values are equal (else :class:`ModelError`)."""
+    diagonal only when the two translational values are equal (else `ModelError`)."""
     n = int(model.joint_nv[i])
     if n == 0:
         return None
@@ -161,7 +161,7 @@ def _armature_to_pin(model: Model, i: int):
 
 
 def pin_from_model(model: Model):
-    """``(pin_model, ids)``: :func:`to_pinocchio` without frames (the tests' historical form)."""
+    """``(pin_model, ids)``: `to_pinocchio` without frames (the tests' historical form)."""
     return to_pinocchio(model, frames=False, return_ids=True)
 
 
@@ -232,13 +232,13 @@ def _mimic_kind(pm, jid, master):
 
 
 def from_pinocchio(pm, *, name: str | None = None) -> Model:
-    """A dqdyn :class:`Model` of a ``pinocchio.Model``.
+    """A dqdyn `Model` of a ``pinocchio.Model``.
 
     Each Pinocchio joint becomes a body named after the ``BODY`` frame attached to it at the
     identity (its URDF link), or ``"<joint>_body"``; the joint keeps its name.  Revolute (also
     unbounded — nq 1 here), prismatic, helical, spherical, free, planar joints and a composite
     revolute + prismatic joint on one axis (cylindrical) are supported; any other (spherical ZYX,
-    translation, mimic, …) raises :class:`ModelError` naming it.  Position limits (finite ones),
+    translation, mimic, …) raises `ModelError` naming it.  Position limits (finite ones),
     velocity and effort limits and the joint armature (``pm.armature``) are copied; frames become named frames (``universe`` is
     ``world``).
     """

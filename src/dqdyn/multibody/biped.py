@@ -9,13 +9,13 @@ Five inertial elements plus the pelvis point mass ``m_o``; constants [Mladenova,
 ``M = m_o + 2m_a + 2m_b + M₁``, ``I_a = I_a^o + 4 m_b a²``, ``k_a = a (m_a + 2 m_b)``, ``k_b = b m_b``,
 ``I_ab = 2 m_b a b``, ``k_ρ = M₁ ρ``.
 
-:func:`biped_lagrange` evaluates the five Lagrange equations (seven rows) in the form
+`biped_lagrange` evaluates the five Lagrange equations (seven rows) in the form
 ``M_p(q) q̈ + h_p(q, q̇) = Q`` with the **z-equation sign fix** (the corrected form of the z-equation of
 [Mladenova, §10.2]: ``− k_ρ(θ̈ sθ + θ̇² cθ)``; the print has ``+``).  The sines and cosines are formed from the vector-parameters ``c = tan(angle/2)``
 by the substitutions (398) ``sin = 2c/(1 + c²)``, ``cos = (1 − c²)/(1 + c²)``.
-:func:`biped_generalized_forces` is (399) (ground reactions ``R_i`` at the feet, hip torques
-``q_i`` between trunk and thigh, knee torques ``u_i``, ankle moments ``p_i``).  :func:`biped_model`
-builds the same robot with :class:`~dqdyn.ModelBuilder` (x and z sliders, trunk and thighs on the
+`biped_generalized_forces` is (399) (ground reactions ``R_i`` at the feet, hip torques
+``q_i`` between trunk and thigh, knee torques ``u_i``, ankle moments ``p_i``).  `biped_model`
+builds the same robot with `ModelBuilder` (x and z sliders, trunk and thighs on the
 pelvis, shanks on the thighs) and the constant map ``S`` from the paper's coordinates to the
 model's (``q_model = S q``, the knees being relative angles ``β_i − α_i``), so that
 ``M_p = Sᵀ M S`` and ``h_p = Sᵀ h`` with dqdyn's mass matrix and nonlinear effects (tested).
@@ -132,7 +132,7 @@ def biped_generalized_forces(params: BipedParams, q, R=((0, 0), (0, 0)), hip=(0,
 
 
 def biped_model(params: BipedParams = BipedParams()):
-    """The same biped as a dqdyn :class:`~dqdyn.Model` and the map ``S`` (7, 7) with
+    """The same biped as a dqdyn `Model` and the map ``S`` (7, 7) with
     ``q_model = S q_paper``.  Model joints: ``x`` (prismatic X), ``z`` (prismatic Z, carries the
     pelvis mass), ``trunk`` (revolute Y), ``hip1``/``hip2`` (revolute Y, absolute α_i),
     ``knee1``/``knee2`` (revolute Y, relative β_i − α_i); frames ``foot1``, ``foot2``."""

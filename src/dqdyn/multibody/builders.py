@@ -1,4 +1,4 @@
-"""Building models in code: :class:`ModelBuilder`, an n-link chain and random trees.
+"""Building models in code: `ModelBuilder`, an n-link chain and random trees.
 
 >>> b = ModelBuilder("arm")
 >>> b.add_body("link1", joint="revolute", axis=(0, 0, 1), mass=1.0, com=(0.1, 0, 0),
@@ -145,7 +145,7 @@ def combine_inertia(m1, c1, I1, m2, c2, I2):
 
 
 class ModelBuilder:
-    """Accumulates bodies, joints and frames, then :meth:`build` s an immutable :class:`Model`."""
+    """Accumulates bodies, joints and frames, then `build` s an immutable `Model`."""
 
     def __init__(
         self,
@@ -158,7 +158,7 @@ class ModelBuilder:
         semi-definite or breaks the triangle inequality; ``"warn"`` accepts it with a warning;
         ``"off"`` skips the physical-validity checks (shapes and finiteness are always checked);
         ``"lenient"`` rejects an inertia that is not positive semi-definite and accepts one that
-        only breaks the triangle inequality with a warning (:func:`dqdyn.load_urdf`'s default)."""
+        only breaks the triangle inequality with a warning (`dqdyn.load_urdf`'s default)."""
         if inertia_check not in ("error", "warn", "off", "lenient"):
             raise ModelError(f"inertia_check must be 'error', 'warn', 'lenient' or 'off', got "
                              f"{inertia_check!r}")
@@ -206,7 +206,7 @@ class ModelBuilder:
         frame in the parent link frame.  ``axis`` is in the joint frame.  ``com`` and ``inertia``
         (about the CoM, body axes) are in the new body's frame.  ``mimic=(master, scale, offset)``
         makes a 1-DoF joint follow ``scale·q_master + offset``.  ``armature`` (rotor inertia,
-        kg·m² or kg; see :attr:`Model.armature`): a scalar for every DoF of the joint, as MuJoCo's
+        kg·m² or kg; see `Model.armature`): a scalar for every DoF of the joint, as MuJoCo's
         joint ``armature``, or one value per DoF; finite and non-negative.  A mimic joint's is
         folded into its master's, times ``scale²``.
         """
@@ -312,8 +312,8 @@ class ModelBuilder:
         """Rigidly attach a part of ``mass``, CoM ``com`` and inertia ``inertia`` (about the
         CoM; both in the frame of link/frame ``parent``) to ``parent``: merged into the body that
         carries ``parent`` (parallel-axis theorem), or, on the world, kept as the model's
-        :attr:`~dqdyn.multibody.model.Model.welded_inertia` (it moves with the model when the
-        model is mounted on a body by :meth:`add_model`)."""
+        `welded_inertia` (it moves with the model when the
+        model is mounted on a body by `add_model`)."""
         if parent not in self._links:
             raise UnknownNameError(f"parent {parent!r} of the attached inertia does not exist")
         com = np.asarray(com, dtype=float).reshape(3)
@@ -333,7 +333,7 @@ class ModelBuilder:
         with names prefixed by ``prefix``.  Its q / v entries follow this builder's earlier ones
         in the subsystem's own order, so the assembled ``q`` is the concatenation of the
         subsystems' ``q`` (thesis ch. 5: the monolithic counterpart of a modular assembly).
-        The subsystem's :attr:`~dqdyn.multibody.model.Model.welded_inertia` (e.g. its fixed-base
+        The subsystem's `welded_inertia` (e.g. its fixed-base
         root link) is rigidly attached at its world frame: merged into the body carrying
         ``parent``, or welded to this builder's world when ``parent`` is on the world — as
         Pinocchio's ``appendModel`` does with the universe inertia.
@@ -392,7 +392,7 @@ class ModelBuilder:
         return name
 
     def add_constraint(self, constraint) -> None:
-        """Declare a constraint on the model (e.g. :class:`DifferentialDrive`)."""
+        """Declare a constraint on the model (e.g. `DifferentialDrive`)."""
         if isinstance(constraint, DifferentialDrive):
             k = next(
                 (i for i, b in enumerate(self._bodies) if b["joint_name"] == constraint.joint), None

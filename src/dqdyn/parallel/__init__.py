@@ -1,30 +1,30 @@
 """Parallel robots with dual-quaternion Lie derivatives ([MontgomerySmith2023]: Montgomery-Smith & Shy,
 *Using Lie derivatives with dual quaternions for parallel robots*, arXiv:2202.09268v9).
 
-* :mod:`.lie` -- Lie derivatives of functions of a pose (numeric, any function; analytic for
+* `lie` -- Lie derivatives of functions of a pose (numeric, any function; analytic for
   fixed points / directions), the pose update ``η ← η normalize(1 + θ)``, and the conversions
   between the paper's β-coordinates (``φ = ½[ω, v]``, ``τ = 2[q, p]``) and dqdyn's
   ``[ω, v]`` / ``[f, τ]`` conventions.
-* :mod:`.actuators` -- one actuator's length ``ℓ_k``, row ``Λ_k`` and ``L²ℓ_k`` (legs, point
+* `actuators` -- one actuator's length ``ℓ_k``, row ``Λ_k`` and ``L²ℓ_k`` (legs, point
   cables, swivel-pulley cables; eqs. 73-84) in compiled kernels, and the geometry table they read.
-* :mod:`.newton` -- Newton--Raphson forward kinematics of any leg-length robot: square (eq. 87)
+* `newton` -- Newton--Raphson forward kinematics of any leg-length robot: square (eq. 87)
   and over-constrained (eqs. 88-90), one solve, batch, tracking, global; results and errors.
-* :mod:`.stewart` -- :class:`ParallelRobot` (the front end all share: ``L(η)``, ``Λ``, ``L²ℓ``,
+* `stewart` -- `ParallelRobot` (the front end all share: ``L(η)``, ``Λ``, ``L²ℓ``,
   ``T = Λᵀ``, forward kinematics, singularity analysis, pose sampling) and the rigid-leg robots
   (6-6, 3-3, n-leg).
-* :mod:`.cable` -- cable robots (point and swivel-pulley cables), tension feasibility, the
+* `cable` -- cable robots (point and swivel-pulley cables), tension feasibility, the
   bundled 8-cable robot.
-* :mod:`.dynamics` -- end-effector dynamics with actuator inertia (Theorem 2 / corrected
+* `dynamics` -- end-effector dynamics with actuator inertia (Theorem 2 / corrected
   Theorem 1), inverse and forward dynamics, simulation with the three-way work balance.
 The paper's statistics as a table (``dqdyn reproduce parallel``) are reproduced in
-:mod:`dqdyn.reproduce.parallel_robots` with every other paper's experiments.
+`dqdyn.reproduce.parallel_robots` with every other paper's experiments.
 
-Bad input raises :mod:`dqdyn.errors` exceptions naming the argument: coincident attachment points
-(:class:`~dqdyn.errors.ModelError` at construction, :class:`~dqdyn.errors.SingularError` for a
+Bad input raises `dqdyn.errors` exceptions naming the argument: coincident attachment points
+(`ModelError` at construction, `SingularError` for a
 pose that puts an attachment point on its anchor), a wrench that needs a slack cable
-(:class:`~dqdyn.errors.InfeasibleError` from :meth:`CableRobot.tensions` / ``inverse_dynamics``),
-a singular pose (:class:`~dqdyn.errors.SingularError`; :class:`FKSingularError` from forward
-kinematics), and forward kinematics that does not converge (:class:`~dqdyn.errors.ConvergenceError`).
+(`InfeasibleError` from `CableRobot.tensions` / ``inverse_dynamics``),
+a singular pose (`SingularError`; `FKSingularError` from forward
+kinematics), and forward kinematics that does not converge (`ConvergenceError`).
 """
 
 from . import lie

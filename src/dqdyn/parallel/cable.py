@@ -4,7 +4,7 @@ kinematics and tension feasibility -- [MontgomerySmith2023, §9–§10].
 Cable model
 -----------
 * **Point cable** (kind 0): a straight cable from a fixed anchor ``s`` (world) to the
-  end-effector point ``r``: exactly a Stewart leg (:mod:`.stewart`).
+  end-effector point ``r``: exactly a Stewart leg (`stewart`).
 * **Swivel-pulley cable** (kind 1; [MontgomerySmith2023, §9], Fig. 2, eqs. 78-84; the NASA JSC robot).  An
   assembly rotates about the axis through the fixed point ``x`` along the fixed unit ``n``; a rod
   of length ``w`` perpendicular to ``n`` carries the centre of a pulley of radius ``p`` that turns
@@ -25,9 +25,9 @@ Cable model
 Sign of forces: ``τ_β = Λᵀ f`` with ``f_k > 0`` pushing along ``u_k`` (out of the pulley); a
 cable can only pull, so its **tension is** ``t_k = −f_k ≥ 0``.
 
-The cable kernels (:func:`~.actuators.k_pulley` for eqs. 78-84, the closed-form ``G``) live in
-:mod:`.actuators` beside the leg's; the over-constrained forward kinematics every cable robot
-uses (``n > 6``; [MontgomerySmith2023, eqs. (88)–(90)] corrected) lives in :mod:`.newton`.  This module holds
+The cable kernels (`k_pulley` for eqs. 78-84, the closed-form ``G``) live in
+`actuators` beside the leg's; the over-constrained forward kinematics every cable robot
+uses (``n > 6``; [MontgomerySmith2023, eqs. (88)–(90)] corrected) lives in `newton`.  This module holds
 the robot class, tension feasibility (linear programming) and the bundled 8-cable robot.
 """
 
@@ -153,7 +153,7 @@ class CableRobot(ParallelRobot):
     def forward_kinematics(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                            method="newton", printed_step=False, check=True):
         """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected), see
-        :meth:`ParallelRobot.forward_kinematics` for the stopping rules; returns ``LSFKResult``
+        `ParallelRobot.forward_kinematics` for the stopping rules; returns ``LSFKResult``
         (with the final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90)
         (``+H⁻¹δ``; wrong) and exists only to demonstrate the erratum."""
         return self.forward_kinematics_ls(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol,
@@ -167,7 +167,7 @@ class CableRobot(ParallelRobot):
     def forward_kinematics_global_batch(self, ell, n_guesses=1000, *, rng=None, max_angle_deg=45.0,
                                         max_translation=None, stop_at_first=True, method="newton"):
         """Global mode for many targets (parallel).  One pool of ``n_guesses`` random poses is
-        drawn (:meth:`sample_poses`) and each target walks through it from a random start;
+        drawn (`sample_poses`) and each target walks through it from a random start;
         ``runs`` = Newton applications per target ([MontgomerySmith2023, §10.3] test 1)."""
         ell = np.ascontiguousarray(self._check_ell(ell, batch=True))
         N = ell.shape[0]
@@ -183,15 +183,15 @@ class CableRobot(ParallelRobot):
     def tension_distribution(self, eta, wrench, t_min=0.0, t_max=np.inf):
         """Cable tensions ``t`` (all pulling: ``t > t_min``) whose wrench on the end effector is
         the dqdyn body wrench ``[f, τ]`` (``−Λᵀ t = τ_β``), by linear programming
-        (``scipy.optimize.linprog``).  Returns a :class:`TensionResult`; ``feasible`` is the
+        (``scipy.optimize.linprog``).  Returns a `TensionResult`; ``feasible`` is the
         "all cable forces positive" check.  Point cables and pulley cables alike."""
         Lam = self.lie_jacobian(eta)
         return _tension_lp(Lam, lie.wrench_to_beta(wrench), float(t_min), float(t_max))
 
     def tensions(self, eta, wrench, t_min=0.0, t_max=np.inf):
         """Cable tensions (n,) producing the body wrench ``[f, τ]`` at ``eta`` with every cable
-        taut (``t > t_min``), as :meth:`tension_distribution`; raises
-        :class:`~dqdyn.errors.InfeasibleError` naming the cables that would go slack when no
+        taut (``t > t_min``), as `tension_distribution`; raises
+        `InfeasibleError` naming the cables that would go slack when no
         such tensions exist (a pose / wrench outside the wrench-feasible set)."""
         eta = lie._arr(eta, "eta", 8)
         wrench = lie._arr(wrench, "wrench", 6)

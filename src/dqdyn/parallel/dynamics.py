@@ -22,12 +22,12 @@ this evaluates in closed form (validation claim 19) to
 
 where the last bracket is ``ℓ̈`` and ``M₀ ℓ̈`` are the no-load forces (eqs. 98-99).  ``τ`` is the
 wrench the actuators exert, ``τ = Λᵀ f`` (eq. 69), so ``f = M₀ ℓ̈ + f_p`` with ``Λᵀ f_p`` the
-rigid-body wrench.  :func:`theorem1_wrench` is the expanded form (95)-(97) with the two
+rigid-body wrench.  `theorem1_wrench` is the expanded form (95)-(97) with the two
 sign correction below (``printed=True`` reproduces the printed, wrong-for-``r₀ ≠ 0`` form).
 
 Public functions take and return dqdyn quantities: body twist ``[ω, v]``, its component-wise
 derivative ``[ω̇, v̇]``, body wrench ``[f, τ]``; ``*_beta`` functions use the coordinates of [MontgomerySmith2023]
-(``φ = ½[ω, v]``, ``τ_β = 2[q, p]``; see :mod:`.lie`).
+(``φ = ½[ω, v]``, ``τ_β = 2[q, p]``; see `lie`).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def bias_beta(robot, platform, eta, phi, evaluated=None):
 
 def theorem2_wrench(eta, phi, alpha, M_fn, v_fn=None, *, h=1e-3):
     """Theorem 2 [MontgomerySmith2023, eqs. (157)–(160)] for any mass matrix ``M(η)`` and potential ``v(η)``,
-    with numeric Lie derivatives (:func:`.lie.lie_derivative`); everything in β-coordinates:
+    with numeric Lie derivatives (`lie.lie_derivative`); everything in β-coordinates:
     ``τ = (L_φM) φ − ½ L(φ·Mφ) + L v + 2 (Mφ) ⋉ φ + M α``."""
     phi = np.asarray(phi, dtype=float)
     alpha = np.asarray(alpha, dtype=float)
@@ -259,12 +259,12 @@ def inverse_dynamics(robot, platform, eta, twist, twist_dot, *, distribution=Non
     ``eta`` (..., 8), ``twist`` (..., 6) body ``[ω, v]``, ``twist_dot`` (..., 6) its component-wise
     derivative.  ``f = M₀ ℓ̈ + f_p`` with ``Λᵀ f_p`` the rigid-body wrench.  ``distribution``:
     ``"min_norm"`` (default for legs) -- ``f_p`` solves ``Λᵀ f_p = τ`` (unique for ``n = 6``,
-    minimum norm for ``n > 6``); ``"tension"`` (default for a :class:`.CableRobot`) -- the
+    minimum norm for ``n > 6``); ``"tension"`` (default for a `CableRobot`) -- the
     cables pull, ``−f_p`` is the tension distribution of
-    :meth:`.CableRobot.tension_distribution` with every tension above ``t_min`` (raises
-    :class:`~dqdyn.errors.InfeasibleError` naming the slack cables when no positive tensions
+    `CableRobot.tension_distribution` with every tension above ``t_min`` (raises
+    `InfeasibleError` naming the slack cables when no positive tensions
     exist).  A sample at a singular pose (``Λ`` rank deficient) raises
-    :class:`~dqdyn.errors.SingularError` naming it.
+    `SingularError` naming it.
     """
     eta = lie._arr(eta, "eta", 8)
     twist = lie._arr(twist, "twist", 6)
@@ -338,7 +338,7 @@ def simulate(robot, platform, eta0, twist0, forces, t_span, *, t_eval=None, rtol
 
     The state ``(η, [ω, v], W₁, W₂)`` is integrated with ``scipy.integrate.solve_ivp``
     (``η̇ = η φ``, eq. 14; forward dynamics of Theorem 2); ``W₁ = ∫ τ·φ`` and ``W₂ = ∫ f·ℓ̇``
-    ride along.  Returns a :class:`SimulationResult` whose ``work_balance_error`` is the
+    ride along.  Returns a `SimulationResult` whose ``work_balance_error`` is the
     paper's check (§11.1).
     """
     from scipy.integrate import solve_ivp

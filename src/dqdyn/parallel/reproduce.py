@@ -1,5 +1,5 @@
 """Moved: the parallel-robot experiments of [MontgomerySmith2023] live in
-:mod:`dqdyn.reproduce.parallel_robots` with every other paper's.
+`dqdyn.reproduce.parallel_robots` with every other paper's.
 
 This name stays importable (``from dqdyn.parallel.reproduce import reproduce_parallel``): it is the
 same module object.

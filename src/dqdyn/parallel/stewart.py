@@ -2,22 +2,22 @@
 
 A parallel robot here is a rigid end effector (pose ``η``, a unit dual quaternion) driven by
 ``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only [MontgomerySmith2023, eq. (62)].
-:class:`ParallelRobot` is the front end every such robot shares (this module's
-:class:`StewartPlatform` and :class:`.cable.CableRobot`): lengths (inverse kinematics), ``Λ``,
+`ParallelRobot` is the front end every such robot shares (this module's
+`StewartPlatform` and `cable.CableRobot`): lengths (inverse kinematics), ``Λ``,
 ``L²ℓ``, statics ``τ_β = Λᵀ f``, singularity analysis, pose sampling and forward kinematics.
 Where the equations are:
 
 * one actuator's ``ℓ_k``, ``Λ_k = 2 [(r_k × u_k)ᵀ, u_kᵀ]`` (eqs. 73-75) and ``L²ℓ_k`` (eqs. 76-77,
-  corrected), and the geometry table they read: :mod:`.actuators`;
+  corrected), and the geometry table they read: `actuators`;
 * forward kinematics, Newton--Raphson on the pose (eq. 87 square, eqs. 88-90 corrected
-  over-constrained, update eq. 86): :mod:`.newton`;
-* the swivel-pulley cable (eqs. 78-84) and cable tensions: :mod:`.cable`.
+  over-constrained, update eq. 86): `newton`;
+* the swivel-pulley cable (eqs. 78-84) and cable tensions: `cable`.
 
-Conventions: see :mod:`dqdyn.parallel.lie`.  ``Λ`` is in β-coordinates, i.e. ``Λ = 2 J`` with
+Conventions: see `dqdyn.parallel.lie`.  ``Λ`` is in β-coordinates, i.e. ``Λ = 2 J`` with
 ``J`` the usual body-frame Jacobian of ``ℓ`` (rows ``∂ℓ_k/∂[ω, v]``); the wrench of actuator
 forces ``f`` is ``τ_β = Λᵀ f`` (eq. 69), i.e. dqdyn's body wrench ``[f, τ] =
 beta_to_wrench(Λᵀ f)``.  A positive force ``f_k`` pushes the end effector along ``u_k`` (away from
-the base); a cable's tension is ``−f_k`` (see :mod:`.cable`).
+the base); a cable's tension is ``−f_k`` (see `cable`).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ class ParallelRobot:
         through ``x`` along ``n``, rod length ``w``, pulley radius ``p``; [MontgomerySmith2023, eqs. (78)–(84)]).
         ``r`` is the attachment point in the end-effector frame; ``offset`` is added to the
         length ([MontgomerySmith2023, eq. (62)]: lengths are defined up to a constant).
-    home : (8,) unit pose, the reference pose (default guess, centre of :meth:`sample_poses`).
+    home : (8,) unit pose, the reference pose (default guess, centre of `sample_poses`).
     length_scale : characteristic length ``l`` of ``size_l`` [MontgomerySmith2023, eq. (9)]; default
         ``max |s|``.
     """
@@ -284,7 +284,7 @@ class ParallelRobot:
         )
 
     def _require_regular(self, Lam, name="eta"):
-        """Raise :class:`~dqdyn.errors.SingularError` when ``Λ`` (one pose) has rank < 6 in the
+        """Raise `SingularError` when ``Λ`` (one pose) has rank < 6 in the
         sense ``σ_min/σ_max < SINGULAR_RCOND`` of the scaled matrix ([MontgomerySmith2023, §9]: singular iff
         ``det Λ = 0`` for a Stewart platform)."""
         scale = np.array([1 / self.length_scale] * 3 + [1.0] * 3)
@@ -305,7 +305,7 @@ class ParallelRobot:
     def lie_jacobian(self, eta):
         """``Λ`` (..., n, 6), ``Λ[k, i] = L_i ℓ_k`` ([MontgomerySmith2023, eqs. (65)–(66)], 74-75), β-coordinates.
 
-        ``Λ = 2 J`` with ``J`` = :meth:`body_jacobian`; ``ℓ̇ = Λ φ_β`` (eq. 67).
+        ``Λ = 2 J`` with ``J`` = `body_jacobian`; ``ℓ̇ = Λ φ_β`` (eq. 67).
         """
         return self._eval(eta, 1)[1]
 
@@ -336,8 +336,8 @@ class ParallelRobot:
 
     def actuator_forces(self, eta, wrench):
         """Actuator forces producing the body wrench ``[f, τ]`` (square: ``Λᵀ f = τ_β`` solved;
-        ``n > 6``: the minimum-norm solution; cables: see :meth:`CableRobot.tension_distribution`).
-        Raises :class:`~dqdyn.errors.SingularError` at a singular pose (square case)."""
+        ``n > 6``: the minimum-norm solution; cables: see `CableRobot.tension_distribution`).
+        Raises `SingularError` at a singular pose (square case)."""
         Lam = self.lie_jacobian(eta)
         tb = lie.wrench_to_beta(lie._arr(wrench, "wrench", 6))
         flat = Lam.reshape(-1, self.n, 6)
@@ -353,7 +353,7 @@ class ParallelRobot:
 
         A Stewart platform is singular iff ``det Λ = 0`` ([MontgomerySmith2023, §9.1]; Gosselin and
         Angeles).  ``sigma_min`` is that of ``Λ diag(1/l, 1/l, 1/l, 1, 1, 1)`` (dimensionless);
-        samples with ``sigma_min < threshold`` are flagged and a :class:`SingularityWarning` is
+        samples with ``sigma_min < threshold`` are flagged and a `SingularityWarning` is
         emitted (``warn=True``).  ``det`` is NaN for ``n ≠ 6``.
         """
         Lam = self.lie_jacobian(eta)
@@ -387,7 +387,7 @@ class ParallelRobot:
         """Poses "``fraction`` different" from ``etas`` ([MontgomerySmith2023, §10.3] tests 2-3; the paper does
         not define the metric).  Here: right-multiplied by a rotation of angle
         Haar-distributed in ``[0, fraction·π]`` and translated by a vector uniform in the ball of
-        radius ``fraction·width`` (``width`` defaults to :attr:`length_scale`; the bundled cable
+        radius ``fraction·width`` (``width`` defaults to `length_scale`; the bundled cable
         robot's is its 4 m frame width)."""
         rng = np.random.default_rng(rng)
         etas = np.atleast_2d(np.asarray(etas, dtype=float))
@@ -436,13 +436,13 @@ class ParallelRobot:
     def forward_kinematics(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=True):
         """Pose with actuator values ``ell`` by Newton--Raphson on the pose [MontgomerySmith2023, eq. (87)].
 
-        ``guess`` is the initial pose (default :attr:`home`).  Stops when
+        ``guess`` is the initial pose (default `home`).  Stops when
         ``size_l(η_{k+1} − η_k) < tol`` ([MontgomerySmith2023, §10]; default 1e-12: in double
         precision the step plateaus at ~1e-16, so the paper's 1e-16 may never be reached) or ``max|L − ℓ| < ftol·l`` (default 1e-12), or after
         ``maxit`` (50) iterations; success also requires ``½|L − ℓ|² ≤ loss_tol·l²`` (1e-16).
-        Returns an :class:`FKResult`; with ``check=True`` (default) a failure raises
-        :class:`~dqdyn.errors.ConvergenceError` (the result is its ``.result``) -- never a silent
-        non-converged pose.  For ``n > 6`` actuators this is :meth:`forward_kinematics_ls`.
+        Returns an `FKResult`; with ``check=True`` (default) a failure raises
+        `ConvergenceError` (the result is its ``.result``) -- never a silent
+        non-converged pose.  For ``n > 6`` actuators this is `forward_kinematics_ls`.
         """
         if not self.is_square:
             return self.forward_kinematics_ls(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
@@ -472,7 +472,7 @@ class ParallelRobot:
     def forward_kinematics_ls(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                               method="newton", printed_step=False, check=True):
         """Over-constrained forward kinematics ([MontgomerySmith2023, eqs. (88)–(90)] corrected; any number of
-        actuators), stopping rules as :meth:`forward_kinematics`; returns ``LSFKResult`` (with the
+        actuators), stopping rules as `forward_kinematics`; returns ``LSFKResult`` (with the
         final ``loss``).  ``printed_step=True`` uses the sign printed in eq. (90) (``+H⁻¹δ``;
         wrong) and exists only to demonstrate the erratum."""
         ell = self._check_ell(ell)
@@ -486,14 +486,14 @@ class ParallelRobot:
 
     def forward_kinematics_batch(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=False):
         """Independent solves for each row of ``ell`` (N, n) from ``guess`` (8,) or (N, 8),
-        parallel over samples (numba ``prange``).  Returns :class:`FKBatchResult`."""
+        parallel over samples (numba ``prange``).  Returns `FKBatchResult`."""
         if not self.is_square:
             return self.forward_kinematics_ls_batch(ell, guess, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
         return self._solve_batch(ell, guess, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
 
     def forward_kinematics_ls_batch(self, ell, guess=None, *, tol=None, ftol=None, maxit=None, loss_tol=None,
                                     method="newton", printed_step=False, check=False):
-        """:meth:`forward_kinematics_ls` for each row of ``ell`` (N, n), in parallel."""
+        """`forward_kinematics_ls` for each row of ``ell`` (N, n), in parallel."""
         return self._solve_batch(ell, guess, self._prm_for(tol, ftol, maxit, loss_tol, method, printed_step), False, check)
 
     def _solve_batch(self, ell, guess, prm, square, check):
@@ -510,13 +510,13 @@ class ParallelRobot:
 
     def track(self, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, check=True):
         """Tracking mode: solve a sequence ``ells`` (T, n), each from the previous solution
-        ([MontgomerySmith2023, §10.3]), starting from ``eta0`` (default :attr:`home`)."""
+        ([MontgomerySmith2023, §10.3]), starting from ``eta0`` (default `home`)."""
         if not self.is_square:
             return self.track_ls(ells, eta0, tol=tol, ftol=ftol, maxit=maxit, loss_tol=loss_tol, check=check)
         return self._solve_track(ells, eta0, self._prm_for(tol, ftol, maxit, loss_tol), True, check)
 
     def track_ls(self, ells, eta0=None, *, tol=None, ftol=None, maxit=None, loss_tol=None, method="newton", check=True):
-        """:meth:`track` with the over-constrained solver."""
+        """`track` with the over-constrained solver."""
         return self._solve_track(ells, eta0, self._prm_for(tol, ftol, maxit, loss_tol, method), False, check)
 
     def _solve_track(self, ells, eta0, prm, square, check):
@@ -533,7 +533,7 @@ class ParallelRobot:
         self, ell, n_guesses=100, *, guesses=None, rng=None, max_angle_deg=45.0, max_translation=None,
         stop_at_first=True, tol=None, ftol=None, maxit=None, loss_tol=None, check=True,
     ):
-        """Global mode: Newton from many initial guesses (default: :meth:`sample_poses` with
+        """Global mode: Newton from many initial guesses (default: `sample_poses` with
         ``max_angle_deg`` / ``max_translation``), keeping the best (smallest residual); with
         ``stop_at_first`` it stops at the first success ([MontgomerySmith2023, §10.3] test 1: "applied again").
         ``FKResult.runs`` is the number of Newton runs."""
@@ -550,7 +550,7 @@ class ParallelRobot:
     def forward_kinematics_ls_global(self, ell, n_guesses=1000, *, guesses=None, rng=None, max_angle_deg=45.0,
                                      max_translation=None, stop_at_first=True, tol=None, ftol=None, maxit=None,
                                      loss_tol=None, method="newton", check=True):
-        """:meth:`forward_kinematics_global` with the over-constrained solver (smallest loss kept)."""
+        """`forward_kinematics_global` with the over-constrained solver (smallest loss kept)."""
         ell = self._check_ell(ell)
         G = self._guesses(guesses, n_guesses, rng, max_angle_deg, max_translation)
         return self._solve_global(ell, G, stop_at_first, self._prm_for(tol, ftol, maxit, loss_tol, method), False, check)
@@ -575,7 +575,7 @@ class ParallelRobot:
         return np.ascontiguousarray(G)
 
     def time_solve(self, ell, guess, repeat=1000):
-        """Median wall time (µs) of one :meth:`forward_kinematics` call (Python overhead included)."""
+        """Median wall time (µs) of one `forward_kinematics` call (Python overhead included)."""
         ts = np.empty(repeat)
         for k in range(repeat):
             t0 = time.perf_counter()
@@ -647,7 +647,7 @@ def stewart_6_6(base_radius=1.0, platform_radius=0.5, half_angle_deg=10.0, home_
     on radius 0.5 at ``120°k + 60° ± 10°``, paired by one index roll (the usual zig-zag) -- with
     the home height 1.2 instead of 1.0.  The forward-kinematics failure rate at 45° depends
     strongly on the geometry (with height 1.0: ~7 wrong-assembly-mode solutions in 10,000 from
-    random guesses; with 1.2: none); see :func:`dqdyn.reproduce.parallel_robots.reproduce_parallel`."""
+    random guesses; with 1.2: none); see `dqdyn.reproduce.parallel_robots.reproduce_parallel`."""
     h = half_angle_deg
     base = _circle(base_radius, [a + d for a in (0, 120, 240) for d in (-h, h)])
     plat = _circle(platform_radius, [a + 60 + d for a in (0, 120, 240) for d in (-h, h)])

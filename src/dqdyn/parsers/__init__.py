@@ -1,5 +1,5 @@
-"""Model loaders: URDF files (:func:`load_urdf`, bundled models) and DH tables
-(:func:`serial_from_dh`)."""
+"""Model loaders: URDF files (`load_urdf`, bundled models) and DH tables
+(`serial_from_dh`)."""
 
 from .dh import dh_matrix, serial_from_dh
 from .urdf import bundled, bundled_models, load_bundled, load_urdf

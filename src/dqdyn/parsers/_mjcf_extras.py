@@ -1,7 +1,7 @@
-"""What :func:`dqdyn.load_mjcf` reads besides bodies and joints: equality constraints (mimic
+"""What `dqdyn.load_mjcf` reads besides bodies and joints: equality constraints (mimic
 couplings in either tree order, loop closures, metadata), tendons, actuators, armature, the
 options that change the dynamics, and the one list of what is ignored (module doc of
-:mod:`dqdyn.parsers.mjcf`)."""
+`dqdyn.parsers.mjcf`)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ class MJCFInfo:
         ``constraints``) or ``"metadata"`` (only recorded here), with ``why``.
     constraints:
         The loop closures of the active ``connect`` / ``weld`` equalities (also in
-        ``model.constraints``), :class:`~dqdyn.constraints.LoopClosure` objects for
-        :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics`.
+        ``model.constraints``), `LoopClosure` objects for
+        `constrained_forward_dynamics`.
     tendons, actuators:
         One dict per tendon (``name``, ``type``, ``joints`` with coefficients, ``path`` of
         sites / geoms, ``stiffness``, ``damping``, ``range``...) and per actuator (``name``,
@@ -76,7 +76,7 @@ class MJCFInfo:
 
 
 class MJCFLoop(LoopClosure):
-    """A :class:`~dqdyn.constraints.LoopClosure` made from an MJCF ``connect`` / ``weld``
+    """A `LoopClosure` made from an MJCF ``connect`` / ``weld``
     equality (deterministic ``repr``, so a model's token does not depend on the process)."""
 
     def __repr__(self) -> str:
@@ -161,7 +161,7 @@ def joint_couplings(mj, records: list) -> dict[int, tuple[int, float, float]]:
 
 # ------------------------------------------------------------------------ loops and tendons
 def loop_equalities(mj, records: list, frame_of_site) -> list:
-    """:class:`MJCFLoop` objects of the active ``connect`` / ``weld`` equalities; tendon (and
+    """`MJCFLoop` objects of the active ``connect`` / ``weld`` equalities; tendon (and
     flex) equalities are recorded as metadata."""
     mujoco = _mujoco()
     EQ = mujoco.mjtEq

@@ -1,4 +1,4 @@
-"""Load-time checks of :func:`dqdyn.load_urdf` on the built model: the warning for massless
+"""Load-time checks of `dqdyn.load_urdf` on the built model: the warning for massless
 links that make the joint-space inertia matrix singular, in time linear in the model size."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading a URDF document into plain records (links, joints) for :func:`dqdyn.load_urdf`.
+"""Reading a URDF document into plain records (links, joints) for `dqdyn.load_urdf`.
 
 Only what dynamics needs is read: ``<link>`` (its ``<inertial>``) and ``<joint>`` (type,
 parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<mimic>``); ``<visual>``,
@@ -237,7 +237,7 @@ class _Reader:
 
 
 def parse(data: bytes, label: str, default_name: str) -> Robot:
-    """Read the document; every failure is a :class:`URDFError` naming ``label``."""
+    """Read the document; every failure is a `URDFError` naming ``label``."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True,

@@ -1,11 +1,11 @@
 """Reading URDF documents as the world writes them: the XML prologue, and XML errors as
-:class:`~dqdyn.errors.URDFError` naming the file and the line.
+`URDFError` naming the file and the line.
 
 Many URDFs in circulation (PyBullet's ``pybullet_data`` among them) open with
 ``<?xml version="0.0"?>``, or with blank lines before the declaration.  An XML 1.0 parser
 refuses both (libxml2: *Unsupported version '0.0'*; expat: *XML declaration not at start of
 entity*); ``urdfdom`` (tinyxml, used by Pinocchio and ROS) and PyBullet accept them.  So does
-dqdyn: :func:`normalize_prologue` rewrites the declaration to ``version="1.0"`` (its
+dqdyn: `normalize_prologue` rewrites the declaration to ``version="1.0"`` (its
 ``encoding`` kept) at the start of the document, with the same number of line breaks after it,
 so that line numbers in messages are those of the file.
 """
@@ -67,7 +67,7 @@ def read_bytes(source, what: str = "URDF") -> tuple[bytes, str]:
 
 def etree_root(source, what: str = "URDF") -> ET.Element:
     """The root element (``xml.etree``) of a URDF file path or XML string, the prologue read as
-    :func:`normalize_prologue` does; a malformed document raises :class:`URDFError` naming the
+    `normalize_prologue` does; a malformed document raises `URDFError` naming the
     file and the line (never ``xml.etree.ElementTree.ParseError``)."""
     data, label = read_bytes(source, what)
     data = normalize_prologue(data, label)

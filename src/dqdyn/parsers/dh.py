@@ -1,4 +1,4 @@
-"""Serial manipulators from Denavit–Hartenberg tables: :func:`serial_from_dh`.
+"""Serial manipulators from Denavit–Hartenberg tables: `serial_from_dh`.
 
 Each row of the table is ``(θ, d, a, α)`` for one joint ``i = 1 … n``; the joint variable is
 ``θ_i = q_i + θ`` for a revolute joint and ``d_i = q_i + d`` for a prismatic one (the table

@@ -1,4 +1,4 @@
-"""Loading MuJoCo models (MJCF): :func:`load_mjcf`, and :class:`MujocoMap` between the two state
+"""Loading MuJoCo models (MJCF): `load_mjcf`, and `MujocoMap` between the two state
 layouts.
 
 The MJCF document is compiled by MuJoCo itself (``mujoco.MjModel`` — from a path, an XML string,
@@ -14,7 +14,7 @@ MuJoCo's own:
 * **Joints.**  ``hinge`` → revolute, ``slide`` → prismatic, ``ball`` → spherical (q: MuJoCo's
   unit quaternion ``[w, x, y, z]``, v: body angular velocity — both as MuJoCo), ``free`` → free
   (q: vec8 unit dual quaternion; v: body twist ``[ω^b, v^b]`` where MuJoCo's ``qvel`` is
-  ``[v_world, ω^b]`` — see :class:`MujocoMap`).  A joint rotates about its anchor ``jnt_pos``:
+  ``[v_world, ω^b]`` — see `MujocoMap`).  A joint rotates about its anchor ``jnt_pos``:
   dqdyn's body frame of a hinge / ball joint is at the anchor, and MuJoCo's body frame is the
   named frame ``T(−anchor)`` in it (the dqdyn body keeps the MuJoCo body's name when the anchor is
   the origin, the usual case, and is named ``"body:joint"`` otherwise).  A body with several
@@ -28,16 +28,16 @@ MuJoCo's own:
   ``model.total_mass`` is MuJoCo's ``body_mass.sum()``; massless ones are frames.
 * **Armature.**  MuJoCo's ``dof_armature`` (joint ``armature``, from ``<default>`` classes and
   ``childclass`` as MuJoCo compiles them) plus ``gear² · armature`` of actuators driving one
-  hinge / slide, passed to :meth:`ModelBuilder.add_body` (``Model.armature``).
+  hinge / slide, passed to `ModelBuilder.add_body` (``Model.armature``).
 * **Equality constraints.**  An active ``<equality><joint joint1= joint2= polycoef=>`` with only
   the constant and linear coefficients non-zero is exactly a mimic coupling
   ``q₁ = scale·q₂ + offset`` (``scale = c₁``, ``offset = c₀ + ref₁ − c₁ ref₂``).  Couplings are
   joined into groups and the joint earliest in the tree owns the entry of q / v (a coupling
   whose master comes later is inverted), so the order in the file does not matter.  Active
   ``connect`` and ``weld`` equalities (body or site form) become
-  :class:`~dqdyn.constraints.LoopClosure` objects (``"3d"`` point, ``"6d"`` weld) declared in
+  `LoopClosure` objects (``"3d"`` point, ``"6d"`` weld) declared in
   ``model.constraints`` — ``dqdyn.constraints.model_constraints(model)`` gives them for
-  :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics`.  Polynomial couplings of
+  `constrained_forward_dynamics`.  Polynomial couplings of
   degree > 1, joint locks, ``tendon`` equalities and inactive equalities are kept as metadata
   (``return_info=True``) and named in the warning.
 * **Options.**  ``<option gravity=>`` is the model's gravity; ``<flag gravity="disable"/>`` makes
@@ -45,11 +45,11 @@ MuJoCo's own:
 * **Sites** live in their own MuJoCo namespace: a site becomes the frame of its name, or
   ``"site:<name>"`` when a body or another frame already has that name
   (``info.frames`` maps them).
-* **Left out, with ONE** :class:`UserWarning` **listing them**: contacts, tendons and actuators
+* **Left out, with ONE** `UserWarning` **listing them**: contacts, tendons and actuators
   (kept as metadata: ``info.tendons``, ``info.actuators``), joint damping, springs, friction
   loss, gravity compensation, fluid forces, the equalities kept as metadata.  None of them is
   part of M(q), C(q, v) v or g(q); dqdyn's τ is the generalized force itself.
-* **Errors**: ONE :class:`~dqdyn.errors.MJCFError` lists every feature of the file that dqdyn
+* **Errors**: ONE `MJCFError` lists every feature of the file that dqdyn
   cannot represent: flexes, tendon armature, actuator armature through a transmission other
   than one joint, a free joint that is not the only joint of a body attached to the world; and
   a document MuJoCo cannot compile.
@@ -167,7 +167,7 @@ def _armature_keyword() -> bool:
 
 
 def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool = False):
-    """A :class:`~dqdyn.Model` of an MJCF document, compiled by MuJoCo (see the module doc).
+    """A `Model` of an MJCF document, compiled by MuJoCo (see the module doc).
 
     Parameters
     ----------
@@ -181,7 +181,7 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
     name:
         Model name (default: the MJCF ``<mujoco model=>``).
     return_info:
-        Also return an :class:`~dqdyn.parsers.mjcf.MJCFInfo` (tendons, actuators,
+        Also return an `MJCFInfo` (tendons, actuators,
         equalities, loop constraints, site frames, what was ignored).
 
     Returns
@@ -342,7 +342,7 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
 
 class MujocoMap:
     """Map between MuJoCo's state (``qpos``, ``qvel``, ``qacc``, ``qfrc_*``, ``M``) and dqdyn's
-    (``q``, ``v``, ``a``, τ, M) for a model made by :func:`load_mjcf` from the same ``MjModel``.
+    (``q``, ``v``, ``a``, τ, M) for a model made by `load_mjcf` from the same ``MjModel``.
 
     Joints are matched by name.  ``qvel = G(q) v`` with ``G`` the identity on hinge, slide and
     ball dofs, ``scale`` on a mimic joint's dof (the master's column), and for a free joint

@@ -1,30 +1,30 @@
-"""Loading robots from URDF files: :func:`load_urdf`, and the URDFs bundled with dqdyn.
+"""Loading robots from URDF files: `load_urdf`, and the URDFs bundled with dqdyn.
 
 >>> from dqdyn.parsers.urdf import load_bundled
 >>> model = load_bundled("two_link_arm")
 >>> model.nq, model.joint_names
 (2, ('shoulder', 'elbow'))
 
-How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
+How a URDF maps onto a `Model`
 --------------------------------------------------------------
 
-* **Parsing.**  The document is read in one pass with ``lxml`` (:mod:`dqdyn.parsers._urdf_read`,
+* **Parsing.**  The document is read in one pass with ``lxml`` (`dqdyn.parsers._urdf_read`,
   the schema and defaults of ``urdf_parser_py`` / ``urdfdom``); only ``<link>`` (its
   ``<inertial>``) and ``<joint>`` are read: ``<visual>``, ``<collision>`` (meshes are never
   opened, ``package://`` URIs never resolved), ``<material>``, ``<transmission>``, ``<gazebo>``,
   ``<ros2_control>``, … are skipped unread, so the loader is at least as lenient as Pinocchio's
   C++ ``urdfdom`` about them.  Unknown tags inside links and joints (``<contact>``,
   ``<hardwareInterface>``, …) go to the ``logging`` logger ``"dqdyn.parsers.urdf"`` at DEBUG
-  level; an element given twice (only the first one is used) is a :class:`UserWarning`.  XML
+  level; an element given twice (only the first one is used) is a `UserWarning`.  XML
   entities are not resolved and nothing is fetched from the network.  Loading time and memory
   are linear in the number of links (``benchmarks/bench_urdf_load.py``).
 
 * **Prologue.**  ``<?xml version="0.0"?>`` (common in PyBullet's ``pybullet_data``) and blank
   lines before the XML declaration are accepted, as ``urdfdom`` (Pinocchio, ROS) and PyBullet do:
-  the declaration is read as XML 1.0 (:mod:`dqdyn.parsers._urdf_xml`; line numbers in messages
+  the declaration is read as XML 1.0 (`dqdyn.parsers._urdf_xml`; line numbers in messages
   stay those of the file).
 
-* **Errors.**  Anything malformed raises :class:`~dqdyn.errors.URDFError` naming the file and
+* **Errors.**  Anything malformed raises `URDFError` naming the file and
   the element: XML syntax errors (with the line), missing required attributes or elements,
   duplicate link/joint names, a joint naming an undefined link, a link with two parent joints,
   cycles, several root links, an unknown joint type, a zero joint axis, a negative mass, an
@@ -47,7 +47,7 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   → prismatic, ``fixed`` → merged, ``floating`` → free (nq = 8, a unit dual quaternion),
   ``planar`` → planar.  A URDF planar joint moves in the plane normal to its ``axis``; dqdyn's
   planar joint moves in the x–y plane of its joint frame, so only ``axis = (0, 0, 1)`` (or an
-  absent axis) is accepted — any other axis raises :class:`URDFError` (rotating the joint frame
+  absent axis) is accepted — any other axis raises `URDFError` (rotating the joint frame
   would silently change the child link frame).  The URDF default axis ``(1, 0, 0)`` applies to
   revolute / prismatic joints without ``<axis>``; axes are normalised.
 
@@ -55,7 +55,7 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   (``q_lower``, ``q_upper``, ``velocity_limit``, ``effort_limit``); a missing ``<limit>`` or
   attribute gives an infinite bound, continuous joints always get infinite position bounds.
   ``lower > upper`` is read as *no position limit* (PyBullet's convention), with a
-  :class:`UserWarning`; Pinocchio keeps the two numbers as given.
+  `UserWarning`; Pinocchio keeps the two numbers as given.
 
 * **Inertia.**  ``<inertial>`` gives the mass, the CoM (the ``xyz`` of its ``<origin>``) and the
   inertia about the CoM in the axes of that origin; it is rotated into the link axes,
@@ -63,10 +63,10 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   ``fixed`` joints are lumped here, into the body that carries them (the body frame is the child
   link frame of the body's joint, Pinocchio's joint frame), and the physical checks apply to the
   lumped *body*: a negative mass anywhere is an error; a non-positive-semi-definite tensor of a
-  fixed part is accepted with a :class:`UserWarning` when the lumped body is valid (real URDFs
+  fixed part is accepted with a `UserWarning` when the lumped body is valid (real URDFs
   carry such round-off defects on tiny sensor links) and is an error otherwise, naming the link;
-  a lumped body violating the triangle inequality is accepted with a :class:`UserWarning` (by
-  default, ``inertia_check="lenient"``; see :func:`load_urdf`).  Links fixed to the world (a
+  a lumped body violating the triangle inequality is accepted with a `UserWarning` (by
+  default, ``inertia_check="lenient"``; see `load_urdf`).  Links fixed to the world (a
   fixed-base root and what is fixed to it) are not checked (see *Root*).
 
 * **Root.**  ``root_joint=None``: the root link is welded to the world (body 0); its inertia, and
@@ -74,7 +74,7 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
   universe inertia ``model.inertias[0]``), outside ``total_mass`` (as Pinocchio's
   ``computeTotalMass``), and moves with the model when the model is mounted on a body
   (``ModelBuilder.add_model``, ``Assembly``, ``InterconnectionGraph``).  A welded inertia that is
-  not positive semi-definite is kept with a :class:`UserWarning`.  ``root_joint="free"``
+  not positive semi-definite is kept with a `UserWarning`.  ``root_joint="free"``
   / ``"planar"``: the root link becomes body 1, moved by a free / planar joint named
   ``"root_joint"`` (planar: ``(x, y, φ)`` in the world x–y plane — a holonomic mobile base).  A
   root link literally named ``world`` is the world itself: with ``root_joint=None`` it is body 0;
@@ -85,7 +85,7 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
 * **Missing inertia.**  A link without ``<inertial>`` is massless.  That only matters when a
   joint that owns velocity entries moves a subtree that is entirely massless (its column of the
   joint-space inertia matrix is then zero: the matrix is singular); in that case one
-  :class:`UserWarning` is issued per such link without ``<inertial>``.  Massless links fixed to
+  `UserWarning` is issued per such link without ``<inertial>``.  Massless links fixed to
   a massive body, massless intermediate bodies with massive descendants, and the fixed-base root
   link are silently accepted.
 
@@ -97,8 +97,8 @@ How a URDF maps onto a :class:`~dqdyn.multibody.model.Model`
     composed).  If the master comes later in the depth-first order, the mimic joint's subtree
     is placed right after the master (Pinocchio refuses such files).
   - ``"independent"``: the ``<mimic>`` tags are ignored (Pinocchio's default), with one
-    :class:`UserWarning` naming the joints.
-  - ``"error"``: a :class:`URDFError` naming the first mimic joint.
+    `UserWarning` naming the joints.
+  - ``"error"``: a `URDFError` naming the first mimic joint.
 
   A ``<mimic>`` on a fixed joint is ignored; on a floating / planar joint it is an error.
 
@@ -435,9 +435,9 @@ def load_urdf(
     name: str | None = None,
     inertia_check: str = "lenient",
 ) -> Model:
-    """Build a :class:`~dqdyn.multibody.model.Model` from a URDF file path or XML string.
+    """Build a `Model` from a URDF file path or XML string.
 
-    ``inertia_check``: ``"lenient"`` (default) accepts, with a :class:`UserWarning`, a body
+    ``inertia_check``: ``"lenient"`` (default) accepts, with a `UserWarning`, a body
     inertia that only breaks the triangle inequality (as Pinocchio and PyBullet do; the
     joint-space inertia matrix stays positive definite) and rejects one that is not positive
     semi-definite; ``"warn"`` accepts both with a warning, as Pinocchio does; ``"error"``
@@ -446,7 +446,7 @@ def load_urdf(
     Parameters
     ----------
     path_or_xml:
-        A file path (``str`` / :class:`os.PathLike`) or the URDF document itself (a string or
+        A file path (``str`` / `os.PathLike`) or the URDF document itself (a string or
         bytes starting with ``<``).
     root_joint:
         ``None`` (fixed base: the root link is welded to the world), ``"free"`` (a free joint
@@ -672,7 +672,7 @@ def bundled(name: str) -> Path:
     ``"branched"``; the ``.urdf`` suffix is optional).
 
     The package data lives on the file system for regular and editable installs; the returned
-    :class:`~pathlib.Path` can be opened directly.
+    `Path` can be opened directly.
     """
     fname = name if name.endswith(".urdf") else f"{name}.urdf"
     res = resources.files("dqdyn") / "data" / fname
@@ -682,7 +682,7 @@ def bundled(name: str) -> Path:
 
 
 def load_bundled(name: str, **kwargs) -> Model:
-    """:func:`load_urdf` of a bundled model; ``kwargs`` are passed on (``root_joint``, …).
+    """`load_urdf` of a bundled model; ``kwargs`` are passed on (``root_joint``, …).
 
     >>> load_bundled("diff_drive_manipulator", root_joint="planar").nv
     11

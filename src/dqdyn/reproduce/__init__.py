@@ -1,5 +1,5 @@
 """The papers' experiments reproduced against MuJoCo (``dqdyn reproduce``); see
-:mod:`dqdyn.reproduce.cases`."""
+`dqdyn.reproduce.cases`."""
 
 from .cases import CaseResult
 from .mujoco_bridge import (

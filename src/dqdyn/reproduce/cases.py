@@ -2,7 +2,7 @@
 
 Dynamics cases ([Silva2022, §5]; [Silva2022thesis, §4.2.1.5, §4.2.3.2, §5.3]): MuJoCo (RK4, zero damping / armature /
 friction, no contacts) drives the robot along sinusoidal joint-velocity references
-(:class:`~dqdyn.simulation.SinusoidalReference`) with its *own* computed-torque law (``mj_fullM``
+(`SinusoidalReference`) with its *own* computed-torque law (``mj_fullM``
 and ``qfrc_bias``, evaluated continuously at every RK4 stage — the simulator's low-level
 controller, independent of dqdyn).  The logged
 ``q``, ``q̇`` and applied ``τ`` are then processed as the papers did: ``q̈`` by Richardson-
@@ -213,7 +213,7 @@ def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None, un
 
 
 def _route_cmcs(model, log, mode, cutoff, theirs_f, main=None):
-    """CMC of the papers' alternative routes (:mod:`.routes`), same filtering as the main row;
+    """CMC of the papers' alternative routes (`routes`), same filtering as the main row;
     ``main``: extra routes ``{name: waveform}``."""
     from .routes import alternative_routes
 
@@ -361,7 +361,7 @@ def _diff_drive_map(phi, tau_l, tau_r, r, w):
 
 def _unicycle_wheel_torques(vd, wd, v_fwd, omega, r, w, kv, kw):
     """The drive's velocity loop: forward force ``k_v (v_d − v)`` and yaw torque
-    ``k_ω (ω_d − ω)``, split into wheel torques by the inverse of :func:`_diff_drive_map`."""
+    ``k_ω (ω_d − ω)``, split into wheel torques by the inverse of `_diff_drive_map`."""
     F, Tz = kv * (vd - v_fwd), kw * (wd - omega)
     return 0.5 * r * (F - Tz / (0.5 * w)), 0.5 * r * (F + Tz / (0.5 * w))  # (τ_l, τ_r)
 
@@ -411,7 +411,7 @@ def case_fierro_lewis(quick=False, out_dir=None):
     has no τ_z component, so constant wheel torques make τ_z exactly constant — a waveform
     without variance, for which the CMC is undefined — and the speed grows without bound.  Here
     the wheel torques come from a velocity loop tracking sinusoidal unicycle references
-    (:func:`pioneer_run`); wheel radius and track are the Pioneer 3-DX datasheet values."""
+    (`pioneer_run`); wheel radius and track are the Pioneer 3-DX datasheet values."""
     t0 = time.perf_counter()
     dur = 2.0 if quick else 10.0  # 2000 iterations at 1 ms, as the thesis's 2000 ([Silva2022thesis, §A.1])
     cutoff, fs = 10.0, 1000.0
@@ -479,16 +479,16 @@ def case_fierro_lewis(quick=False, out_dir=None):
 
 def run_wheeled_mm(mj, maps, q0, duration, *, settle=0.3, seed=8, arm_amp=0.5, kv=200.0,
                    kw=20.0, kp=100.0, kd=20.0):
-    """Drive the wheeled MuJoCo mobile manipulator (:func:`robots.wheeled_mm_with_mujoco`).
+    """Drive the wheeled MuJoCo mobile manipulator (`robots.wheeled_mm_with_mujoco`).
 
     MuJoCo-side controllers, continuous in time (``mjcb_control``, every RK4 stage): the drive's
-    velocity loop (:func:`_unicycle_wheel_torques`) tracks sinusoidal unicycle references
+    velocity loop (`_unicycle_wheel_torques`) tracks sinusoidal unicycle references
     ``v_d = 0.25 sin(2π 0.3 t)``, ``ω_d = 0.6 sin(2π 0.2 t)`` with the *wheel torques only*; the
     arm joints track sinusoidal velocity references by MuJoCo's computed torque restricted to
     the arm rows.  The robot first settles on its contacts for ``settle`` s (references frozen).
     Returns dict ``t``, ``q`` = (x, y, φ, arm) of the chassis (φ: yaw, unwrapped), ``v`` = (ẋ, ẏ,
     φ̇, arm rates) (φ̇: world-z angular rate), ``tau`` = the applied forces mapped to those
-    coordinates (:func:`_diff_drive_map` + arm torques), ``wheel_tau``, and diagnostics
+    coordinates (`_diff_drive_map` + arm torques), ``wheel_tau``, and diagnostics
     (``heave`` of the chassis, ``tilt`` angle, ``slip`` = lateral speed of the axle midpoint)."""
     import mujoco
 
@@ -582,11 +582,11 @@ def compare_nonholonomic(model, cons, log, cutoff=25.0, constrained=True):
 
 def case_nonholonomic(quick=False, out_dir=None, *, wheel_mass=0.1, duration=None):
     """[Silva2022, Table 2] (dqGP + Udwadia–Kalaba: mean 0.9839): the 8-DoF nonholonomic mobile
-    manipulator (:func:`dqdyn.constraints.mobile_manipulator`: planar base (x, y, φ) + 5-DoF arm,
+    manipulator (`dqdyn.constraints.mobile_manipulator`: planar base (x, y, φ) + 5-DoF arm,
     rolling constraint at the axle (−0.12, 0)) against MuJoCo with real wheels (free-joint
     chassis, two driven wheels rolling by friction, frictionless casters;
-    :func:`robots.wheeled_mm_mjcf`).  MuJoCo's wheel torques are mapped to the base's generalized
-    forces by the wheel geometry (:func:`_diff_drive_map`).  The paper's figure is reached if the
+    `robots.wheeled_mm_mjcf`).  MuJoCo's wheel torques are mapped to the base's generalized
+    forces by the wheel geometry (`_diff_drive_map`).  The paper's figure is reached if the
     wheels roll without slipping and are light: the MuJoCo model differs from dqdyn's by the
     wheels' spin inertia, the contact compliance and micro-slip (reported)."""
     t0 = time.perf_counter()
@@ -740,7 +740,7 @@ def case_tracking(quick=False, out_dir=None):
 
 #: name -> (function, kind); kind "cmc" (dynamics comparison) or "control"
 def case_elastic(quick=False, out_dir=None):
-    """Elastic joints and symbolic dynamics [Mladenova, §7–8]: the logic lives in :mod:`dqdyn.elastic.demo`."""
+    """Elastic joints and symbolic dynamics [Mladenova, §7–8]: the logic lives in `dqdyn.elastic.demo`."""
     from ..elastic.demo import case_elastic as _case
 
     return _case(quick=quick, out_dir=out_dir)

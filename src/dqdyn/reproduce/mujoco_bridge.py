@@ -3,10 +3,10 @@
 Two routes, both giving MuJoCo with zero damping / armature / friction, no contacts and no joint
 limits (so its dynamics is the rigid-body dynamics dqdyn models):
 
-* :func:`mujoco_from_urdf` — MuJoCo's own URDF compiler on the same URDF file dqdyn parses
+* `mujoco_from_urdf` — MuJoCo's own URDF compiler on the same URDF file dqdyn parses
   (the bundled URDFs carry ``<mujoco><compiler discardvisual="true" balanceinertia="false"
   fusestatic="false"/></mujoco>``): an oracle independent of dqdyn's parser.
-* :func:`mjcf_from_model` — MJCF written from a :class:`~dqdyn.Model` (for models built in code:
+* `mjcf_from_model` — MJCF written from a `Model` (for models built in code:
   the 50-DoF arm, the 38-DoF tree, the 7-DoF arm).  Revolute → ``hinge``, prismatic → ``slide``,
   cylindrical → ``hinge`` + ``slide`` on one axis (dqdyn's ``(θ, d)``), planar → ``slide x``, ``slide y``, ``hinge z``
   (dqdyn's ``(x, y, φ)`` layout with ``v = q̇``).
@@ -95,7 +95,7 @@ def _clean(mj, timestep, integrator, gravity):
 
 
 def mujoco_from_model(model, timestep: float = 1e-3, integrator: str = "RK4"):
-    """``mujoco.MjModel`` compiled from :func:`mjcf_from_model`."""
+    """``mujoco.MjModel`` compiled from `mjcf_from_model`."""
     mujoco = require("sim", "mujoco")
 
     mj = mujoco.MjModel.from_xml_string(mjcf_from_model(model, timestep, integrator))

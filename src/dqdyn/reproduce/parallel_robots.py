@@ -4,12 +4,12 @@
     result = reproduce_parallel(quick=True)          # ~1 s warm (≈20 s with a cold numba cache)
     render(result, out_dir="out")                    # rich table; out/parallel.md, out/parallel.csv
 
-:func:`reproduce_parallel` returns a :class:`ParallelReproduction` whose ``rows`` are one dict
+`reproduce_parallel` returns a `ParallelReproduction` whose ``rows`` are one dict
 per reported quantity (``experiment``, ``quantity``, ``dqdyn``, ``paper``, ``required``,
-``pass``); :func:`render` prints them and writes them.  ``dqdyn reproduce parallel`` is this pair.
+``pass``); `render` prints them and writes them.  ``dqdyn reproduce parallel`` is this pair.
 
 The paper's geometry is unpublished ([MontgomerySmith2023, §1, §10.3]), so the bundled robots stand in for it:
-:func:`dqdyn.parallel.stewart_6_6` and :func:`dqdyn.parallel.cable_robot_8` (swivel pulleys).  What is compared
+`dqdyn.parallel.stewart_6_6` and `dqdyn.parallel.cable_robot_8` (swivel pulleys).  What is compared
 is the method's behaviour, not the paper's exact numbers.  The ``required`` column holds
 dqdyn's own acceptance targets (``pass`` is None for rows reported for information only).
 
@@ -17,7 +17,7 @@ Protocol (the paper's where it says, [MontgomerySmith2023, §10.3]; dqdyn's choi
 e.g. what "1% / 5% different" means for a pose, which the paper leaves undefined):
 
 * **Derivatives and statics** (claims 9-11, 17): ``Λ`` against the numeric Lie derivative of the
-  lengths from the definition (46) (4th-order central differences, :func:`dqdyn.parallel.lie.lie_derivative`)
+  lengths from the definition (46) (4th-order central differences, `dqdyn.parallel.lie.lie_derivative`)
   at 20 random poses; ``Λᵀ f`` against the wrench of the leg forces summed in the world frame;
   Theorem 2 with ``M`` from (94) against Newton--Euler of the platform written in the world frame.
 * **Stewart** ([MontgomerySmith2023, §10.3], first test): ``n_stewart`` target poses, orientation Haar-uniform within 30°
@@ -79,9 +79,9 @@ COLUMNS = ("experiment", "quantity", "dqdyn", "paper", "required", "pass")
 
 @dataclass
 class ParallelReproduction:
-    """What :func:`reproduce_parallel` computed.
+    """What `reproduce_parallel` computed.
 
-    ``rows``: one dict per reported quantity with the keys :data:`COLUMNS` (``dqdyn`` a
+    ``rows``: one dict per reported quantity with the keys `COLUMNS` (``dqdyn`` a
     formatted string, ``pass`` True / False / None for information-only rows); ``stats``: the raw
     numbers by experiment; ``params``: the arguments and the elapsed time.
     """
@@ -263,7 +263,7 @@ def _work_stats(rob, t_end=0.5):
 
 
 def reproduce_parallel(n_stewart=None, n_cable=None, *, quick=False, seed=0, timing_samples=None):
-    """Run the experiments of [MontgomerySmith2023] on the bundled robots; returns a :class:`ParallelReproduction`.
+    """Run the experiments of [MontgomerySmith2023] on the bundled robots; returns a `ParallelReproduction`.
 
     Parameters
     ----------
@@ -275,7 +275,7 @@ def reproduce_parallel(n_stewart=None, n_cable=None, *, quick=False, seed=0, tim
     seed : seed of the random poses and guesses (``numpy.random.default_rng``).
     timing_samples : single calls timed per experiment (default 2,000; 500 with ``quick``).
 
-    Nothing is printed; pass the result to :func:`render`.
+    Nothing is printed; pass the result to `render`.
     """
     t_start = time.perf_counter()
     n_stewart = (1000 if quick else 10000) if n_stewart is None else int(n_stewart)
@@ -410,7 +410,7 @@ def _rows(st):
 
 
 def render(result, console=None, out_dir=None):
-    """Print ``result`` (a :class:`ParallelReproduction`) as a rich table on ``console`` (a new
+    """Print ``result`` (a `ParallelReproduction`) as a rich table on ``console`` (a new
     ``rich.console.Console`` when None); with ``out_dir``, also write ``parallel.md`` and
     ``parallel.csv`` there (the directory is created).  Returns the list of written paths."""
     from rich.console import Console

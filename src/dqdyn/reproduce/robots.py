@@ -6,10 +6,10 @@ serial arm, the 9-DoF holonomic mobile manipulator (the arm on a youBot-like bas
 root joint, bundled URDF ``youbot_jaco``), and a 38-DoF branched robot of 9 subsystems
 (1 × 6-DoF + 8 × 4-DoF, [Silva2022thesis, §5.3]).
 
-Wheeled robots: the Pioneer differential-drive base of [Silva2022thesis, app. A] (:func:`pioneer`; a planar
+Wheeled robots: the Pioneer differential-drive base of [Silva2022thesis, app. A] (`pioneer`; a planar
 joint with the CoM ``d`` ahead of the axle midpoint) and the 8-DoF nonholonomic mobile manipulator
-of [Silva2022, §5] (:func:`dqdyn.constraints.mobile_manipulator`) with a MuJoCo twin that has *real
-wheels* rolling on a floor by contact friction (:func:`wheeled_mm_mjcf`, :func:`wheeled_mm_with_mujoco`).
+of [Silva2022, §5] (`dqdyn.constraints.mobile_manipulator`) with a MuJoCo twin that has *real
+wheels* rolling on a floor by contact friction (`wheeled_mm_mjcf`, `wheeled_mm_with_mujoco`).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def wheeled_mm_mjcf(model, constraint, *, wheel_mass: float = 0.1, friction: flo
     """MJCF of a differential-drive mobile manipulator with real wheels.
 
     From ``model`` (a dqdyn model whose base is on the planar joint of ``constraint``, a
-    :class:`~dqdyn.constraints.DifferentialDriveConstraint` with ``wheel_radius`` r and
+    `DifferentialDriveConstraint` with ``wheel_radius`` r and
     ``track_width`` w) this builds the MuJoCo robot:
 
     * the chassis on a **free joint** (``base_free``), its origin = dqdyn's base frame, placed at
@@ -138,7 +138,7 @@ def wheeled_mm_mjcf(model, constraint, *, wheel_mass: float = 0.1, friction: flo
       the rear one ``rear_caster_gap`` above the floor so the robot stands on three points (two
       wheels + the front caster: a statically determinate support, so the wheels keep their load)
       and the rear caster only catches a backward tilt;
-    * the arm as in :func:`~dqdyn.reproduce.mjcf_from_model` (no collision geoms).
+    * the arm as in `mjcf_from_model` (no collision geoms).
 
     Each wheel has mass ``wheel_mass`` and thin-disc inertia (spin ½ m r², transverse ¼ m r²);
     the chassis gets the base's mass, CoM and inertia *minus* the wheels' (parallel-axis
@@ -225,8 +225,8 @@ class WheeledMaps:
 
 def wheeled_mm_with_mujoco(arm_dof: int = 5, **kw):
     """``(model, constraints, q0, mjmodel, maps)``: dqdyn's 8-DoF nonholonomic mobile
-    manipulator (:func:`dqdyn.constraints.mobile_manipulator`) and its wheeled MuJoCo twin
-    (:func:`wheeled_mm_mjcf`, keyword arguments passed on); ``maps`` a :class:`WheeledMaps`."""
+    manipulator (`dqdyn.constraints.mobile_manipulator`) and its wheeled MuJoCo twin
+    (`wheeled_mm_mjcf`, keyword arguments passed on); ``maps`` a `WheeledMaps`."""
     import mujoco
 
     from ..constraints.models import mobile_manipulator

@@ -4,9 +4,9 @@ dqNE / rtNE / sv2NE), the graph-based Table 5.1 (modular dqNE, [Silva2022thesis,
 
 Routes (one batched evaluation each, on the same MuJoCo log and the same filtering):
 
-* inverse dynamics (τ): ``dqNE`` (:func:`~dqdyn.rnea`, the case's main row), ``dqGP``
-  (``M_GP q̈ + C_GP q̇ + g_GP``, [Silva2022, eqs. (46)–(51)], :func:`~dqdyn.algorithms.gauss.gauss_model`),
-  ``rtNE`` (:func:`~dqdyn.algorithms.classic.classic_newton_euler`, 3-vector Newton–Euler);
+* inverse dynamics (τ): ``dqNE`` (`rnea`, the case's main row), ``dqGP``
+  (``M_GP q̈ + C_GP q̇ + g_GP``, [Silva2022, eqs. (46)–(51)], `gauss_model`),
+  ``rtNE`` (`classic_newton_euler`, 3-vector Newton–Euler);
 * forward dynamics (q̈): ``ABA`` (the case's main row), ``dqNE`` (``M``, ``C q̇ + g`` from n + 2
   dqNE calls, [Silva2022thesis, eq. 3.2]), ``dqGP`` (eq. 45), ``rtNE`` (n + 1 classic NE calls).
 

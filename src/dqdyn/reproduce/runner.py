@@ -60,7 +60,7 @@ def _route_rows(results):
 def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=None):
     """Run ``cases`` (default: all), write ``results.md``, ``results.csv`` and figures under
     ``out_dir``; print rich tables to ``console``.  Returns the list of results (``CaseResult``
-    for the dynamics / control cases; the dict of :func:`dqdyn.reproduce.parallel_robots.reproduce_parallel`
+    for the dynamics / control cases; the dict of `dqdyn.reproduce.parallel_robots.reproduce_parallel`
     for ``parallel``)."""
     names = list(cases) if cases else [c for c in available_cases() if not (quick and c in NOT_IN_DEMO)]
     bad = [c for c in names if c not in available_cases()]

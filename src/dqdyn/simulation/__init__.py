@@ -1,4 +1,4 @@
-"""Simulation and control: manifold integrators, :func:`simulate`, controllers, references.
+"""Simulation and control: manifold integrators, `simulate`, controllers, references.
 
 >>> import dqdyn, numpy as np
 >>> from dqdyn.simulation import simulate, JointPD

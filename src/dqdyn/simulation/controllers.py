@@ -1,10 +1,10 @@
 """Controllers ``tau = controller(t, q, v)``.
 
-* :class:`JointPD` — joint PD with gravity compensation, ``τ = g(q) + K_p (q_d ⊖ q) + K_d (v_d − v)``.
-* :class:`ComputedTorque` — feedback linearisation,
-  ``τ = M(q)(a_d + K_p e + K_d ė) + h(q, v)`` (``h`` = :func:`~dqdyn.nonlinear_effects`), so the
+* `JointPD` — joint PD with gravity compensation, ``τ = g(q) + K_p (q_d ⊖ q) + K_d (v_d − v)``.
+* `ComputedTorque` — feedback linearisation,
+  ``τ = M(q)(a_d + K_p e + K_d ė) + h(q, v)`` (``h`` = `nonlinear_effects`), so the
   closed loop is ``ë + K_d ė + K_p e = 0`` on a perfect model.
-* :class:`WrenchControl` — the thesis's wrench control (appendix B): the dqNE map with zero
+* `WrenchControl` — the thesis's wrench control (appendix B): the dqNE map with zero
   velocity and acceleration and a desired end-effector wrench ``ζ_d``, eq. B.3
   ``Γ_u = 𝒩̄(q, 0, 0, ζ_d) = Γ_g + Γ_{ζ_d}`` (gravity compensation, eq. B.2, plus the wrench
   propagated to the joints, projected by eq. 4.27 — i.e. ``τ = g(q) + Jᵀ ζ_d``), with the
@@ -62,7 +62,7 @@ def _ref_fn(model, reference):
 
 
 class JointPD:
-    """``τ = g(q) + K_p (q_d ⊖ q) + K_d (v_d − v)`` (``⊖`` = :func:`~dqdyn.difference`)."""
+    """``τ = g(q) + K_p (q_d ⊖ q) + K_d (v_d − v)`` (``⊖`` = `difference`)."""
 
     def __init__(self, model, reference, kp=100.0, kd=20.0, gravity_compensation=True):
         self.model = model

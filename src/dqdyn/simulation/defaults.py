@@ -13,14 +13,14 @@ alone is a second-order loop of natural frequency ω and damping ζ, and the cou
 ``M ë + K_d ė + K_p e = 0`` has its frequencies below ``√nv · ω``, so ``ω = 2π · 2 Hz`` stays far
 inside the stability region of RK4 at ``dt = 1e-3`` for any robot.
 
-* :func:`effective_inertia`, :func:`scaled_gains` — the scaling above.
-* :func:`start_configuration` — ``neutral(model)`` with each 1-DoF joint whose neutral value
+* `effective_inertia`, `scaled_gains` — the scaling above.
+* `start_configuration` — ``neutral(model)`` with each 1-DoF joint whose neutral value
   lies outside its limits moved to the middle of its range (Panda's ``panda_joint4``:
   ``[-3.07, -0.07]`` rad).
-* :class:`JointLimits` — one-sided spring–dampers at the joint limits, scaled the same way
+* `JointLimits` — one-sided spring–dampers at the joint limits, scaled the same way
   (``ω = 2π · 10 Hz``, critically damped): a free fall (no controller) keeps the fingers of a
   gripper on their 4 cm stroke instead of letting them slide away.
-* :func:`tracking_reference` — a :class:`SinusoidalReference` whose per-joint amplitude keeps
+* `tracking_reference` — a `SinusoidalReference` whose per-joint amplitude keeps
   the reference inside the joint's range, and holds free / planar root joints still.
 """
 
@@ -33,7 +33,7 @@ from ..algorithms.lagrange import mass_matrix
 from ..errors import DqdynError, SingularError
 from .references import SinusoidalReference
 
-#: joint types with one scalar coordinate whose limits :class:`JointLimits` enforces
+#: joint types with one scalar coordinate whose limits `JointLimits` enforces
 _SCALAR = ("revolute", "prismatic", "helical")
 
 
@@ -126,7 +126,7 @@ def start_configuration(model) -> np.ndarray:
 class JointLimits:
     """One-sided spring–dampers at the limits of the revolute / prismatic / helical joints:
     beyond a limit, ``τ_i = −k_i (q_i − q_lim) − d_i v_i`` (the damper only while moving
-    outward), with ``k_i = m_i ω²``, ``d_i = 2 m_i ω`` (:func:`effective_inertia` at ``q0``).
+    outward), with ``k_i = m_i ω²``, ``d_i = 2 m_i ω`` (`effective_inertia` at ``q0``).
     Inside the limits the torque is zero.  ``tau = limits(q, v)`` (nv,)."""
 
     def __init__(self, model, q0, omega: float = 2 * np.pi * 10.0):
@@ -152,7 +152,7 @@ class JointLimits:
 
 
 class WithLimits:
-    """A controller ``tau(t, q, v)`` (or none) plus :class:`JointLimits` torques."""
+    """A controller ``tau(t, q, v)`` (or none) plus `JointLimits` torques."""
 
     def __init__(self, controller, limits: JointLimits):
         self.controller, self.limits = controller, limits

@@ -1,18 +1,18 @@
 """One-step integrators on the configuration manifold.
 
 Both advance ``(q, v)`` by ``dt`` given ``accel(t, q, v) -> (a, tau)``; configurations move with
-:func:`~dqdyn.integrate` (the exponential map of each joint), so unit quaternions and unit dual
+`integrate` (the exponential map of each joint), so unit quaternions and unit dual
 quaternions stay unit to round-off.
 
-* :func:`semi_implicit_euler` — ``v⁺ = v + dt a(q, v)``, ``q⁺ = q ⊕ dt v⁺`` (1st order,
+* `semi_implicit_euler` — ``v⁺ = v + dt a(q, v)``, ``q⁺ = q ⊕ dt v⁺`` (1st order,
   symplectic for conservative systems; MuJoCo's ``Euler``).
-* :func:`rkmk4` — Runge–Kutta–Munthe-Kaas of order 4.  On a non-commutative group plain RK4 with
+* `rkmk4` — Runge–Kutta–Munthe-Kaas of order 4.  On a non-commutative group plain RK4 with
   ``q ⊕ Σ bᵢkᵢ`` is only 2nd order; the Lie-bracket corrections (Munthe-Kaas 1999; Hairer,
   Lubich & Wanner, *Geometric Numerical Integration* IV.8) restore order 4: the third stage is
   taken at ``q ⊕ (k₂/2 + [k₁, k₂]/8)`` and the update is ``q ⊕ (k₁+2k₂+2k₃+k₄)/6 + [k₁, k₄]/12``,
-  with ``kᵢ = dt vᵢ`` and ``[·,·]`` = :func:`~dqdyn.tangent_bracket` (zero on vector-space joints,
+  with ``kᵢ = dt vᵢ`` and ``[·,·]`` = `tangent_bracket` (zero on vector-space joints,
   the twist cross product, [Silva2022, eq. (8)], on free joints).
-* :func:`implicit_midpoint` — the implicit midpoint rule in ``(q, p)``, ``p = M(q) v``: a
+* `implicit_midpoint` — the implicit midpoint rule in ``(q, p)``, ``p = M(q) v``: a
   symmetric, 2nd-order step that is symplectic on vector-space joints (Hairer, Lubich & Wanner,
   *Geometric Numerical Integration* VI.3, the midpoint rule as a variational integrator); its
   energy error stays bounded instead of drifting, the integrator for long runs.
@@ -69,10 +69,10 @@ def implicit_midpoint(model, accel: Accel, t: float, q, v, dt: float, *, tol: fl
 
     with ``ṗ = M a + Ṁ v = M a + (C + Cᵀ) v`` — the Euler–Lagrange identity
     ``d/dt(M v) = τ + ∂L/∂q`` evaluated at the midpoint with ``a = accel(q_m, v_m)`` and
-    ``Ṁ = C + Cᵀ`` (``Ṁ − 2C`` skew, :func:`~dqdyn.coriolis_matrix`).  On vector-space joints
+    ``Ṁ = C + Cᵀ`` (``Ṁ − 2C`` skew, `coriolis_matrix`).  On vector-space joints
     ``q_m = (q + q⁺)/2`` and this is the canonical midpoint rule for ``H(q, p)``, symplectic and
     symmetric; spherical / free joints move along the exponential map (``⊕``).  Any constraint
-    forces are part of ``a``.  Raises :class:`~dqdyn.errors.ConvergenceError` when the iteration
+    forces are part of ``a``.  Raises `ConvergenceError` when the iteration
     does not converge (``dt`` too large for the velocities).  Returns ``(q⁺, v⁺, a, tau)`` with
     ``a``, ``tau`` at ``(t, q, v)``."""
     from ..algorithms.coriolis import coriolis_matrix

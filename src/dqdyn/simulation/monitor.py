@@ -1,7 +1,7 @@
-"""The energy and constraint monitor of :func:`~dqdyn.simulation.simulate`.
+"""The energy and constraint monitor of `simulate`.
 
 A passive or conservative run keeps its energy ``E = T + U + V`` (kinetic
-:func:`~dqdyn.kinetic_energy`, gravitational :func:`~dqdyn.potential_energy`, and ``V`` the
+`kinetic_energy`, gravitational `potential_energy`, and ``V`` the
 potential of a conservative input: ``−τᵀ(q − q₀)`` for a constant ``τ`` on vector-space joints,
 ``controller.potential(q)`` for a controller that has one).  The monitor samples the state
 every ``every`` steps, evaluates the energies of the samples in blocks (one batched call per
@@ -14,10 +14,10 @@ reached so far, or ``U_g``, the order of the gravitational energy a swing of the
 the root body's origin ``o`` exchanges, whichever is larger (a potential's zero is arbitrary, so
 ``|E(0)|`` is no scale; ``U_g`` keeps a run that starts at rest from being judged on the
 vanishing kinetic energy of its first steps).  Beyond it the
-integration does not resolve the motion: :class:`~dqdyn.errors.EnergyDriftWarning` (or
-:class:`~dqdyn.errors.EnergyDriftError`) names the integrator, the step, the time and what to
+integration does not resolve the motion: `EnergyDriftWarning` (or
+`EnergyDriftError`) names the integrator, the step, the time and what to
 use instead.  For a constrained run it also checks the position error of the constraints
-(:func:`~dqdyn.constraints.dynamics.constraint_errors`).
+(`constraint_errors`).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class Monitor:
 
 def make_monitor(model, q0, tau_or_controller, monitor, *, tolerance, every, integrator, dt,
                  constraints, baumgarte, constraint_tolerance):
-    """The :class:`Monitor` ``simulate`` runs, or ``None`` (see :func:`simulate`'s ``monitor``)."""
+    """The `Monitor` ``simulate`` runs, or ``None`` (see `simulate`'s ``monitor``)."""
     if monitor is None:
         mode = "warn"
     elif monitor is False or monitor == "off":

@@ -64,7 +64,7 @@ def _legend(ax, n_more: int = 0, reference: bool = False):
 
 
 def plot_simulation(run, path, *, dpi: int = 150) -> Path:
-    """Write the figure of a :class:`~dqdyn.simulation.run.SimulationRun` to ``path`` (PNG,
+    """Write the figure of a `SimulationRun` to ``path`` (PNG,
     PDF, SVG: by suffix); returns the path.
 
     Raises

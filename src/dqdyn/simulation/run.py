@@ -24,7 +24,7 @@ from .trajectory import Trajectory
 
 @dataclass
 class SimulationRun:
-    """The result of :func:`run_simulation`."""
+    """The result of `run_simulation`."""
 
     model: object
     trajectory: Trajectory
@@ -52,17 +52,17 @@ def run_simulation(model, *, duration: float = 1.0, dt: float = 1e-3,
                    kp=None, kd=None, bandwidth: float = 5.0, amplitude: float = 0.5,
                    frequency: float = 0.5, integrator: str = "rk4", limits: bool = True,
                    q0=None) -> SimulationRun:
-    """Simulate ``model`` from :func:`~dqdyn.simulation.defaults.start_configuration` (or
-    ``q0``) at rest, tracking :func:`~dqdyn.simulation.defaults.tracking_reference`.
+    """Simulate ``model`` from `start_configuration` (or
+    ``q0``) at rest, tracking `tracking_reference`.
 
-    ``controller``: ``"computed-torque"`` (:class:`ComputedTorque`, the default: the closed loop
-    is ``ë + K_d ė + K_p e = 0`` whatever the robot), ``"pd"`` (:class:`JointPD`, PD + gravity
+    ``controller``: ``"computed-torque"`` (`ComputedTorque`, the default: the closed loop
+    is ``ë + K_d ė + K_p e = 0`` whatever the robot), ``"pd"`` (`JointPD`, PD + gravity
     compensation) or ``"none"`` (zero torque: a free fall under gravity).
     ``kp``, ``kd``: ``None`` scales the gains to the robot with ``ω = 2π·bandwidth`` (Hz):
     for ``pd`` ``kp_i = m_i ω²``, ``kd_i = 2 m_i ω`` with ``m_i`` the joint's effective inertia
-    (:func:`~dqdyn.simulation.defaults.effective_inertia`); for ``computed-torque`` (whose gains
+    (`effective_inertia`); for ``computed-torque`` (whose gains
     act on accelerations) ``ω²`` and ``2ω``.  ``limits``: add
-    :class:`~dqdyn.simulation.defaults.JointLimits`.  A free or planar root joint is driven by
+    `JointLimits`.  A free or planar root joint is driven by
     the controller too (the base is held where it starts; with ``"none"`` it falls).
 
     Raises

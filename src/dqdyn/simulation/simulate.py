@@ -43,35 +43,35 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
     """Simulate ``model`` from ``(q0, v0)`` for ``duration`` seconds with step ``dt``.
 
     ``tau_or_controller``: ``None`` (zero torque), a constant ``(nv,)`` array, or a callable
-    ``tau(t, q, v)`` (e.g. :class:`~dqdyn.simulation.JointPD`).  ``integrator``: ``"rk4"``
+    ``tau(t, q, v)`` (e.g. `JointPD`).  ``integrator``: ``"rk4"``
     (Runge–Kutta–Munthe-Kaas, 4th order on the manifold, the default), ``"midpoint"`` (implicit
     midpoint, symplectic) or ``"euler"`` (semi-implicit, 1st order).
     ``constraints``: constraint objects (``dqdyn.constraints``); accelerations then come from
-    :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (Udwadia–Kalaba
+    `constrained_forward_dynamics` (Udwadia–Kalaba
     [Udwadia1992], [Silva2022, eqs. (62)–(64)]) and, with ``project=True``, each step ends with
-    :func:`~dqdyn.constraints.dynamics.project_state` (drift-free); ``baumgarte=(α, β)`` adds
-    Baumgarte stabilisation.  Without constraints the free dynamics is :func:`~dqdyn.aba`
+    `project_state` (drift-free); ``baumgarte=(α, β)`` adds
+    Baumgarte stabilisation.  Without constraints the free dynamics is `aba`
     (for a model with mimic joints that ``aba`` does not take, ``M(q) a = τ − h(q, v)`` solved
-    with :func:`~dqdyn.solve_mass_matrix`).
+    with `solve_mass_matrix`).
 
     Divergence: a step that produces a non-finite state, a speed above ``max_speed`` (rad/s or
     m/s; no robot moves at 10⁶), or a singular inertia after the first step raises
-    :class:`~dqdyn.errors.DivergenceError` "diverged at t = …; reduce dt or the gains".
+    `DivergenceError` "diverged at t = …; reduce dt or the gains".
 
     Steps: ``substeps="auto"`` (default) splits each ``dt`` into ``n`` equal steps, with ``n``
     the smallest integer that keeps every rotational coordinate's increment per step at most
-    :data:`MAX_ROTATION_STEP` rad (``n = ⌈dt · max|v_rot| / 0.05⌉``, at most
-    :data:`MAX_SUBSTEPS`; ``n = 1`` below 50 rad/s at ``dt = 1e-3``): a fast whip of a long
+    `MAX_ROTATION_STEP` rad (``n = ⌈dt · max|v_rot| / 0.05⌉``, at most
+    `MAX_SUBSTEPS`; ``n = 1`` below 50 rad/s at ``dt = 1e-3``): a fast whip of a long
     chain stays resolved while ordinary motion runs at ``dt``.  An integer fixes ``n``;
     ``substeps=1`` is a plain fixed step.  ``meta["steps"]`` counts the steps taken.
 
-    Energy monitor (:mod:`dqdyn.simulation.monitor`): a passive or conservative run — no
+    Energy monitor (`dqdyn.simulation.monitor`): a passive or conservative run — no
     torque, a constant torque on a model without quaternion joints, or a controller with a
     ``potential(q)`` method (``τ = −∂V/∂q``) — is checked every ``monitor_every`` steps for
     the relative energy error ``|E(t) − E(0)| / max T`` (``E`` = kinetic + gravitational +
     the input's potential, ``T`` kinetic); beyond ``energy_tolerance`` it warns with
-    :class:`~dqdyn.errors.EnergyDriftWarning` naming the integrator, ``dt``, the time and what
-    to use instead (``monitor="raise"``: :class:`~dqdyn.errors.EnergyDriftError`).  A
+    `EnergyDriftWarning` naming the integrator, ``dt``, the time and what
+    to use instead (``monitor="raise"``: `EnergyDriftError`).  A
     constrained run is also checked for a constraint position error above
     ``constraint_tolerance``.  ``monitor``: ``None`` (default: on where the balance applies),
     ``"warn"``, ``"raise"``, ``"off"``.  The largest errors seen are in
@@ -81,7 +81,7 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
     figures).
 
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
-    terminal).  Returns a :class:`Trajectory` sampled every ``record_every`` steps."""
+    terminal).  Returns a `Trajectory` sampled every ``record_every`` steps."""
     from .monitor import make_monitor
 
     if not isinstance(integrator, str) or integrator not in INTEGRATORS:

@@ -1,4 +1,4 @@
-"""The :class:`Trajectory` record returned by :func:`~dqdyn.simulation.simulate`."""
+"""The `Trajectory` record returned by `simulate`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Trajectory:
 
     Row k holds the state at ``t[k]`` with the acceleration and force applied from ``t[k]`` on
     (the last row repeats the last evaluation).  ``meta`` holds free-form scalars/strings (model
-    name, integrator, dt, ...) kept by :meth:`save`/:meth:`load`."""
+    name, integrator, dt, ...) kept by `save`/`load`."""
 
     t: np.ndarray
     q: np.ndarray
@@ -49,7 +49,7 @@ class Trajectory:
 
     @classmethod
     def load(cls, path) -> "Trajectory":
-        """Read a trajectory written by :meth:`save`."""
+        """Read a trajectory written by `save`."""
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = {k[5:]: z[k].item() if z[k].ndim == 0 else z[k] for k in z.files

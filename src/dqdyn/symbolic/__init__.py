@@ -8,9 +8,9 @@ Christoffel symbols, the regressor form and code generation (a numpy function th
 
 Names from the model (model, link, joint names) never enter the generated source as they are:
 they appear only as plain identifiers (``[A-Za-z0-9_]``) in comments, and a function name that
-is not a plain identifier raises :class:`~dqdyn.errors.UnsafeNameError`.
+is not a plain identifier raises `UnsafeNameError`.
 
-Entry point: :func:`dynamics`.  Needs the optional dependency ``sympy`` (``pip install
+Entry point: `dynamics`.  Needs the optional dependency ``sympy`` (``pip install
 dqdyn[symbolic]``).
 """
 

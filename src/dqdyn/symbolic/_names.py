@@ -1,10 +1,10 @@
 """What may enter generated source code: plain identifiers only.
 
 Model, link and joint names come from model files (data); the code generators of
-:mod:`dqdyn.symbolic` never print them as they are.  :func:`tag` maps any text deterministically
+`dqdyn.symbolic` never print them as they are.  `tag` maps any text deterministically
 to the identifier alphabet ``[A-Za-z0-9_]`` (used in comments and file names), and
-:func:`c_identifier` / :func:`python_identifier` check a function name the caller chose, raising
-:class:`~dqdyn.errors.UnsafeNameError` naming the argument.
+`c_identifier` / `python_identifier` check a function name the caller chose, raising
+`UnsafeNameError` naming the argument.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _check(name, argument: str, language: str, reserved) -> str:
 
 def c_identifier(name, argument: str = "name") -> str:
     """``name`` if it is a C identifier that is neither a keyword nor reserved to the
-    implementation (``__x``, ``_X``); else :class:`~dqdyn.errors.UnsafeNameError`."""
+    implementation (``__x``, ``_X``); else `UnsafeNameError`."""
     _check(name, argument, "C", C_KEYWORDS)
     if name.startswith("__") or (len(name) > 1 and name[0] == "_" and name[1].isupper()):
         raise UnsafeNameError(f"{argument}: the function name {name!r} is reserved to the C "
@@ -60,7 +60,7 @@ def c_identifier(name, argument: str = "name") -> str:
 
 def python_identifier(name, argument: str = "name") -> str:
     """``name`` if it is an ASCII Python identifier, not a keyword and not ``math`` / ``numpy``;
-    else :class:`~dqdyn.errors.UnsafeNameError`."""
+    else `UnsafeNameError`."""
     _check(name, argument, "Python", _PY_RESERVED)
     if keyword.iskeyword(name):
         raise UnsafeNameError(f"{argument}: the function name {name!r} is a Python keyword")

@@ -24,7 +24,7 @@ velocities are ``ω_s = ω_l + δ_s q̇_s`` (328) and ``u_s = u_l + λ_s q̇_s``
 
 Joints: revolute (continuous), prismatic, helical, fixed and mimic joints (a mimic joint adds
 ``scale`` times its column to its master's variable).  Multi-DoF joints raise
-:class:`~dqdyn.errors.ModelError`.
+`ModelError`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from ..algebra.rotations import matrix_from_pose
 from ..multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
 from ._names import c_identifier, python_identifier, tag
 
-#: order of the ten inertial parameters of a body (as :func:`dqdyn.inertial_parameters`):
+#: order of the ten inertial parameters of a body (as `dqdyn.inertial_parameters`):
 #: mass, first moment ``h = m c`` and the rotational inertia about the body origin
 PARAMETER_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
@@ -95,7 +95,7 @@ def _zero3():
 
 
 class SymbolicDynamics:
-    """The symbolic dynamics of a model.  Build with :func:`dynamics`.
+    """The symbolic dynamics of a model.  Build with `dynamics`.
 
     Attributes
     ----------
@@ -107,7 +107,7 @@ class SymbolicDynamics:
     c:
         the Coriolis / centrifugal vector ``C(q, v) v`` of eq. (368) (nv×1).
     params:
-        with ``symbolic_params=True``: per body the ten symbols of :data:`PARAMETER_NAMES`
+        with ``symbolic_params=True``: per body the ten symbols of `PARAMETER_NAMES`
         (``m_1, hx_1, …``), a (nbodies, 10) list; ``param_values`` the model's numbers for them.
     """
 
@@ -339,7 +339,7 @@ class SymbolicDynamics:
     # ---------------------------------------------------------------- B: trace formula (351)
     def mass_matrix_trace(self, expanded: bool = True):
         """``B`` by Hollerbach's trace formula (351) with the pseudo-inertias (355)–(357)
-        (``expanded=False``: in program symbols, for :meth:`numpy_function`'s ``extra``)."""
+        (``expanded=False``: in program symbols, for `numpy_function`'s ``extra``)."""
         if "trace" in self._cache:
             return self.expand(self._cache["trace"]) if expanded else self._cache["trace"]
         nb = self.nbodies
@@ -492,7 +492,7 @@ class SymbolicDynamics:
     def regressor(self):
         """``(Y, a)``: ``Y(q, v, a)`` (nv × 10·nbodies, sympy) with ``M a + C v + g = Y π``, ``a``
         the acceleration symbols.  Needs ``symbolic_params=True``; ``π`` in the order of
-        :data:`PARAMETER_NAMES` per body, as :func:`dqdyn.inertial_parameters`.  The dynamics are
+        `PARAMETER_NAMES` per body, as `dqdyn.inertial_parameters`.  The dynamics are
         linear in ``π``, so ``Y`` is the Jacobian of ``τ`` with respect to it (fine for small
         models; it differentiates the expanded expressions)."""
         if not self.symbolic_params:
@@ -556,7 +556,7 @@ class SymbolicDynamics:
         """Python source of ``name(q, v[, pi]) -> tuple of numpy arrays`` (scalar ``math``
         arithmetic, one line per program step).
 
-        ``name`` must be a plain Python identifier (:class:`~dqdyn.errors.UnsafeNameError`
+        ``name`` must be a plain Python identifier (`UnsafeNameError`
         otherwise); the model's name appears only as an identifier in a comment."""
         from sympy.printing.pycode import PythonCodePrinter
 
@@ -592,8 +592,8 @@ class SymbolicDynamics:
 
     def numpy_function(self, which=("M", "C", "g")):
         """A compiled Python function ``f(q, v[, π]) -> tuple of numpy arrays`` (the outputs
-        listed in ``which``; ``g`` and ``c`` as 1-D arrays) from :meth:`python_source`.  ``π``
-        (flattened, :data:`PARAMETER_NAMES` order per body) only with symbolic parameters."""
+        listed in ``which``; ``g`` and ``c`` as 1-D arrays) from `python_source`.  ``π``
+        (flattened, `PARAMETER_NAMES` order per body) only with symbolic parameters."""
         src = self.python_source("_generated", which)
         ns: dict = {}
         exec(compile(src, f"<dqdyn.symbolic {tag(self.model.name)}>", "exec"), ns)
@@ -608,7 +608,7 @@ class SymbolicDynamics:
         ``which``, row-major) from sympy's C printer; compile with ``cc -O2 -shared -fPIC``.
 
         ``name`` must be a plain C identifier, not a keyword nor reserved
-        (:class:`~dqdyn.errors.UnsafeNameError` otherwise).  The source is ASCII; the model's
+        (`UnsafeNameError` otherwise).  The source is ASCII; the model's
         name appears only as an identifier (``[A-Za-z0-9_]``) inside the one comment, so no
         model file can end the comment, add a preprocessor line or define a symbol."""
         from sympy.printing.c import C99CodePrinter
@@ -644,10 +644,10 @@ class SymbolicDynamics:
 
 
 def dynamics(model, symbolic_params: bool = False) -> SymbolicDynamics:
-    """Symbolic ``M``, ``C``, ``g`` of ``model`` [Mladenova, §8].  See :class:`SymbolicDynamics`.
+    """Symbolic ``M``, ``C``, ``g`` of ``model`` [Mladenova, §8].  See `SymbolicDynamics`.
 
     ``symbolic_params=True`` makes every body's ten inertial parameters symbols (the result is
-    then linear in them: :meth:`SymbolicDynamics.regressor`).
+    then linear in them: `SymbolicDynamics.regressor`).
     """
     return SymbolicDynamics(model, symbolic_params=symbolic_params)
 

@@ -1,4 +1,4 @@
-"""Input checks shared by :mod:`dqdyn.trajectory` (every failure names the argument)."""
+"""Input checks shared by `dqdyn.trajectory` (every failure names the argument)."""
 
 from __future__ import annotations
 

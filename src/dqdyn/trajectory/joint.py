@@ -2,10 +2,10 @@
 velocity / acceleration limits, and the Robotics-Toolbox-style samplers ``jtraj``, ``mstraj``,
 ``ctraj``.
 
-Every profile is a :class:`PiecewisePolynomial` ``q(t)`` (breaks ``t_0 < … < t_K``, per segment a
+Every profile is a `PiecewisePolynomial` ``q(t)`` (breaks ``t_0 < … < t_K``, per segment a
 polynomial in ``s = t − t_k``), vectorised over ``t`` and held constant outside its time span
 (velocity and acceleration zero there).  ``traj(t)`` returns ``(q, q̇, q̈)``, so a profile is a
-reference for :class:`dqdyn.simulation.JointPD` / :class:`~dqdyn.simulation.ComputedTorque`
+reference for `dqdyn.simulation.JointPD` / `ComputedTorque`
 (``reference=traj``) on models whose configuration is a vector space (``nq == nv``).
 """
 
@@ -81,13 +81,13 @@ class PiecewisePolynomial:
         return self.evaluate(t, 2)
 
     def __call__(self, t):
-        """``(q, q̇, q̈)`` at ``t`` — the reference protocol of :mod:`dqdyn.simulation.controllers`."""
+        """``(q, q̇, q̈)`` at ``t`` — the reference protocol of `dqdyn.simulation.controllers`."""
         return self.evaluate(t, 0), self.evaluate(t, 1), self.evaluate(t, 2)
 
 
 def quintic(q0, q1, duration: float, *, v0=None, v1=None, a0=None, a1=None, t0: float = 0.0):
     """Quintic from ``(q0, v0, a0)`` at ``t0`` to ``(q1, v1, a1)`` at ``t0 + duration`` (defaults:
-    rest to rest), RTB's ``jtraj`` polynomial.  Returns a one-segment :class:`PiecewisePolynomial`."""
+    rest to rest), RTB's ``jtraj`` polynomial.  Returns a one-segment `PiecewisePolynomial`."""
     q0 = _vec(q0, "q0")
     n = q0.size
     q1 = _vec(q1, "q1", n)
@@ -234,7 +234,7 @@ def jtraj(q0, q1, t, *, qd0=None, qd1=None):
 
 
 def mstraj(vias, dt: float, *, vmax, amax, q0=None):
-    """Robotics Toolbox ``mstraj``-like sampling of :func:`via_points` at step ``dt``
+    """Robotics Toolbox ``mstraj``-like sampling of `via_points` at step ``dt``
     (``q0`` prepended to ``vias`` when given).  Returns ``(t, q)``."""
     V = np.asarray(vias, dtype=float)
     if q0 is not None:

@@ -6,15 +6,15 @@ exp(½ ξ_b t)`` for a constant one) and the *spatial* twist ``ξ_s = 2 ẋ x* =
 (``ω``, ``ṗ + p × ω``: the velocity of the body point at the world origin).  The derivative of
 the spatial twist is ``ξ̇_s = Ad(x) ξ̇_b`` (``[ξ_b, ξ_b] = 0``).
 
-* :class:`ScrewInterpolation` — ScLERP ``x(t) = x₀ exp(s(t) log(x₀* x₁))`` along the constant
-  screw (dqdyn's true logarithm, :func:`dqdyn.algebra.log`), with a time scaling ``s(t)``:
+* `ScrewInterpolation` — ScLERP ``x(t) = x₀ exp(s(t) log(x₀* x₁))`` along the constant
+  screw (dqdyn's true logarithm, `dqdyn.algebra.log`), with a time scaling ``s(t)``:
   ``"linear"``, ``"quintic"`` (rest to rest, zero acceleration at the ends) or
   ``"trapezoidal"``; ``ξ_b = 2 ṡ g``, ``ξ̇_b = 2 s̈ g``, ``g = log(x₀* x₁)``.
-* :class:`SE3Spline` — the cumulative cubic B-spline on the Lie group (Kim, Kim & Shin 1995;
+* `SE3Spline` — the cumulative cubic B-spline on the Lie group (Kim, Kim & Shin 1995;
   Sommer et al. 2020): ``x(u) = P_{k−1} Π_{j=1..3} exp(B̃_j(u) g_j)``, ``g_j = log(P*_{k+j−2}
   P_{k+j−1})``, uniform knots, C² in ``t``; body twist and its derivative by the exact
   recursion ``ξ_j = Ad(A_j⁻¹) ξ_{j−1} + 2 Ḃ̃_j g_j``, ``ξ̇_j = Ad(A_j⁻¹) ξ̇_{j−1} + [Ad(A_j⁻¹)
-  ξ_{j−1}, 2 Ḃ̃_j g_j] + 2 B̈̃_j g_j`` (``[·,·]`` the se(3) bracket).  :meth:`SE3Spline.interpolate`
+  ξ_{j−1}, 2 Ḃ̃_j g_j] + 2 B̈̃_j g_j`` (``[·,·]`` the se(3) bracket).  `SE3Spline.interpolate`
   solves for the control poses so that the curve passes *through* given poses (Newton-like
   iteration in the tangent space with the B-spline collocation matrix ``tridiag(1, 4, 1)/6``,
   natural end conditions by reflection of the end control poses).
@@ -164,7 +164,7 @@ class SE3Spline(_Curve):
 
     ``control`` (m, 8), m >= 4, unit dual quaternions; segment k ∈ [0, m−3) covers
     ``[t0 + k h, t0 + (k+1) h]`` and uses ``control[k..k+3]``.  Build an interpolating spline
-    with :meth:`interpolate`.  Consecutive control poses are joined along ``log(P*_k P_{k+1})``,
+    with `interpolate`.  Consecutive control poses are joined along ``log(P*_k P_{k+1})``,
     i.e. the shorter way."""
 
     def __init__(self, control, t0: float = 0.0, h: float = 1.0):
@@ -184,7 +184,7 @@ class SE3Spline(_Curve):
     def interpolate(cls, times, poses, *, tol: float = 1e-13, max_iter: int = 100) -> "SE3Spline":
         """The C² spline through ``poses[k]`` (n+1, 8) at uniform ``times`` (n+1,), n >= 1.
 
-        Non-uniform spacing raises ShapeError (resample, or use :class:`ScrewInterpolation`
+        Non-uniform spacing raises ShapeError (resample, or use `ScrewInterpolation`
         piecewise); non-unit poses raise NotUnitError naming ``poses``."""
         t = _checks.times(times, "times")
         X = _checks.poses(poses, "poses")

@@ -7,16 +7,16 @@ cubic ``c(τ) = x τ³ + y τ² + z τ`` (390), ``τ = (t − t₀)/Δt ∈ [0, 
 curve ``O₀ (I + c^×)(I − c^×)⁻¹`` is used.  Because ``c`` stays finite on ``[0, 1]`` the rotation
 ``O₀ᵀ O(t)`` never reaches a half-turn: no segment winds more than π (no "multiple winding").
 
-* :class:`CayleyCubic` — two-point interpolation with boundary *body* angular velocities,
+* `CayleyCubic` — two-point interpolation with boundary *body* angular velocities,
   ``c(1)`` from (392), ``ċ(0) = ω₀/2`` (393), ``ċ(1)`` from (394) written with the body KDE
   ``ċ = ½ (I + c^× + c cᵀ) ω_b`` (the body form of the KDE (81); equal to (394)), coefficients (395)–(397).
-* :class:`CayleySpline` — multi-point C² interpolation.  ``method="park_kang"``: the paper's
+* `CayleySpline` — multi-point C² interpolation.  ``method="park_kang"``: the paper's
   recursion (§9.2.3) corrected — the recursion runs for ``i = 2..n`` with
   ``w = f_{i−1}``, and ``y₁ = ω̇₀/4``; on non-uniform knots the carried derivatives are rescaled
   by ``r = Δt_i/Δt_{i−1}`` (``r``, ``r²``) so that the curve is C² in ``t``, not only in τ (fix 3;
   ``r = 1`` is the printed recursion).  The recursion is an initial-value propagation and, like
   every clamped-at-one-end cubic recursion, amplifies round-off by ≈ 2 + √3 per knot: use it
-  for a few knots.  ``method="global"`` (default): every segment is a :class:`CayleyCubic`
+  for a few knots.  ``method="global"`` (default): every segment is a `CayleyCubic`
   (Hermite in the body angular velocities ``ω_i`` at the knots) and the interior ``ω_i`` solve
   the 3(n−1) equations "body ``ω̇`` continuous at each interior knot" (Newton, block-tridiagonal
   Jacobian by finite differences), with ``ω`` prescribed at both ends — stable for any number
@@ -124,7 +124,7 @@ _CHUNK = 1 << 16  # samples per vectorised block (bounds the temporaries' memory
 
 
 class _Curve:
-    """Shared evaluation front-end: ``self._eval(t_flat)`` returns an :class:`SO3Sample`."""
+    """Shared evaluation front-end: ``self._eval(t_flat)`` returns an `SO3Sample`."""
 
     t0: float
     t1: float

@@ -16,7 +16,7 @@ Anything else gets ``403 Forbidden`` before the WebSocket handshake, so no scene
 an ``Origin`` and its host as a ``Host``; ``"*"`` turns both checks off.
 
 The check sits in the ``process_request`` hook of the ``websockets`` server that viser runs
-(:func:`install`): while the viewer starts viser, ``websockets.asyncio.server.serve`` is wrapped so
+(`install`): while the viewer starts viser, ``websockets.asyncio.server.serve`` is wrapped so
 that the call made from viser gets the guarded hook; the wrapper is removed as soon as the
 server is up.  If the hook could not be placed (another viser or websockets layout), the viewer
 refuses to start rather than serve unguarded.
@@ -165,7 +165,7 @@ class RequestGuard:
 
     def wrap(self, inner):
         """A ``process_request(connection, request)`` hook that refuses with ``403`` what
-        :meth:`refusal` refuses and otherwise hands over to ``inner`` (viser's file server)."""
+        `refusal` refuses and otherwise hands over to ``inner`` (viser's file server)."""
         guard = self
 
         def process_request(connection, request):
@@ -182,7 +182,7 @@ class RequestGuard:
 def install(make_server, guard: RequestGuard):
     """Run ``make_server()`` (which starts viser) with the guarded ``process_request`` hook put
     on the ``websockets`` server viser opens; return its result.  Raises
-    :class:`~dqdyn.errors.DqdynError` (after stopping the server) when no hook could be placed."""
+    `DqdynError` (after stopping the server) when no hook could be placed."""
     from websockets.asyncio import server as wss
 
     from ..errors import DqdynError

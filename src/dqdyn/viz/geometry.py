@@ -2,10 +2,10 @@
 ``package://`` resolved through ``package_dirs`` / ``ROS_PACKAGE_PATH``, and read only inside
 those folders and the URDF's own), MJCF geoms, and the inertia-equivalent boxes as the fallback.
 
-Every shape is a :class:`Visual`: the dqdyn body it rides on, its pose in that body's frame
+Every shape is a `Visual`: the dqdyn body it rides on, its pose in that body's frame
 (vec8), a ``kind`` (``"mesh"``, ``"box"``, ``"cylinder"``, ``"sphere"``, ``"capsule"``), its
 parameters and an RGBA colour.  A mesh file that cannot be found or read gives a
-:class:`UserWarning` and a primitive instead (the inertia-equivalent box of the link, or a small
+`UserWarning` and a primitive instead (the inertia-equivalent box of the link, or a small
 sphere for a massless one) — never an exception.
 """
 
@@ -98,7 +98,7 @@ def _real(d) -> str:
 
 def locate_uri(uri: str, base_dir: str | None, package_dirs=(), *, allow_outside: bool = False):
     """``(path, refusal)`` of a mesh URI: ``path`` the file (or None), ``refusal`` why a file
-    outside the allowed folders was not taken (or None).  See :func:`resolve_uri`."""
+    outside the allowed folders was not taken (or None).  See `resolve_uri`."""
     uri = str(uri)
     if "\x00" in uri:
         return None, "the URI holds a NUL character"
@@ -150,7 +150,7 @@ def resolve_uri(uri: str, base_dir: str | None, package_dirs=(), *, allow_outsid
     ``os.path.realpath`` (symbolic links and ``..`` resolved), it lies inside ``base_dir`` (the
     model file's folder) or one of those package folders.  Anything else (``../../secret``, an
     absolute path, ``file:///etc/...``, ``/proc/...``, ``package://pkg/../../..``, other URL
-    schemes) is refused with a :class:`UserWarning` naming the path and why, unless
+    schemes) is refused with a `UserWarning` naming the path and why, unless
     ``allow_outside=True``."""
     path, why = locate_uri(uri, base_dir, package_dirs, allow_outside=allow_outside)
     if why is not None:
@@ -178,8 +178,8 @@ def _floats(s, n, default):
 def urdf_visuals(model, urdf_path, package_dirs=(), *, allow_outside: bool = False) -> list[Visual]:
     """The ``<visual>`` elements of a URDF file, placed on the dqdyn bodies of ``model`` (which
     was loaded from the same file: every URDF link is a frame of the model).  Mesh files are
-    read only inside the URDF's folder and ``package_dirs`` (see :func:`resolve_uri`); a refused
-    or missing mesh gives a :class:`UserWarning` and a primitive."""
+    read only inside the URDF's folder and ``package_dirs`` (see `resolve_uri`); a refused
+    or missing mesh gives a `UserWarning` and a primitive."""
     from ..parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
 
     root = etree_root(urdf_path)
@@ -247,7 +247,7 @@ def urdf_visuals(model, urdf_path, package_dirs=(), *, allow_outside: bool = Fal
 
 def mjcf_visuals(model, mj) -> list[Visual]:
     """MuJoCo geoms (compiled ``MjModel``) placed on the dqdyn bodies of a model made by
-    :func:`~dqdyn.load_mjcf` (MuJoCo bodies are frames of the model)."""
+    `load_mjcf` (MuJoCo bodies are frames of the model)."""
     import mujoco
 
     from ..parsers.mjcf import body_name

@@ -1,12 +1,12 @@
-"""The browser viewer: :class:`Viewer` (viser) and :func:`view`.
+"""The browser viewer: `Viewer` (viser) and `view`.
 
 Scene graph: one node ``/robot/<body>`` per dqdyn body (the world is ``/robot/world``), posed by
-:func:`~dqdyn.forward_kinematics`; its shapes are children (``/robot/<body>/visual_k``), so a
+`forward_kinematics`; its shapes are children (``/robot/<body>/visual_k``), so a
 configuration update sends one pose per body.  Optional layers: body frames (axes), CoMs
 (spheres), body twists (arrows: angular velocity in red, linear velocity of the body origin in
 blue, world axes) and wrenches (force in green, torque in purple, at the body origins, world
 axes).  A trajectory gets a time slider and a play checkbox in the GUI panel.  Parallel robots
-(Stewart / Gough platforms, cable robots) are drawn by :meth:`Viewer.show_parallel`: platform,
+(Stewart / Gough platforms, cable robots) are drawn by `Viewer.show_parallel`: platform,
 base points, and legs / cables as line segments.
 """
 
@@ -39,8 +39,8 @@ class Viewer:
     Parameters
     ----------
     model:
-        A :class:`~dqdyn.Model`, or None for a scene holding only parallel robots
-        (:meth:`show_parallel`).
+        A `Model`, or None for a scene holding only parallel robots
+        (`show_parallel`).
     urdf, package_dirs:
         The URDF file the model came from: its ``<visual>`` meshes / primitives are drawn
         (``package://`` through ``package_dirs`` then ``ROS_PACKAGE_PATH``).
@@ -48,7 +48,7 @@ class Viewer:
         A ``mujoco.MjModel`` (or MJCF path / string) the model came from: its geoms are drawn.
     visuals:
         ``"auto"`` (URDF / MJCF shapes when given, else inertia-equivalent boxes and a skeleton),
-        ``"inertia"`` (boxes only) or a list of :class:`~dqdyn.viz.geometry.Visual`.
+        ``"inertia"`` (boxes only) or a list of `Visual`.
     host, port:
         Where the viser server listens (default loopback: ``127.0.0.1``).
     allowed_origins:
@@ -59,7 +59,7 @@ class Viewer:
         for any: only for a trusted network.  Off by default.
     allow_outside:
         Read URDF meshes outside the URDF's directory and ``package_dirs`` too (off by default:
-        such a path is refused with a warning, see :func:`~dqdyn.viz.geometry.resolve_uri`).
+        such a path is refused with a warning, see `resolve_uri`).
     """
 
     def __init__(self, model, *, urdf=None, package_dirs=(), mjcf=None, visuals="auto",
@@ -197,7 +197,7 @@ class Viewer:
 
     # ------------------------------------------------------------------- parallel robots
     def show_parallel(self, robot, eta=None, *, name: str = "parallel") -> None:
-        """A parallel robot (:class:`~dqdyn.parallel.ParallelRobot`: Stewart / Gough platform or
+        """A parallel robot (`ParallelRobot`: Stewart / Gough platform or
         cable robot) at end-effector pose ``eta`` (vec8; default ``robot.home``): the platform
         (the convex hull of its attachment points, or spheres when they are collinear), the base
         points, and the legs / cables as line segments from the base points to the attachment
@@ -226,7 +226,7 @@ class Viewer:
         self._parallel[name] = (robot, node, legs)
 
     def update_parallel(self, eta, *, name: str = "parallel") -> None:
-        """Move the platform of :meth:`show_parallel` to ``eta``."""
+        """Move the platform of `show_parallel` to ``eta``."""
         robot, node, legs = self._parallel[name]
         eta = np.asarray(eta, dtype=float)
         R, t = matrix_from_quat(eta[:4]), translation_of(eta)
@@ -286,7 +286,7 @@ class Viewer:
 
 
 def view(model, q=None, **kw) -> Viewer:
-    """Open a :class:`Viewer` of ``model`` at ``q`` (default neutral) and return it."""
+    """Open a `Viewer` of ``model`` at ``q`` (default neutral) and return it."""
     v = Viewer(model, **kw)
     if q is not None:
         v.update(q)
