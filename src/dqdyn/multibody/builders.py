@@ -35,6 +35,8 @@ from .joints import FIXED, FREE, JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES, PLAN
 from .model import DifferentialDrive, Model, armature_values, pack_model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
+_ORIGIN = _IDENT8.copy()  # (shared, read-only: the pose of a body's own link in the body)
+_ORIGIN.setflags(write=False)
 
 
 def _qm(a0, a1, a2, a3, b0, b1, b2, b3):
@@ -247,7 +249,8 @@ class ModelBuilder:
             raise ModelError(f"joint {jname!r}: a fixed joint has no DoF to carry armature "
                              f"{arm.tolist()}")
         pbody, ppose = self._links[parent]
-        X = _pose_mul(ppose, X)  # joint frame in the parent *body* frame
+        if ppose is not _ORIGIN:
+            X = _pose_mul(ppose, X)  # joint frame in the parent *body* frame
         self._joint_names.add(jname)
         if jt == FIXED:
             self._attach(pbody, X, mass, com, inertia)
@@ -288,8 +291,8 @@ class ModelBuilder:
         )
         idx = len(self._bodies) - 1
         self._body_of_joint[jname] = idx
-        self._links[name] = (idx, _IDENT8.copy())
-        self._frames.append((name, idx, _IDENT8.copy()))
+        self._links[name] = (idx, _ORIGIN)
+        self._frames.append((name, idx, _ORIGIN))
         return name
 
     def _attach(self, body: int, X, mass, com, inertia) -> None:
