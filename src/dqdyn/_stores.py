@@ -304,3 +304,23 @@ def describe_model(model, source: str = "") -> dict:
             "units": {"q": qu, "v": vu, "a": acc, "qdd": acc, "tau": force, "g": force, "h": force,
                       "M": "rows: tau units, columns: a units", "params": "kg, kg m, kg m^2",
                       "fk": "unit dual quaternions (vec8), translation in m"}}
+
+
+# ------------------------------------------------------------------------------ data only
+def check_numeric(node, where: str) -> None:
+    """Refuse a store whose arrays are not plain numbers: an object dtype is decoded with a
+    pickle-based codec, and unpickling a chunk of a store made elsewhere runs whatever code it
+    holds.  ``node`` is a Zarr array or group (every array below it is checked, from the
+    metadata alone: no chunk is read)."""
+    import zarr
+
+    arrays = [("", node)] if isinstance(node, zarr.Array) else list(node.arrays())
+    if isinstance(node, zarr.Group):
+        for _, sub in node.groups():
+            arrays += [(f"{sub.path}/{k}", a) for k, a in sub.arrays()]
+    for name, a in arrays:
+        if np.dtype(a.dtype).kind not in "biuf":
+            raise StoreError(
+                f"{where}{'/' + name if name else ''}: dtype {a.dtype} is not a plain number type; "
+                "dqdyn reads only numeric stores (an object array is unpickled when read, which "
+                "can run code from the store)")

@@ -698,6 +698,7 @@ def open_zarr(url: str, component: str | None = None, *, allow_incomplete: bool 
     z = _node(url, node)
     if z is None:
         raise StoreError(f"url: {where!r} holds no Zarr array or group")
+    _stores.check_numeric(z, f"url: {where!r}")
     rec = z.attrs.get(RECORD)
     if not isinstance(rec, dict):
         raise StoreError(f"url: {where!r} was not written by dqdyn.distributed.to_zarr (it has no "

@@ -613,6 +613,7 @@ def open_dataset(path: str, *, allow_incomplete: bool = False):
     import zarr
 
     g = zarr.open_group(path, mode="r")
+    _stores.check_numeric(g, repr(path))
     d = g.attrs.get("dqdyn_sweep")
     how = "run the same dqdyn sweep command (or run_sweep with the same arguments) again"
     if d is None:
@@ -633,16 +634,19 @@ def open_dataset(path: str, *, allow_incomplete: bool = False):
 # =============================================================================== command line
 def add_sweep_parser(sub) -> None:
     """The ``dqdyn sweep`` sub-command (registered by `dqdyn.cli`)."""
+    from ._cliargs import HelpFormatter, add_model_arguments
+
     p = sub.add_parser(
         "sweep", help="generate a dataset (q, v, a, tau, M, ...) into Zarr on a Dask cluster",
         description="Generate a dataset of states and dynamics quantities into a Zarr store, "
                     "chunk by chunk on a local process cluster (default) or a remote Dask "
-                    "scheduler; an interrupted sweep resumes where it stopped.")
-    p.add_argument("model", nargs="?", help="path of the URDF file")
-    p.add_argument("--bundled", metavar="NAME", help="use a URDF shipped with dqdyn")
-    p.add_argument("--root", choices=("free", "planar"), default=None, help="root joint")
-    p.add_argument("--mimic", choices=("follow", "independent", "error"), default="independent",
-                   help="how to treat <mimic> joints (default: independent)")
+                    "scheduler; an interrupted sweep resumes where it stopped.",
+        epilog="examples:\n"
+               "  dqdyn sweep panda --out panda.zarr --states 100000 --quantities tau,M\n"
+               "  dqdyn sweep robot.urdf --out ds.zarr --grid 5 --workers 0\n"
+               "  dqdyn sweep ur5 --out fam.zarr --states 10000 --models 8 --mass 0.1",
+        formatter_class=HelpFormatter)
+    add_model_arguments(p)
     p.add_argument("--out", required=True, help="Zarr store (a directory) to create or resume")
     p.add_argument("--states", type=int, default=None, help="number of states (random sampling)")
     p.add_argument("--grid", type=int, default=0,
@@ -723,27 +727,25 @@ def check_output(out: str) -> None:
 
 def cmd_sweep(args) -> int:
     """``dqdyn sweep``: see `add_sweep_parser`."""
-    from .parsers.urdf import bundled, load_urdf
-
-    src = bundled(args.bundled) if args.bundled else args.model
-    if src is None:
-        raise DqdynError("sweep: give a URDF file or --bundled NAME")
     import warnings
 
+    from ._cliargs import load_model, model_source
+
+    src = model_source(args)
+    if args.states is None and not args.grid:
+        raise ShapeError("sweep: give --states N or --grid G")
+    check_output(args.out)  # before the robot is loaded and any cluster starts
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = load_urdf(src, root_joint=args.root, mimic=args.mimic)
+        model = load_model(args)
     pert = Perturbation(mass=args.mass, com=args.com, inertia=args.inertia, axes=args.axes,
                         payload=args.payload, payload_body=args.payload_body)
     if args.payload_body is not None:
         model.body_index(args.payload_body)
-    if args.states is None and not args.grid:
-        raise ShapeError("sweep: give --states N or --grid G")
     spec = make_spec(model, states=args.states, chunk=args.chunk, seed=args.seed,
                      sampling="grid" if args.grid else "random", grid=args.grid,
                      inputs=args.inputs, quantities=args.quantities, models=args.models,
                      perturbation=pert, source=str(src), compressor=args.compressor)
-    check_output(args.out)
     client = None
     try:
         from . import distributed as dd
