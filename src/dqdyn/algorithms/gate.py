@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 import numba as nb
 
@@ -38,6 +39,10 @@ T_V = nb.types.Array(nb.float64, 1, "C")
 T_M = nb.types.Array(nb.float64, 2, "C")
 
 
+#: held while an entry kernel is armed (:func:`armed_call`)
+_ARMING = threading.RLock()
+
+
 def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
     """Call the single-state entry kernel ``namespace[name]``, arming it on first use.
 
@@ -54,11 +59,14 @@ def armed_call(namespace: dict, name: str, dispatcher, sig: tuple, args: tuple):
     if fn is None and nb.config.DISABLE_JIT:  # (a plain function: called as it is)
         namespace[name] = fn = dispatcher
     if fn is None:
-        if tuple(sig) not in dispatcher.overloads:
-            dispatcher.disable_compile(False)
-            dispatcher.compile(sig)  # from the on-disk cache when present
-        dispatcher.disable_compile()
-        namespace[name] = fn = dispatcher
+        with _ARMING:  # (threads making their first call at once: one arms, the others wait)
+            fn = namespace.get(name)
+            if fn is None:
+                if tuple(sig) not in dispatcher.overloads:
+                    dispatcher.disable_compile(False)
+                    dispatcher.compile(sig)  # from the on-disk cache when present
+                dispatcher.disable_compile()
+                namespace[name] = fn = dispatcher
     try:
         return fn(*args)
     except TypeError:
