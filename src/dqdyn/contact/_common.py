@@ -1,0 +1,46 @@
+"""Input handling shared by the contact package (states, finiteness, small matrix helpers)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms.boundary import as_vector_batch, broadcast_batch
+from ..errors import NonFiniteError, ShapeError
+from ..multibody.model import Model
+
+
+def states(model: Model, names_values):
+    """2-D batches ``(X_1, ..., X_k)`` and the common batch shape of the named vectors.
+
+    ``names_values``: ``[(name, value, n, what), ...]``; each value (..., n) is checked for shape
+    (`ShapeError` naming it) and finiteness (`NonFiniteError` naming it)."""
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
+    arrays, batches = [], []
+    for name, value, n, what in names_values:
+        X, b = as_vector_batch(value, n, name, what)
+        if not np.all(np.isfinite(X)):
+            raise NonFiniteError(f"{name} must be finite (no NaN / inf)")
+        arrays.append(X)
+        batches.append(b)
+    try:
+        arrays, batch = broadcast_batch(arrays, batches)
+    except ValueError:
+        raise ShapeError(
+            "the batch shapes of " + ", ".join(f"{nv[0]} {b}" for nv, b in zip(names_values, batches))
+            + " do not broadcast") from None
+    return arrays, batch
+
+
+def qv_what(model: Model):
+    return ("the configuration, model.nq entries", "the velocity, model.nv entries",
+            "the acceleration, model.nv entries", "generalized forces, model.nv entries")
+
+
+def skew(p: np.ndarray) -> np.ndarray:
+    """``[p]×`` (..., 3, 3) of vectors (..., 3)."""
+    S = np.zeros(p.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2] = -p[..., 2], p[..., 1]
+    S[..., 1, 0], S[..., 1, 2] = p[..., 2], -p[..., 0]
+    S[..., 2, 0], S[..., 2, 1] = -p[..., 1], p[..., 0]
+    return S

@@ -1,0 +1,122 @@
+r"""Contact dynamics: the forward dynamics of a robot held by rigid contacts.
+
+With the joint-space dynamics ``M v̇ + h = τ + Aᵀ λ`` (``h = C v + g``, dqdyn's CRBA and RNEA)
+and the stacked contact rows ``A v̇ = b`` of :mod:`.contacts` (``b = −J̇ v`` and the Baumgarte
+terms), the accelerations and contact forces solve the KKT system
+
+    [[M, Aᵀ], [A, −ε I]] [v̇; −λ] = [τ − h; b]
+
+([Featherstone2008, §8.1]; ``ε`` a compliance, Pinocchio's ``inv_damping``), solved by the
+proximal method of multipliers of :mod:`._kkt` ([Carpentier2021]), which stays well defined for
+redundant contact sets.  The same accelerations come from the Udwadia–Kalaba equation
+([Udwadia1992]; :func:`dqdyn.constrained_forward_dynamics`, which takes the same contact objects).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms.lagrange import mass_matrix, nonlinear_effects
+from ..errors import NonFiniteError
+from ..multibody.model import Model
+from . import _kkt
+from ._common import qv_what, states
+from .contacts import as_contact_list
+
+
+class ContactDynamicsResult(NamedTuple):
+    """Output of :func:`contact_dynamics` (leading batch axes as the state's)."""
+
+    a: np.ndarray  # (..., nv) the acceleration v̇
+    forces: tuple  # one (..., 3) force or (..., 6) wrench [f; τ] per contact, in its frame
+    multipliers: np.ndarray  # (..., m) the forces stacked
+    iterations: np.ndarray  # (...,) proximal iterations (1 for a direct solve)
+
+
+def split_forces(lam: np.ndarray, contacts, batch) -> tuple:
+    out, o = [], 0
+    for c in contacts:
+        out.append(lam[:, o:o + c.dim].reshape(batch + (c.dim,)))
+        o += c.dim
+    return tuple(out)
+
+
+def stacked_rows(model: Model, Q, V, contacts):
+    """``(A (N, m, nv), b (N, m))`` of the contacts, Baumgarte terms included."""
+    N = Q.shape[0]
+    if not contacts:
+        return np.zeros((N, 0, model.nv)), np.zeros((N, 0))
+    rows = [c.stabilized_rhs(model, Q, V) for c in contacts]
+    return np.concatenate([r[0] for r in rows], axis=1), np.concatenate([r[1] for r in rows], axis=1)
+
+
+def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float = 0.0,
+                     proximal: float | None = 1e-8, max_iter: int = 50,
+                     tol: float = 1e-13) -> ContactDynamicsResult:
+    """Forward dynamics with rigid contacts: ``v̇`` and the contact forces (module docstring).
+
+    Parameters
+    ----------
+    model : Model
+    q, v, tau : array_like, shapes (..., nq), (..., nv), (..., nv)
+        The state and the joint forces (a free base's entries are its external wrench; usually 0).
+    contacts : PointContact, FrameContact or a list of them
+        The contacts (their Baumgarte gains are their own, zero by default).
+    regularization : float, default 0
+        ``ε ≥ 0`` of the KKT system (a contact compliance; 0: rigid contacts).
+    proximal : float or None, default 1e-8
+        The proximal parameter μ relative to the mean diagonal of the Delassus matrix
+        ``A M⁻¹ Aᵀ``; keeps redundant contact sets well defined (minimum-norm forces).  ``None``:
+        a direct solve, which refuses a singular contact set when ``regularization`` is 0.
+    max_iter, tol
+        Proximal iterations and their relative stopping tolerance on the step in ``λ``.
+
+    Returns
+    -------
+    ContactDynamicsResult
+        ``a`` (..., nv), ``forces`` (one (..., 3) or (..., 6) array per contact: the force or
+        wrench ``[f; τ]`` the world applies to the robot, in the contact frame), ``multipliers``
+        (the same stacked), ``iterations``.
+
+    Raises
+    ------
+    UnknownNameError
+        A contact names a frame the model lacks.
+    ShapeError, NonFiniteError
+        Bad ``q``, ``v``, ``tau`` or settings (named).
+    SingularError
+        ``contacts``: a singular contact set with ``proximal=None`` and ``regularization=0``, or a
+        singular mass matrix.
+    InfeasibleError
+        ``contacts``: redundant contacts whose accelerations cannot all be met.
+
+    Notes
+    -----
+    A batch runs as a Python loop over its states (the kinematics of each contact go through
+    one compiled call for the whole batch).
+    """
+    cons = as_contact_list(contacts, model)
+    eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
+    w = qv_what(model)
+    (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
+                                      ("tau", tau, model.nv, w[3])])
+    N = Q.shape[0]
+    A, b = stacked_rows(model, Q, V, cons)
+    Ms = mass_matrix(model, Q).reshape(N, model.nv, model.nv)
+    hs = nonlinear_effects(model, Q, V).reshape(N, model.nv)
+    acc = np.empty((N, model.nv))
+    lam = np.empty((N, A.shape[1]))
+    its = np.empty(N, dtype=np.int64)
+    for n in range(N):
+        where = f" (batch element {n})" if N > 1 else ""
+        acc[n], lam[n], its[n] = _kkt.solve(Ms[n], T[n] - hs[n], A[n], b[n], eps, mu, max_iter, tol, where)
+    if not (np.all(np.isfinite(acc)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError("contact dynamics overflowed to NaN or infinity (the state or the "
+                             "contact terms are too large for float64)")
+    return ContactDynamicsResult(acc.reshape(batch + (model.nv,)), split_forces(lam, cons, batch),
+                                 lam.reshape(batch + (lam.shape[1],)), its.reshape(batch))
+
+
+__all__ = ["ContactDynamicsResult", "contact_dynamics"]

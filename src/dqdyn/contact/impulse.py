@@ -1,0 +1,97 @@
+r"""Impulse dynamics: the velocity jump of a robot at an impact with rigid contacts.
+
+Integrating ``M v̇ + h = τ + Aᵀ λ`` over an impact of vanishing duration leaves only the impulsive
+terms ([Featherstone2008, §11.1]): with the contact impulses ``Λ`` (the integral of ``λ``),
+
+    [[M, Aᵀ], [A, 0]] [v⁺; −Λ] = [M v⁻; −e A v⁻]
+
+(Newton's restitution law ``A v⁺ = −e A v⁻``, ``0 ≤ e ≤ 1``).  ``e = 0`` is a perfectly plastic
+impact (the contact velocities vanish and kinetic energy is lost); ``e = 1`` is elastic: the
+kinetic energy is kept, since ``ΔT = Λᵀ A v⁻ + ½ Λᵀ G Λ`` and ``G Λ = −2 A v⁻``.  Solved like
+:func:`dqdyn.contact_dynamics` (the proximal scheme of [Carpentier2021] for redundant contacts).
+Pinocchio: ``impulseDynamics`` (``dq_after``, ``impulse_c``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms.lagrange import mass_matrix
+from ..errors import NonFiniteError, ShapeError
+from ..multibody.model import Model
+from . import _kkt
+from ._common import qv_what, states
+from .contacts import as_contact_list
+from .dynamics import split_forces
+
+
+class ImpulseDynamicsResult(NamedTuple):
+    """Output of :func:`impulse_dynamics` (leading batch axes as the state's)."""
+
+    v: np.ndarray  # (..., nv) the velocity after the impact
+    impulses: tuple  # one (..., 3) or (..., 6) impulse per contact, in its frame (N·s, N·m·s)
+    multipliers: np.ndarray  # (..., m) the impulses stacked
+    iterations: np.ndarray  # (...,)
+
+
+def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
+                     regularization: float = 0.0, proximal: float | None = 1e-8,
+                     max_iter: int = 50, tol: float = 1e-13) -> ImpulseDynamicsResult:
+    """The velocity after an impact on the ``contacts`` (module docstring).
+
+    Parameters
+    ----------
+    model : Model
+    q, v : array_like, shapes (..., nq), (..., nv)
+        The configuration and the velocity before the impact.
+    contacts : PointContact, FrameContact or a list of them
+    restitution : float, default 0
+        Newton's coefficient ``e`` in [0, 1]: ``A v⁺ = −e A v⁻``.
+    regularization, proximal, max_iter, tol
+        As in :func:`dqdyn.contact_dynamics`.
+
+    Returns
+    -------
+    ImpulseDynamicsResult
+        ``v`` (..., nv), ``impulses`` (one per contact, in its frame), ``multipliers``,
+        ``iterations``.
+
+    Raises
+    ------
+    ShapeError
+        ``restitution`` outside [0, 1] (named), bad ``q`` / ``v`` or settings.
+    SingularError, InfeasibleError
+        As :func:`dqdyn.contact_dynamics` (named ``contacts``).
+    """
+    try:
+        e = float(restitution)
+    except (TypeError, ValueError):
+        raise ShapeError(f"restitution must be a number in [0, 1], got {restitution!r}") from None
+    if not (np.isfinite(e) and 0.0 <= e <= 1.0):
+        raise ShapeError(f"restitution must be in [0, 1] (Newton's coefficient), got {restitution!r}")
+    cons = as_contact_list(contacts, model)
+    eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
+    w = qv_what(model)
+    (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
+    N = Q.shape[0]
+    if cons:
+        A = np.concatenate([c.rows(model, Q, V)[0] for c in cons], axis=1)
+    else:
+        A = np.zeros((N, 0, model.nv))
+    Ms = mass_matrix(model, Q).reshape(N, model.nv, model.nv)
+    vout = np.empty((N, model.nv))
+    lam = np.empty((N, A.shape[1]))
+    its = np.empty(N, dtype=np.int64)
+    for n in range(N):
+        where = f" (batch element {n})" if N > 1 else ""
+        vout[n], lam[n], its[n] = _kkt.solve(Ms[n], Ms[n] @ V[n], A[n], -e * (A[n] @ V[n]), eps, mu,
+                                             max_iter, tol, where)
+    if not (np.all(np.isfinite(vout)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError("impulse dynamics overflowed to NaN or infinity")
+    return ImpulseDynamicsResult(vout.reshape(batch + (model.nv,)), split_forces(lam, cons, batch),
+                                 lam.reshape(batch + (lam.shape[1],)), its.reshape(batch))
+
+
+__all__ = ["ImpulseDynamicsResult", "impulse_dynamics"]
