@@ -15,7 +15,7 @@ feet and two hands on a humanoid) ``G`` is singular; the proximal method of mult
 each step a well-conditioned Cholesky solve, to the solution of ``(G + εI) λ = b − A a₀``
 closest to ``λ₀`` (for ``ε = 0``: the minimum-norm multipliers; ``x`` is unique whenever the
 constraints are consistent).  Without the proximal term (``proximal=None``) and with ``ε = 0``
-a singular ``G`` raises :class:`~dqdyn.errors.SingularError` naming ``contacts``.
+a singular ``G`` raises `SingularError` naming ``contacts``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-r"""Rigid contacts as constraints: :class:`PointContact` (3D) and :class:`FrameContact` (6D).
+r"""Rigid contacts as constraints: `PointContact` (3D) and `FrameContact` (6D).
 
-A contact is a :class:`dqdyn.constraints.Constraint` ``A(q) v̇ = b(q, v)`` between a frame of the
+A contact is a `dqdyn.constraints.Constraint` ``A(q) v̇ = b(q, v)`` between a frame of the
 robot and the (fixed) world, written **in the contact frame** (Pinocchio's ``LOCAL`` rigid
 constraint models), so that its multipliers are the contact force (3D) or wrench ``[f; τ]`` (6D)
 that the world applies to the robot, in the contact frame's axes at its origin:
@@ -13,10 +13,10 @@ contact             dim  rows ``A v``                                 drift (``b
 ==================  ===  ==========================================  ==============================
 
 so a point contact holds the *classical* acceleration ``Rᵀ p̈`` of the point at zero and a frame
-contact the spatial acceleration of the frame (:func:`dqdyn.frame_acceleration`).  Both are
-ordinary constraints: they may be passed to :func:`dqdyn.constrained_forward_dynamics`
-(Udwadia–Kalaba) and to :func:`dqdyn.simulation.simulate` as well as to
-:func:`dqdyn.contact_dynamics` / :func:`dqdyn.impulse_dynamics`.
+contact the spatial acceleration of the frame (`dqdyn.frame_acceleration`).  Both are
+ordinary constraints: they may be passed to `dqdyn.constrained_forward_dynamics`
+(Udwadia–Kalaba) and to `dqdyn.simulation.simulate` as well as to
+`dqdyn.contact_dynamics` / `dqdyn.impulse_dynamics`.
 
 Baumgarte stabilisation ([Baumgarte1972]) per contact: ``a_c + kd v_c + kp e = 0`` with ``v_c = A v``
 and the position error ``e`` with respect to ``target`` (a world point (3,) for a point contact,
@@ -76,7 +76,7 @@ class _Contact(Constraint):
         return self._cache[1]
 
     def check(self, model: Model) -> None:
-        """Resolve the frame now (:class:`~dqdyn.errors.UnknownNameError` for an unknown one)."""
+        """Resolve the frame now (`UnknownNameError` for an unknown one)."""
         self._frame(model)
 
     def kinematics(self, model: Model, Q: np.ndarray, V: np.ndarray):
@@ -112,7 +112,7 @@ class PointContact(_Contact):
     ----------
     frame : str, int or (frame, offset)
         The contact point: the origin of a frame (name or body index), or of ``(frame, offset)``
-        (see :mod:`dqdyn.constraints`).
+        (see `dqdyn.constraints`).
     kp, kd : float, default 0
         Baumgarte gains (1/s², 1/s): ``a_c + kd v_c + kp e = 0``.
     target : array_like (3,), optional
@@ -146,7 +146,7 @@ class FrameContact(_Contact):
     Parameters
     ----------
     frame : str, int or (frame, offset)
-        The contact frame (see :class:`PointContact`).
+        The contact frame (see `PointContact`).
     kp, kd : float, default 0
         Baumgarte gains.
     target : array_like, optional

@@ -1,15 +1,15 @@
 r"""Contact dynamics: the forward dynamics of a robot held by rigid contacts.
 
 With the joint-space dynamics ``M v̇ + h = τ + Aᵀ λ`` (``h = C v + g``, dqdyn's CRBA and RNEA)
-and the stacked contact rows ``A v̇ = b`` of :mod:`.contacts` (``b = −J̇ v`` and the Baumgarte
+and the stacked contact rows ``A v̇ = b`` of `contacts` (``b = −J̇ v`` and the Baumgarte
 terms), the accelerations and contact forces solve the KKT system
 
     [[M, Aᵀ], [A, −ε I]] [v̇; −λ] = [τ − h; b]
 
 ([Featherstone2008, §8.1]; ``ε`` a compliance, Pinocchio's ``inv_damping``), solved by the
-proximal method of multipliers of :mod:`._kkt` ([Carpentier2021]), which stays well defined for
+proximal method of multipliers of `_kkt` ([Carpentier2021]), which stays well defined for
 redundant contact sets.  The same accelerations come from the Udwadia–Kalaba equation
-([Udwadia1992]; :func:`dqdyn.constrained_forward_dynamics`, which takes the same contact objects).
+([Udwadia1992]; `dqdyn.constrained_forward_dynamics`, which takes the same contact objects).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .contacts import as_contact_list
 
 
 class ContactDynamicsResult(NamedTuple):
-    """Output of :func:`contact_dynamics` (leading batch axes as the state's)."""
+    """Output of `contact_dynamics` (leading batch axes as the state's)."""
 
     a: np.ndarray  # (..., nv) the acceleration v̇
     forces: tuple  # one (..., 3) force or (..., 6) wrench [f; τ] per contact, in its frame

@@ -8,7 +8,7 @@ terms ([Featherstone2008, §11.1]): with the contact impulses ``Λ`` (the integr
 (Newton's restitution law ``A v⁺ = −e A v⁻``, ``0 ≤ e ≤ 1``).  ``e = 0`` is a perfectly plastic
 impact (the contact velocities vanish and kinetic energy is lost); ``e = 1`` is elastic: the
 kinetic energy is kept, since ``ΔT = Λᵀ A v⁻ + ½ Λᵀ G Λ`` and ``G Λ = −2 A v⁻``.  Solved like
-:func:`dqdyn.contact_dynamics` (the proximal scheme of [Carpentier2021] for redundant contacts).
+`dqdyn.contact_dynamics` (the proximal scheme of [Carpentier2021] for redundant contacts).
 Pinocchio: ``impulseDynamics`` (``dq_after``, ``impulse_c``).
 """
 
@@ -28,7 +28,7 @@ from .dynamics import split_forces
 
 
 class ImpulseDynamicsResult(NamedTuple):
-    """Output of :func:`impulse_dynamics` (leading batch axes as the state's)."""
+    """Output of `impulse_dynamics` (leading batch axes as the state's)."""
 
     v: np.ndarray  # (..., nv) the velocity after the impact
     impulses: tuple  # one (..., 3) or (..., 6) impulse per contact, in its frame (N·s, N·m·s)
@@ -50,7 +50,7 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
     restitution : float, default 0
         Newton's coefficient ``e`` in [0, 1]: ``A v⁺ = −e A v⁻``.
     regularization, proximal, max_iter, tol
-        As in :func:`dqdyn.contact_dynamics`.
+        As in `dqdyn.contact_dynamics`.
 
     Returns
     -------
@@ -63,7 +63,7 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
     ShapeError
         ``restitution`` outside [0, 1] (named), bad ``q`` / ``v`` or settings.
     SingularError, InfeasibleError
-        As :func:`dqdyn.contact_dynamics` (named ``contacts``).
+        As `dqdyn.contact_dynamics` (named ``contacts``).
     """
     try:
         e = float(restitution)

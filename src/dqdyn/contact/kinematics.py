@@ -54,7 +54,7 @@ def frame_velocity(model: Model, q, v, frame, reference: str = "body") -> np.nda
     q, v : array_like, shapes (..., nq), (..., nv)
     frame : str, int or (frame, offset)
         A frame name, a body index, or a pair ``(frame, offset)`` (a translation, a unit dual
-        quaternion or a 4 × 4 matrix in that frame), as in :mod:`dqdyn.constraints`.
+        quaternion or a 4 × 4 matrix in that frame), as in `dqdyn.constraints`.
     reference : {"body", "spatial", "world_aligned"}
         Pinocchio's ``LOCAL``, ``WORLD``, ``LOCAL_WORLD_ALIGNED``.
 
@@ -81,7 +81,7 @@ def frame_acceleration(model: Model, q, v, a, frame, reference: str = "body", *,
     ``classical=False``: the spatial acceleration (Pinocchio's ``getFrameAcceleration``);
     ``classical=True``: its linear part plus ``ω × v`` (``getFrameClassicalAcceleration``),
     the acceleration of the frame's origin in ``"body"`` and ``"world_aligned"``.  Arguments
-    and errors as :func:`frame_velocity`, with ``a`` the acceleration ``v̇`` (..., nv).
+    and errors as `frame_velocity`, with ``a`` the acceleration ``v̇`` (..., nv).
     """
     reference = _reference(reference)
     if not isinstance(classical, (bool, np.bool_)):
