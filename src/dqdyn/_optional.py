@@ -1,7 +1,7 @@
 """Optional dependencies: the one place where dqdyn imports them.
 
 The core install (``pip install dqdyn``) carries only what ``import dqdyn`` and the algorithms
-need (numpy, scipy, numba, urdfdom-py).  Everything else is an extra::
+need (numpy, scipy, numba, urdfdom-py, lxml, pyyaml).  Everything else is an extra::
 
     sim    mujoco        dqdyn reproduce / demo (the MuJoCo plant), dqdyn.reproduce.mujoco_bridge
     plot   matplotlib    figures: dqdyn simulate --plot, reproduce figures
