@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,17 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
 
 
-def test_mkdocs_build_strict(tmp_path):
-    pytest.importorskip("mkdocs")
-    pytest.importorskip("mkdocstrings")
-    pytest.importorskip("material")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-                        "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
-                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp_path / "site" / "index.html").exists()
-    assert (tmp_path / "site" / "api" / "dynamics" / "index.html").exists()
+def test_mkdocs_build_strict(built_site):
+    # built_site (conftest.py): `mkdocs build --strict`, shared with test_api_reference.py
+    assert (built_site / "index.html").exists()
+    assert (built_site / "api" / "dynamics" / "index.html").exists()
 
 
 def test_every_figure_the_docs_show_exists():

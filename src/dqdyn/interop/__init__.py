@@ -7,3 +7,5 @@
 
 ``pip install 'dqdyn[interop]'`` installs both.
 """
+
+__all__ = ["pinocchio", "dqrobotics"]
