@@ -54,7 +54,7 @@ def stacked_rows(model: Model, Q, V, contacts):
 
 def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float = 0.0,
                      proximal: float | None = 1e-8, max_iter: int = 50,
-                     tol: float = 1e-13) -> ContactDynamicsResult:
+                     tol: float = 1e-12) -> ContactDynamicsResult:
     """Forward dynamics with rigid contacts: ``v̇`` and the contact forces (module docstring).
 
     Parameters
@@ -71,7 +71,7 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
         ``A M⁻¹ Aᵀ``; keeps redundant contact sets well defined (minimum-norm forces).  ``None``:
         a direct solve, which refuses a singular contact set when ``regularization`` is 0.
     max_iter, tol
-        Proximal iterations and their relative stopping tolerance on the step in ``λ``.
+        Proximal iterations and their stopping tolerance on the relative residual of the contact rows.
 
     Returns
     -------

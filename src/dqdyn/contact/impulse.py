@@ -38,7 +38,7 @@ class ImpulseDynamicsResult(NamedTuple):
 
 def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
                      regularization: float = 0.0, proximal: float | None = 1e-8,
-                     max_iter: int = 50, tol: float = 1e-13) -> ImpulseDynamicsResult:
+                     max_iter: int = 50, tol: float = 1e-12) -> ImpulseDynamicsResult:
     """The velocity after an impact on the ``contacts`` (module docstring).
 
     Parameters
