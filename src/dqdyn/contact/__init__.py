@@ -7,7 +7,7 @@ and impulse dynamics (docs: "Legged robots").
 * `contacts` — `PointContact` (3D), `FrameContact` (6D), constraints in the
   contact frame (usable by `dqdyn.constrained_forward_dynamics` too);
 * `dynamics` — `contact_dynamics` (KKT with a proximal solve, [Carpentier2021]);
-* `impulse` — `impulse_dynamics` (restitution, [Featherstone2008, §11.1]).
+* `impulse` — `impulse_dynamics` (restitution, [Featherstone2008, ch. 11]).
 """
 
 from .centroidal import (

@@ -8,7 +8,7 @@ For one state, with ``M`` (n × n, SPD), the free solution ``a₀ = M⁻¹ r₀`
 gives ``x = a₀ + M⁻¹ Aᵀ λ`` and ``(G + ε I) λ = b − A a₀`` with the Delassus matrix
 ``G = A M⁻¹ Aᵀ``.  For ``ε = 0`` and a redundant contact set (``A`` rank deficient, e.g. four
 feet and two hands on a humanoid) ``G`` is singular; the proximal method of multipliers
-([Carpentier2021, §III], Pinocchio's ``ProximalSettings``) iterates
+([Carpentier2021], Pinocchio's ``ProximalSettings``) iterates
 
     (G + (ε + μ) I) λ_{k+1} = b − A a₀ + μ λ_k,     λ₀ = 0,
 

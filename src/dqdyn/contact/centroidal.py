@@ -2,16 +2,16 @@ r"""Centroidal dynamics: the centroidal momentum matrix, the momentum and its ra
 
 The centroidal momentum ``h_g = [l; k_g]`` of a multibody system is its total linear momentum
 ``l`` and its angular momentum ``k_g`` about the centre of mass ``c``, both in the world axes
-([Orin2013, eqs. (1)–(4)]).  It is linear in the velocity, ``h_g = A_g(q) v`` (the *centroidal
+([Orin2013]).  It is linear in the velocity, ``h_g = A_g(q) v`` (the *centroidal
 momentum matrix*, (6, nv), rows ``[linear; angular]`` as Pinocchio's ``ccrba``; columns in
 dqdyn's ``v`` order), and its rate is ``ḣ_g = A_g a + Ȧ_g v`` (``a = v̇``).  Newton and Euler for
 the whole system give the physics check the tests use: ``ḣ_g = Σ`` external wrenches about the CoM
-(gravity and contact forces) [Orin2013, eq. (8)].
+(gravity and contact forces) [Orin2013].
 
 Computation (numpy over compiled kinematics): every body's spatial inertia ``Φ_i`` in F_0 at F_0's
 origin (mapping the spatial twist ``[ω; v]`` to the momentum wrench ``[f; τ]``), its spatial
 Jacobian ``J_i`` and drift ``J̇_i v``; then ``A_0 = Σ Φ_i J_i`` (the momentum about F_0's origin)
-and the rate ``ḣ_0 = Σ Φ_i ξ̇_i + ξ_i ×* Φ_i ξ_i`` ([Featherstone2008, §2.13, eq. (2.62)]), both
+and the rate ``ḣ_0 = Σ Φ_i ξ̇_i + ξ_i ×* Φ_i ξ_i`` ([Featherstone2008, ch. 2]), both
 shifted to the CoM: ``k_g = k_0 − c × l`` and, since ``ċ × l = 0``, ``k̇_g = k̇_0 − c × l̇``.
 A batch (leading axes of ``q``, ``v``, ``a``) goes through the kinematics in one compiled call per
 body.  The joint armature is not momentum of the bodies and is left out (as in Pinocchio).
@@ -82,7 +82,7 @@ def _shift(A0: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
-    """The centroidal momentum matrix ``A_g(q)`` [Orin2013, eq. (4)]: ``h_g = A_g v``.
+    """The centroidal momentum matrix ``A_g(q)`` [Orin2013]: ``h_g = A_g v``.
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     """``ḣ_g = A_g a + Ȧ_g v`` (..., 6), rows ``[linear; angular]`` about the CoM, world axes.
 
     It equals the sum of the external wrenches on the system about its CoM, gravity included
-    [Orin2013, eq. (8)]; with ``a = 0`` it is the drift ``Ȧ_g v``.  Pinocchio:
+    [Orin2013]; with ``a = 0`` it is the drift ``Ȧ_g v``.  Pinocchio:
     ``computeCentroidalMomentumTimeVariation(model, data, q, v, a)`` → ``data.dhg``.
     """
     w = qv_what(model)

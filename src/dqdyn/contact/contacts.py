@@ -180,7 +180,7 @@ class FrameContact(_Contact):
 
 def _log6(R: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``[v; ω]`` (N, 6) of ``log`` on SE(3) of the poses ``(R, t)`` (N, 3, 3), (N, 3):
-    ``ω`` the rotation vector of ``R`` and ``v = V(ω)⁻¹ t`` ([Murray1994, §2.3, eq. (2.36)] inverted)."""
+    ``ω`` the rotation vector of ``R`` and ``v = V(ω)⁻¹ t`` (the inverse of ``t = V(ω) v``)."""
     w = _rotvec(R)
     th2 = np.einsum("ni,ni->n", w, w)
     th = np.sqrt(th2)

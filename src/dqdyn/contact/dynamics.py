@@ -6,7 +6,7 @@ terms), the accelerations and contact forces solve the KKT system
 
     [[M, Aᵀ], [A, −ε I]] [v̇; −λ] = [τ − h; b]
 
-([Featherstone2008, §8.1]; ``ε`` a compliance, Pinocchio's ``inv_damping``), solved by the
+([Featherstone2008, ch. 8]; ``ε`` a compliance, Pinocchio's ``inv_damping``), solved by the
 proximal method of multipliers of `_kkt` ([Carpentier2021]), which stays well defined for
 redundant contact sets.  The same accelerations come from the Udwadia–Kalaba equation
 ([Udwadia1992]; `dqdyn.constrained_forward_dynamics`, which takes the same contact objects).

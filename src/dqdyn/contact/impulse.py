@@ -1,7 +1,7 @@
 r"""Impulse dynamics: the velocity jump of a robot at an impact with rigid contacts.
 
 Integrating ``M v̇ + h = τ + Aᵀ λ`` over an impact of vanishing duration leaves only the impulsive
-terms ([Featherstone2008, §11.1]): with the contact impulses ``Λ`` (the integral of ``λ``),
+terms ([Featherstone2008, ch. 11]): with the contact impulses ``Λ`` (the integral of ``λ``),
 
     [[M, Aᵀ], [A, 0]] [v⁺; −Λ] = [M v⁻; −e A v⁻]
 

@@ -9,7 +9,7 @@ From the frame's body twist ``ξ_b = J_b v`` and its derivative ``α_b = J_b a +
 * ``"spatial"`` (``WORLD``): both moved to F_0's origin, ``[R ω; R v + p × R ω]`` (``Ad(x)``).
 
 The *classical* acceleration adds ``ω × v`` to the linear part of the (spatial) acceleration in
-the same reference ([Featherstone2008, §2.11]): in ``"body"`` and ``"world_aligned"`` it is the
+the same reference ([Featherstone2008, ch. 2]): in ``"body"`` and ``"world_aligned"`` it is the
 acceleration ``p̈`` of the frame's origin (in the frame's / F_0's axes), the quantity a point
 contact holds at zero.
 """
