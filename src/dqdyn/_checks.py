@@ -1,7 +1,7 @@
 """Input checks shared by the public API: scalars, real arrays, the ``model`` argument.
 
 One check per kind, so every entry point words the same error the same way.  The array checks of
-the compiled algorithms' fast paths live in :mod:`dqdyn.algorithms.boundary`; these are for the
+the compiled algorithms' fast paths live in `dqdyn.algorithms.boundary`; these are for the
 Python-level entry points (parsers, builders, constraints, simulation, time steps).
 """
 
@@ -70,7 +70,7 @@ def real_array(x, name: str, shape: tuple | None = None, what: str = "", *,
 
 
 def not_a_model(model, name: str = "model") -> ModelError:
-    """The error for a ``model`` argument that is not a :class:`dqdyn.Model` (called on the
+    """The error for a ``model`` argument that is not a `dqdyn.Model` (called on the
     error path only, after an ``AttributeError``, so the fast paths pay nothing)."""
     hint = (f"; load one first, e.g. dqdyn.load_urdf(path) or dqdyn.load_bundled({model!r})"
             if isinstance(model, str) else "")

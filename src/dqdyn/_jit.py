@@ -1,11 +1,11 @@
 """The compiled-kernel machinery: numba decorators with dqdyn's own on-disk kernel cache.
 
-Every compiled function of dqdyn is made with :func:`kernel` (a ``numba.njit`` with the options
-given) or :func:`cfunc` (a ``numba.cfunc``, for the C call gate).  Both store what they compile in
+Every compiled function of dqdyn is made with `kernel` (a ``numba.njit`` with the options
+given) or `cfunc` (a ``numba.cfunc``, for the C call gate).  Both store what they compile in
 one kernel cache, which differs from numba's ``cache=True`` in three ways:
 
 * **Where.**  The cache lives in the package itself, ``dqdyn/_kernels/`` — filled when the package
-  is installed (``setup.py`` runs :mod:`dqdyn.precompile`, so the first call after ``pip install``
+  is installed (``setup.py`` runs `dqdyn.precompile`, so the first call after ``pip install``
   loads instead of compiling) — or, when that folder is read-only or was built for another CPU,
   Python or numba, in ``$DQDYN_CACHE_DIR`` (default ``~/.cache/dqdyn``).  Lookups try the
   package folder first, then the user folder; new entries go to the first writable one.
@@ -53,7 +53,7 @@ PACKAGE_CACHE = os.path.join(PKG_DIR, "_kernels")
 PY_TAG = sys.implementation.cache_tag
 #: the portable kernels shipped with the source, one archive per CPython (``python -m
 #: dqdyn.precompile --portable`` makes this interpreter's): every kernel compiled for
-#: :data:`PORTABLE_CPU`, with a ``MANIFEST.json``
+#: `PORTABLE_CPU`, with a ``MANIFEST.json``
 PORTABLE_ARCHIVE = os.path.join(PKG_DIR, f"_kernels_portable-{PY_TAG}.tar.xz")
 #: where ``dqdyn.precompile`` (so ``pip install``) unpacks it, when it fits this machine (one
 #: folder per CPython, so that several interpreters can share an editable checkout)
@@ -71,7 +71,7 @@ PORTABLE_FEATURES = frozenset(
 @functools.lru_cache(maxsize=None)
 def portable_fits() -> bool:
     """Whether this machine runs the portable kernels: x86-64, and every feature of
-    :data:`PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
+    `PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
     import platform
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
@@ -85,19 +85,19 @@ def portable_fits() -> bool:
     return PORTABLE_FEATURES <= have
 
 
-#: the CPU numba compiles for in a process that imported dqdyn (:func:`_pin_cpu_target`)
+#: the CPU numba compiles for in a process that imported dqdyn (`_pin_cpu_target`)
 CPU_TARGET: dict = {"name": None, "pinned": False, "why": ""}
 
 
 def _pin_cpu_target() -> None:
-    """Make every kernel compiled at run time target :data:`PORTABLE_CPU`, as the shipped ones do.
+    """Make every kernel compiled at run time target `PORTABLE_CPU`, as the shipped ones do.
 
     numba compiles for the host CPU by default: on a CPU with AVX-512 a kernel compiled at run
     time (one the shipped kernels lack, or every kernel where they do not fit) is other machine
     code than the shipped x86-64-v3 one, and results differ in the last bits (different FMA
     contraction and vector widths) depending on which route computed them.  Here, before numba
     is imported, ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` are set to x86-64-v3 where the host
-    runs it (:func:`portable_fits`), so that every route gives the same bits on every such CPU.
+    runs it (`portable_fits`), so that every route gives the same bits on every such CPU.
     Not where the user set either variable (their choice stands), nor with
     ``DQDYN_NATIVE_CPU=1`` (host-tuned kernels, results may then differ from the shipped ones in
     the last bits).  numba holds one code generator per process: where it was started before
@@ -330,8 +330,8 @@ class _StampedFile(caching.IndexDataCacheFile):
 
 class _RootCache(caching.Cache):
     """numba's per-function cache (index + data files) in one root folder.  In the portable
-    kernels' folder an entry's key names :data:`PORTABLE_CPU` (:func:`portable_magic`) instead
-    of this host's CPU: their object code runs here (:func:`portable_fits`), and gives the bits
+    kernels' folder an entry's key names `PORTABLE_CPU` (`portable_magic`) instead
+    of this host's CPU: their object code runs here (`portable_fits`), and gives the bits
     a compile for this host gives (no fast-math reassociation in dqdyn; FMA contraction, where a
     kernel allows it, happens alike: both CPUs have FMA)."""
 
@@ -372,7 +372,7 @@ def _light_load_ok() -> bool:
     first call, of which loading the kernel's object code is 0.03 s.  Those registries serve
     the *compiler* (which refreshes on its own before it compiles anything); object code only
     needs the symbols it links against.  So a load here makes those symbols known
-    (:func:`_ready_to_link`) and skips the refresh — only where numba's ``load_overload`` is
+    (`_ready_to_link`) and skips the refresh — only where numba's ``load_overload`` is
     still "refresh, then ``_load_overload``" (another numba: its own way), and not with
     ``DQDYN_NUMBA_LIGHT_LOAD=0``.  ``tests/test_kernel_cache.py`` checks, in fresh processes,
     that the results are the same bits and that the registries were not imported."""
@@ -432,7 +432,7 @@ class _BlockCopier:
     def __init__(self):
         self.memo = None
         self.scope = None
-        self.armed = False  # set by :func:`_memoize_untyped` for the next ``inline_ir`` call
+        self.armed = False  # set by `_memoize_untyped` for the next ``inline_ir`` call
         self.once = False  # this ``inline_ir`` call copies one IR; its second copy is skipped
 
     def deepcopy(self, x, memo=None):
@@ -457,7 +457,7 @@ _INLINE_PATCHED = False
 
 
 def _faster_inlining() -> None:
-    """Install :class:`_BlockCopier` (once, before the first compilation; ``DQDYN_NUMBA_INLINE_COPY=0``
+    """Install `_BlockCopier` (once, before the first compilation; ``DQDYN_NUMBA_INLINE_COPY=0``
     leaves numba as it is).  Only where numba's ``inline_ir`` still copies block by block."""
     global _INLINE_PATCHED
     if _INLINE_PATCHED:
@@ -503,7 +503,7 @@ def _memoize_untyped(worker, copier: _BlockCopier) -> None:
     functions of dqdyn are kept (their globals are constants; a user's function is inlined as
     numba does).  ``inline_ir`` also copies its copy, to return it unchanged (``callee_ir_original``),
     which numba's inlining pass — the only caller of ``inline_function`` — drops: that second copy
-    is skipped here (:class:`_BlockCopier` hands the blocks back as they are).  The code generated
+    is skipped here (`_BlockCopier` hands the blocks back as they are).  The code generated
     is the same: the kernel cache's tests compare results of kernels compiled with and without
     it, to the bit."""
     import inspect
@@ -562,7 +562,7 @@ class _nested:
             _NESTING.missed = None
 
 
-#: whether this process has said that it compiles kernels (:func:`_announce`)
+#: whether this process has said that it compiles kernels (`_announce`)
 _ANNOUNCED = [False]
 
 
@@ -596,7 +596,7 @@ def why_compiling() -> str:
 
 
 def _announce(py_func) -> None:
-    """Say once per process, as a :class:`~dqdyn.errors.KernelCompileWarning`, that kernels are
+    """Say once per process, as a `KernelCompileWarning`, that kernels are
     being compiled and why: otherwise a first call that compiles for a minute looks hung."""
     if _ANNOUNCED[0] or _quiet():
         return
@@ -629,7 +629,7 @@ def _counting(compile_fn):
 
 
 class KernelCache(caching._Cache):
-    """dqdyn's cache of one compiled function: looks in each root of :func:`cache_roots` in turn,
+    """dqdyn's cache of one compiled function: looks in each root of `cache_roots` in turn,
     saves in the first writable one.  The per-root caches are made on first use."""
 
     def __init__(self, py_func, variant=""):
@@ -685,13 +685,13 @@ class KernelCache(caching._Cache):
 
 # ------------------------------------------------------------------------- decorators
 def kernel(**options):
-    """A decorator: ``numba.njit(**options)`` whose compilations go through :class:`KernelCache`.
+    """A decorator: ``numba.njit(**options)`` whose compilations go through `KernelCache`.
 
     Used once per module to define that module's decorators, e.g.
     ``njit = kernel(error_model="numpy")`` and ``pjit = kernel(parallel=True)``; ``variant="-x"``
     keeps the cache entries of a second kernel made from the same function apart.  A parallel
     kernel (a batch driver with a ``prange`` loop) also gets ``.serial``: the same function
-    compiled without threads, which :func:`dqdyn.algorithms.batching.run_chunked` uses for small
+    compiled without threads, which `dqdyn.algorithms.batching.run_chunked` uses for small
     batches (starting the thread pool costs more than they do).
     """
     options.pop("cache", None)
@@ -718,7 +718,7 @@ def kernel(**options):
 
 
 def cfunc(sig, fn, **options):
-    """``numba.cfunc(sig, **options)(fn)`` through :class:`KernelCache` (compiled or loaded now)."""
+    """``numba.cfunc(sig, **options)(fn)`` through `KernelCache` (compiled or loaded now)."""
     from numba.core.ccallback import CFunc
 
     options.pop("cache", None)

@@ -4,7 +4,7 @@ Kernels carve their scratch arrays out of one allocation.  ``buf[o : o + n].resh
 does that, but numba's ``reshape`` calls a C helper (``numba_attempt_nocopy_reshape``) and checks
 the size each time: about 35 ns per array, 0.4 µs of a 4 µs ``rnea_derivatives`` call on a 6-DoF
 arm that carves 12 of them.  A view of a C-contiguous buffer needs only its data pointer moved and
-its C strides written, which is what :func:`view` compiles to (numba's own array constructors,
+its C strides written, which is what `view` compiles to (numba's own array constructors,
 ``make_array`` / ``populate_array``; the view shares the buffer's reference count, as a slice
 does).  It does not check that ``offset + prod(shape)`` fits in ``buf``: the carving code that
 calls it computes both from the same sizes.  Under ``NUMBA_DISABLE_JIT=1`` it is the reshape of

@@ -12,7 +12,7 @@ virtual environment is not on the dynamic loader's path, so dqdyn loads ``libtbb
 (any number of Python threads may call dqdyn at once) and fork-safe (``os.fork``,
 ``multiprocessing`` / ``ProcessPoolExecutor`` with the ``fork`` context, during or after batched
 calls in the parent), because dqdyn starts the layer at import and routes every parallel region
-through a gate (:func:`parallel_regions` counts them):
+through a gate (`parallel_regions` counts them):
 
 * ``fork()`` waits until no parallel region is running (``os.register_at_fork``).  A child forked
   while a worker thread is inside the layer inherits a half-finished region: numba's
@@ -20,7 +20,7 @@ through a gate (:func:`parallel_regions` counts them):
   workers down before the fork ("Unable to join threads") and some children hang.  Held at
   the gate, the fork happens between regions, where every layer is consistent.
 * ``workqueue``: numba's workqueue aborts the process when two threads launch parallel regions
-  at once, so the gate admits one region at a time (:data:`WORKQUEUE_GUARDED`); concurrent calls
+  at once, so the gate admits one region at a time (`WORKQUEUE_GUARDED`); concurrent calls
   from Python threads are safe, one parallel region at a time.
 * ``omp`` with GNU OpenMP (Linux): libgomp's thread pool does not survive ``fork()`` and numba
   terminates a forked child that enters it ("fork() called from a process already using GNU
@@ -203,7 +203,7 @@ _select_threading_layer()
 def parallel_regions() -> int:
     """How many parallel regions (``prange`` kernel launches on the threading layer) this
     process has run through dqdyn's gate; batches small enough to run serially
-    (:data:`dqdyn.algorithms.batching.SERIAL_WORK`) start none."""
+    (`dqdyn.algorithms.batching.SERIAL_WORK`) start none."""
     gate = _GUARD.get("gate")
     return gate.regions if gate is not None else 0
 
@@ -232,7 +232,7 @@ def get_num_threads() -> int:
     return numba.get_num_threads()
 
 
-#: states per compiled call of a batched function (see :func:`set_batch_chunk`)
+#: states per compiled call of a batched function (see `set_batch_chunk`)
 BATCH_CHUNK = 1 << 16
 
 

@@ -1,7 +1,7 @@
 """Exceptions raised by dqdyn.
 
 Every error names the offending argument and says what was expected.  All derive from
-:class:`DqdynError`, so ``except dqdyn.errors.DqdynError`` catches anything the library raises
+`DqdynError`, so ``except dqdyn.errors.DqdynError`` catches anything the library raises
 on bad input.
 """
 
@@ -95,7 +95,7 @@ __all__ += ["ChunkError", "SchedulerError"]
 
 class UnsafeNameError(DqdynError, ValueError):
     """A name that would become part of generated source code (a function name given to
-    :mod:`dqdyn.symbolic`'s code generators) is not a plain identifier."""
+    `dqdyn.symbolic`'s code generators) is not a plain identifier."""
 
 
 __all__ += ["UnsafeNameError"]
@@ -133,7 +133,7 @@ class EnergyDriftWarning(UserWarning):
 
 
 class EnergyDriftError(DqdynError, ArithmeticError):
-    """Raised instead of :class:`EnergyDriftWarning` when a simulation runs with
+    """Raised instead of `EnergyDriftWarning` when a simulation runs with
     ``monitor="raise"``."""
 
 

@@ -52,9 +52,9 @@ def _floating():
     b.add_body("base", joint="free", mass=3.0, inertia=I3, com=[0.01, 0.0, 0.02])
     for k, side in enumerate((1.0, -1.0)):
         b.add_body(f"hip{k}", "base", "revolute", mass=0.5, inertia=0.1 * I3, axis=[1, 0, 0],
-                   com=[0, 0.05 * side, -0.1], origin=[0.1, 0.1 * side, 0.0])
+                   com=[0, 0.05 * side, -0.1], xyz=[0.1, 0.1 * side, 0.0])
         b.add_body(f"knee{k}", f"hip{k}", "revolute", mass=0.3, inertia=0.1 * I3,
-                   axis=[0, 1, 0], com=[0, 0, -0.1], origin=[0.0, 0.0, -0.2])
+                   axis=[0, 1, 0], com=[0, 0, -0.1], xyz=[0.0, 0.0, -0.2])
     return b.build()
 
 
@@ -97,6 +97,18 @@ def _functions(m):
         ("potential_energy", lambda q: dqdyn.potential_energy(m, q), "q"),
         ("mechanical_energy", lambda q, v: dqdyn.mechanical_energy(m, q, v), "qv"),
     ]
+    if m.nq != m.nv:  # (a floating base: the legged-robot functions)
+        feet = [dqdyn.PointContact(n) for n in m.frame_names if n.startswith("knee")]
+        out += [
+            ("centroidal_momentum_matrix", lambda q: dqdyn.centroidal_momentum_matrix(m, q), "q"),
+            ("centroidal_momentum_rate",
+             lambda q, v, a: dqdyn.centroidal_momentum_rate(m, q, v, a), "qva"),
+            ("com_jacobian", lambda q: dqdyn.com_jacobian(m, q), "q"),
+            ("contact_dynamics", lambda q, v, a: dqdyn.contact_dynamics(m, q, v, a, feet), "qva"),
+            ("impulse_dynamics", lambda q, v: dqdyn.impulse_dynamics(m, q, v, feet), "qv"),
+            ("frame_acceleration",
+             lambda q, v, a: dqdyn.frame_acceleration(m, q, v, a, f, "world_aligned"), "qva"),
+        ]
     for frame in ("body", "spatial", "world_aligned"):
         out += [
             (f"twist_jacobian[{frame}]", lambda q, fr=frame: dqdyn.twist_jacobian(m, q, f, fr), "q"),

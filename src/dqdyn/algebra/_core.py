@@ -13,7 +13,7 @@ Layouts (see the README, "Conventions"):
   (``vec6 = Ī vec8`` of [Silva2022, §4.1]);
 * pose ``x = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)].
 
-The array-level public functions in :mod:`dqdyn.algebra.dualquat` broadcast over batch axes and
+The array-level public functions in `dqdyn.algebra.dualquat` broadcast over batch axes and
 call these kernels; nothing here checks its input.
 """
 
@@ -215,7 +215,7 @@ def ad6_values(x, xi):
 
 @jit
 def ad6(x, xi, out):
-    """``out = Ad(x) ξ = x ξ x*`` (the adjoint, :func:`ad6_values`).  ``out`` may alias ``xi``."""
+    """``out = Ad(x) ξ = x ξ x*`` (the adjoint, `ad6_values`).  ``out`` may alias ``xi``."""
     out[0], out[1], out[2], out[3], out[4], out[5] = ad6_values(x, xi)
 
 
@@ -252,7 +252,7 @@ def ad6_inv_values(x, xi):
 
 @jit
 def ad6_inv(x, xi, out):
-    """``out = Ad(x*) ξ = x* ξ x`` (the inverse adjoint, :func:`ad6_inv_values`).  ``out`` may
+    """``out = Ad(x*) ξ = x* ξ x`` (the inverse adjoint, `ad6_inv_values`).  ``out`` may
     alias ``xi``."""
     out[0], out[1], out[2], out[3], out[4], out[5] = ad6_inv_values(x, xi)
 
@@ -326,7 +326,7 @@ def dq_log_unit(x, out):
 
     The sign of ``x`` is chosen so that ``P0 >= 0`` (``x`` and ``−x`` are the same pose), so the
     rotation part has ``|a| = φ/2 ∈ [0, π/2]`` and the inversion of the directional derivative
-    of :func:`dq_exp_pure` is well conditioned for every rotation angle ``φ ∈ [0, π]``.
+    of `dq_exp_pure` is well conditioned for every rotation angle ``φ ∈ [0, π]``.
     """
     sg = 1.0
     if x[0] < 0.0:

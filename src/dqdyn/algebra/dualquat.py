@@ -7,24 +7,24 @@ Representation (project-wide, see the README "Conventions"):
 * a quaternion is ``(..., 4)`` ``[w, x, y, z]``;
 * a pure dual quaternion (``Re = 0``) may be given in ``vec6`` form ``(..., 6)`` ([Silva2022, §4.1],
   ``vec6 = Ī vec8``): a twist ``ω + ε v -> [ω, v]``, a wrench ``f + ε τ -> [f, τ]``;
-* a dual number ``a + ε b`` (the values of :func:`norm` and :func:`inner`) is ``(..., 2)``;
+* a dual number ``a + ε b`` (the values of `norm` and `inner`) is ``(..., 2)``;
 * a pose is the unit dual quaternion ``x = r + ε ½ p r`` [Silva2022thesis, eq. (3.10)], ``p`` the
   translation in the reference frame; ``Ad(x) ξ = x ξ x*`` [Silva2022, eq. (3)].
 
-Exponential and logarithm.  :func:`exp` is the *true* exponential ``Σ g^k / k!`` of the algebra
+Exponential and logarithm.  `exp` is the *true* exponential ``Σ g^k / k!`` of the algebra
 [MontgomerySmith2023, eq. (101)].  For a constant body twist ``ξ``, ``exp(½ ξ t)`` is the screw motion it
-generates in time ``t``; rotation and translation are coupled (a screw).  :func:`log` is its
+generates in time ``t``; rotation and translation are coupled (a screw).  `log` is its
 inverse on unit dual quaternions.  **DQ Robotics' ``log`` is different**: it returns
 ``½ φ n + ε ½ p`` (rotation and translation decoupled) and its ``exp`` is the matching
-``exp(a) + ε b exp(a)``; those are provided here as :func:`log_decoupled` /
-:func:`exp_decoupled`.  The two agree only for pure rotations and pure translations.
+``exp(a) + ε b exp(a)``; those are provided here as `log_decoupled` /
+`exp_decoupled`.  The two agree only for pure rotations and pure translations.
 
 Inputs are checked once, at this public boundary: wrong last-axis size raises
-:class:`~dqdyn.errors.ShapeError` naming the argument, NaN/inf raises
-:class:`~dqdyn.errors.NonFiniteError`, a pose that must be unit and is not raises
-:class:`~dqdyn.errors.NotUnitError`, an element that must be invertible and is not raises
-:class:`~dqdyn.errors.SingularError`.  The compiled scalar kernels of :mod:`._core` (used here by
-:func:`exp` and :func:`log`) check nothing.
+`ShapeError` naming the argument, NaN/inf raises
+`NonFiniteError`, a pose that must be unit and is not raises
+`NotUnitError`, an element that must be invertible and is not raises
+`SingularError`.  The compiled scalar kernels of `_core` (used here by
+`exp` and `log`) check nothing.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def vec6(h):
 
 
 def from_vec6(v):
-    """The pure dual quaternion (..., 8) with ``vec6`` (..., 6) ``v`` (inverse of :func:`vec6`)."""
+    """The pure dual quaternion (..., 8) with ``vec6`` (..., 6) ``v`` (inverse of `vec6`)."""
     v = _arr(v, "v", 6)
     return _join_pure(v[..., :3], v[..., 3:], True)
 
@@ -318,7 +318,7 @@ def Ad(x, h):
 
     For a unit ``x`` and a pure ``h`` the result is pure (twists and wrenches use the same map).
     ``x`` is not checked to be unit; for a non-unit ``x`` this is still ``x h x*``, not
-    ``x h x⁻¹``.  See :func:`Ad6` for the cheaper expanded form on vec6.
+    ``x h x⁻¹``.  See `Ad6` for the cheaper expanded form on vec6.
     """
     x = _arr(x, "x", 8)
     h = _arr(h, "h", 8)
@@ -342,7 +342,7 @@ def Ad6(x, xi):
 
 
 def Ad6_inv(x, xi):
-    """``Ad(x*) ξ = x* ξ x`` in vec6: ``a' = r* a r``, ``b' = r* (b − p × a) r`` (inverse of :func:`Ad6`)."""
+    """``Ad(x*) ξ = x* ξ x`` in vec6: ``a' = r* a r``, ``b' = r* (b − p × a) r`` (inverse of `Ad6`)."""
     x = _arr(x, "x", 8)
     xi = _arr(xi, "xi", 6)
     r = x[..., :4]
@@ -380,7 +380,7 @@ def power(twist, wrench):
     """Power pairing of a twist ``ω + ε v`` and a wrench ``f + ε τ`` (vec6): ``⟨ω, τ⟩ + ⟨v, f⟩``.
 
     Invariant under a common change of frame: ``power(Ad6(x, ξ), Ad6(x, ζ)) = power(ξ, ζ)``.
-    Equals the dual part of :func:`inner` ([MontgomerySmith2023, eq. (29)] up to its factor conventions).
+    Equals the dual part of `inner` ([MontgomerySmith2023, eq. (29)] up to its factor conventions).
     """
     t = _arr(twist, "twist", 6)
     w = _arr(wrench, "wrench", 6)
@@ -409,8 +409,8 @@ def exp(g):
     for vec8 the real (dual-number) part ``s + ε t`` factors out, ``exp(g) = e^s (1 + ε t)
     exp(Im g)``.  For pure ``g = a + ε b``: ``P = cos θ + sinc θ a``, ``D`` the directional
     derivative of the quaternion exponential along ``b`` (``θ = |a|``; exact, series near 0;
-    kernel :func:`dqdyn.algebra._core.dq_exp_pure`).  ``exp(½ ξ t)`` is the screw motion of the
-    constant body twist ``ξ``.  Not DQ Robotics' ``exp`` (see :func:`exp_decoupled`).
+    kernel `dqdyn.algebra._core.dq_exp_pure`).  ``exp(½ ξ t)`` is the screw motion of the
+    constant body twist ``ξ``.  Not DQ Robotics' ``exp`` (see `exp_decoupled`).
     """
     g = _arr(g, "g", (8, 6))
     if g.shape[-1] == 8:
@@ -435,9 +435,9 @@ def log(x, *, atol: float = 1e-6):
 
     The sign is chosen so that ``P0 >= 0`` (``x`` and ``−x`` are the same pose), hence the
     rotation part has ``|P(g)| = φ/2 ∈ [0, π/2]``; correct for rotation angles ``φ ∈ [0, π]``
-    and for pure translations (kernel :func:`dqdyn.algebra._core.dq_log_unit`).
+    and for pure translations (kernel `dqdyn.algebra._core.dq_log_unit`).
     ``log(exp(g)) = g`` when ``|P(g)| < π/2``.  Raises NotUnitError if ``x`` is not unit within
-    ``atol``.  Not DQ Robotics' ``log`` (``½φn + ε½p``): see :func:`log_decoupled`.
+    ``atol``.  Not DQ Robotics' ``log`` (``½φn + ε½p``): see `log_decoupled`.
     """
     x = _arr(x, "x", 8)
     _check_unit(x, "x", atol)
@@ -471,9 +471,9 @@ def log_decoupled(x, *, atol: float = 1e-6):
     """DQ Robotics' logarithm ``½ φ n + ε ½ p`` (..., 8) of a unit pose ``x = r + ε ½ p r``.
 
     Rotation and translation are *decoupled*: the dual part is half the translation, not the
-    screw's dual part (compare :func:`log`).  The sign of ``x`` is chosen with ``P0 >= 0``, so
+    screw's dual part (compare `log`).  The sign of ``x`` is chosen with ``P0 >= 0``, so
     ``φ ∈ [0, π]`` (DQ Robotics uses ``φ = 2 acos P0 ∈ [0, 2π]``; same pose).  Inverse:
-    :func:`exp_decoupled`.
+    `exp_decoupled`.
     """
     x = _arr(x, "x", 8)
     _check_unit(x, "x", atol)
@@ -484,7 +484,7 @@ def log_decoupled(x, *, atol: float = 1e-6):
 
 
 def exp_decoupled(g):
-    """DQ Robotics' exponential ``r + ε D(g) r`` with ``r = exp(P(g))`` (inverse of :func:`log_decoupled`).
+    """DQ Robotics' exponential ``r + ε D(g) r`` with ``r = exp(P(g))`` (inverse of `log_decoupled`).
 
     ``g`` is pure, vec8 (..., 8; real parts ignored) or vec6 (..., 6).  Returns (..., 8).
     """
@@ -570,7 +570,7 @@ def screw_axis(direction, point, pitch=0.0, *, as_vec8: bool = False):
 
 
 class Screw(NamedTuple):
-    """A twist decomposed as ``magnitude × (l + ε (m + pitch l))`` (see :func:`plucker_from_twist`)."""
+    """A twist decomposed as ``magnitude × (l + ε (m + pitch l))`` (see `plucker_from_twist`)."""
 
     line: np.ndarray  #: Plücker line [l, m] (..., 6), |l| = 1, l·m = 0, m = p × l
     pitch: np.ndarray  #: (...), inf for pure translation
@@ -579,7 +579,7 @@ class Screw(NamedTuple):
 
 
 def plucker_from_twist(xi, *, tol: float = 1e-12):
-    """Screw decomposition of a twist ``ξ = ω + ε v`` (vec6 (..., 6) or pure vec8): a :class:`Screw`.
+    """Screw decomposition of a twist ``ξ = ω + ε v`` (vec6 (..., 6) or pure vec8): a `Screw`.
 
     For ``ω ≠ 0``: ``magnitude = |ω|``, ``l = ω/|ω|``, ``pitch = ω·v/|ω|²``, axis point
     ``p = ω × v / |ω|²`` and moment ``m = p × l``, so that

@@ -128,8 +128,8 @@ def translation_of(x):
 def pose_from_matrix(T):
     """Unit dual quaternion (..., 8), ``P0 >= 0``, of a homogeneous matrix (..., 4, 4).
 
-    The one definition (:mod:`.dualquat` and :mod:`dqdyn.algebra` re-export it); input checked:
-    :class:`~dqdyn.errors.ShapeError` / :class:`~dqdyn.errors.NonFiniteError` name ``T``."""
+    The one definition (`dualquat` and `dqdyn.algebra` re-export it); input checked:
+    `ShapeError` / `NonFiniteError` name ``T``."""
     T = np.asarray(T, dtype=float)
     if T.ndim < 2 or T.shape[-2:] != (4, 4):
         raise errors.ShapeError(f"T must have shape (..., 4, 4); got {T.shape}")
@@ -141,7 +141,7 @@ def pose_from_matrix(T):
 def matrix_from_pose(x):
     """Homogeneous 4×4 matrix (..., 4, 4) of a unit dual quaternion (..., 8).
 
-    The one definition (:mod:`.dualquat` and :mod:`dqdyn.algebra` re-export it); input checked
+    The one definition (`dualquat` and `dqdyn.algebra` re-export it); input checked
     (errors name ``x``)."""
     try:
         x = np.asarray(x, dtype=float)

@@ -1,4 +1,4 @@
-"""Compiled kernel of :meth:`dqdyn.algorithms.interconnection.InterconnectionGraph.rnea` (graphs
+"""Compiled kernel of `dqdyn.algorithms.interconnection.InterconnectionGraph.rnea` (graphs
 of model subsystems; the default ``compiled=True``), and its C-gate entry."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _vertex_forward(MI, MF, N, k, q, v, a, WS):
 @kernel(error_model="numpy")
 def _vertex_backward(MI, MF, N, k, q, a, F, use_f, WS, tau):
     """Backward recursion of vertex ``k``, its successors' connection wrenches in ``F``; its
-    joints' rotor inertia (:attr:`Model.armature`) adds ``armature ⊙ a``."""
+    joints' rotor inertia (`Model.armature`) adds ``armature ⊙ a``."""
     r0, nb1, q0, nq, v0, nv, w0 = N[k, 2], N[k, 3], N[k, 4], N[k, 5], N[k, 6], N[k, 7], N[k, 8]
     f = F[r0:r0 + nb1] if use_f else F[0:0]
     for i in range(f.shape[0]):
@@ -57,7 +57,7 @@ def _vertex_backward(MI, MF, N, k, q, a, F, use_f, WS, tau):
 
 @kernel()
 def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, WS, F, tau):
-    """The lean modular dqNE of :meth:`InterconnectionGraph.rnea` for graphs of model
+    """The lean modular dqNE of `InterconnectionGraph.rnea` for graphs of model
     subsystems, in one compiled call ([Silva2022thesis, eqs. 5.8–5.11]).  Vertices in depth-first order
     (a predecessor before its successors); per vertex ``k`` the int row ``N[k]`` =
     ``[parent, body in parent, mi/mf/F row, nb1, q, nq, v, nv, ws row, nkids]`` (``q`` / ``v``:
@@ -119,7 +119,7 @@ def graph_rnea_kernel(MI, MF, g, N, TOA, OFF, q, v, a, WS, F, tau):
 # (see gate.gate_address) GATE(address, MI, MF, nv, -1, q, v, a, NP, W) → τ: ``MI`` / ``MF`` the
 # vertices' model tables stacked, ``NP`` = [ns, rows, nws, N (ns × NCOLS)] as int64 viewed as
 # float64, ``W`` = [g (3), TOA, OFF (ns × 8 each), WS (nws × W_COLS), F (rows × 6)], the layout
-# of :func:`pack_sizes`.
+# of `pack_sizes`.
 def pack_sizes(ns, rows, nws):
     """Offsets of the pieces of ``W`` (and its total length, last)."""
     sizes = (3, ns * 8, ns * 8, nws * W_COLS, rows * 6)

@@ -23,8 +23,8 @@ forward:   ``q̈_i = Ψ_i (τ_i − ⟨S_i, Î_i (Ad(x_i^λ*) V̇_λ + η_i) + B
            ``V̇_i = Ad(x_i^λ*) V̇_λ + S_i q̈_i + η_i``
 
 Gravity enters as the base acceleration ``V̇_0 = −g`` (Kim's footnote 6).  The sweep itself is
-:func:`dqdyn.algorithms.hybrid.hybrid_kernel` [Kim2012, Table 4] with no prescribed DoF; the
-pieces it shares with ``M⁻¹`` and the constrained variants are in :mod:`.articulated`.
+`dqdyn.algorithms.hybrid.hybrid_kernel` [Kim2012, Table 4] with no prescribed DoF; the
+pieces it shares with ``M⁻¹`` and the constrained variants are in `articulated`.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ _hybrid_inline = ijit(getattr(hybrid_kernel, "py_func", hybrid_kernel))
 
 @njit
 def aba_kernel(mi, mf, q, v, tau, qdd, ws):
-    """The articulated-body algorithm [Kim2012, Table 3]: :func:`hybrid_kernel` with no
-    prescribed DoF and no external force.  ``ws`` as for :func:`hybrid_kernel`."""
+    """The articulated-body algorithm [Kim2012, Table 3]: `hybrid_kernel` with no
+    prescribed DoF and no external force.  ``ws`` as for `hybrid_kernel`."""
     mi, mf, q, v, tau, qdd, ws = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
                                   unmanaged(tau), unmanaged(qdd), unmanaged(ws))
     nb1 = mi.shape[0]
@@ -105,13 +105,13 @@ def aba_kernel(mi, mf, q, v, tau, qdd, ws):
 
 @njit
 def aba_entry(mi, mf, q, v, tau, qdd):
-    """Single-state fast path of :func:`aba` (:func:`aba_checked` with its own scratch)."""
+    """Single-state fast path of `aba` (`aba_checked` with its own scratch)."""
     return aba_checked(mi, mf, q, v, tau, qdd, np.empty(workspace_size_nb(mi.shape[0], mi[0, MI_IV])))
 
 
 @ijit
 def aba_checked(mi, mf, q, v, tau, qdd, ws):
-    """Single-state :func:`aba` on the flat scratch ``ws``: lengths and mimic joints checked."""
+    """Single-state `aba` on the flat scratch ``ws``: lengths and mimic joints checked."""
     nv = mi[0, MI_IV]
     if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv
             or ws.shape[0] < workspace_size_nb(mi.shape[0], nv)):
@@ -139,12 +139,12 @@ _ABA_ENTRY = gate_entry(globals(), "_ABA_C", _c_aba, 3, NV, -1, scratch=True)
 
 @njit
 def aba_mimic_entry(mi, mf, q, v, tau, qdd):
-    """:func:`aba` of a model with mimic joints, one state, in one compiled call: ``M q̈ = τ − h``
+    """`aba` of a model with mimic joints, one state, in one compiled call: ``M q̈ = τ − h``
     with ``h = rnea(q, v, 0)`` and ``M`` the CRBA matrix of the model as it is (each mimic joint's
     terms already in its master's entry: ``Gᵀ h_full``, ``Gᵀ M_full G``), solved by Cholesky
-    (:func:`dqdyn.algorithms.lagrange.solve_kernel`) — :func:`_aba_reduced`'s route and
+    (`dqdyn.algorithms.lagrange.solve_kernel`) — `_aba_reduced`'s route and
     arithmetic, so the same bits.  Status: OK, BAD_SHAPE, or MIMIC for anything else (a
-    non-finite input, a singular ``M``: :func:`_aba_reduced` then names it)."""
+    non-finite input, a singular ``M``: `_aba_reduced` then names it)."""
     nv = mi[0, MI_IV]
     if q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or tau.shape[0] != nv or qdd.shape[0] != nv:
         return BAD_SHAPE
@@ -173,9 +173,9 @@ _ABA_MIMIC_C = 0  # its address, set on first use
 
 
 def _aba_mimic(model: Model, q, v, tau, out):
-    """:func:`aba` of a model with mimic joints without ``fext``: one state or a small batch of
-    float64 vectors through the call gate (:func:`aba_mimic_entry`), the rest
-    :func:`_aba_reduced`."""
+    """`aba` of a model with mimic joints without ``fext``: one state or a small batch of
+    float64 vectors through the call gate (`aba_mimic_entry`), the rest
+    `_aba_reduced`."""
     if GATE is not None and out is None:
         r = GATE(_ABA_MIMIC_C or gate_address(globals(), "_ABA_MIMIC_C", _c_aba_mimic),
                  model.mi, model.mf, model.nv, -1, q, v, tau)
@@ -203,7 +203,7 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
 
     On a model with mimic joints the recursion does not apply (a mimic joint couples DoFs of
     different bodies); there ``q̈`` solves the reduced system ``Gᵀ M_full G q̈ = τ − Gᵀ h_full``
-    by Cholesky (:func:`_aba_reduced`), as Pinocchio does for mimic joints.
+    by Cholesky (`_aba_reduced`), as Pinocchio does for mimic joints.
 
     Parameters
     ----------
@@ -220,7 +220,7 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         (row 0, the world, ignored).
     out : array (..., nv), optional
         Where to write the result (e.g. an ``np.memmap`` for a batch larger than memory;
-        batches run in chunks of :func:`dqdyn.config.set_batch_chunk` states).
+        batches run in chunks of `dqdyn.config.set_batch_chunk` states).
 
     Returns
     -------
@@ -297,8 +297,8 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
 
 def _aba_reduced(model: Model, q, v, tau, fext, out):
     """Forward dynamics of a model with mimic joints: ``M q̈ = τ − h`` with the reduced
-    ``M = Gᵀ M_full G`` and ``h = Gᵀ h_full`` that :func:`dqdyn.mass_matrix` and
-    :func:`dqdyn.rnea` already return for such a model (each mimic joint's terms added to its
+    ``M = Gᵀ M_full G`` and ``h = Gᵀ h_full`` that `dqdyn.mass_matrix` and
+    `dqdyn.rnea` already return for such a model (each mimic joint's terms added to its
     master's entry; ``G`` maps the independent velocities to all joints'), solved by Cholesky
     of the CRBA matrix — Pinocchio's route for mimic joints (``crba`` + a dense solve)."""
     from .lagrange import nonlinear_effects, solve_mass_matrix

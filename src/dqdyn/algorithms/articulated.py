@@ -1,14 +1,14 @@
 """The articulated-body machinery shared by ABA, hybrid dynamics and M⁻¹ [Kim2012, §2.2–§2.3].
 
-What :mod:`.aba`, :mod:`.hybrid`, :mod:`.minverse` and :mod:`.constrained_aba` have in common:
-the rigid inertia of a body as a 6×6 map twist → wrench (:func:`body_inertia6`), an inertia moved
-to the parent frame (``Ad(x) Î Ad(x*)``, :func:`transform_inertia_to_parent` and the 21-number
-form :func:`_inertia_to_parent`), wrenches and twists moved between frames, the per-body
+What `aba`, `hybrid`, `minverse` and `constrained_aba` have in common:
+the rigid inertia of a body as a 6×6 map twist → wrench (`body_inertia6`), an inertia moved
+to the parent frame (``Ad(x) Î Ad(x*)``, `transform_inertia_to_parent` and the 21-number
+form `_inertia_to_parent`), wrenches and twists moved between frames, the per-body
 workspace layout of the kernels (``K_*`` columns), the factorisation of ``D = Sᵀ Î S`` for any
-joint (:func:`_generic_factor`) and the projected inertia ``Π = Î − U D⁻¹ Uᵀ``
-(:func:`_pi_1dof`, :func:`_pi_generic`), and the status codes and errors of these algorithms.
+joint (`_generic_factor`) and the projected inertia ``Π = Î − U D⁻¹ Uᵀ``
+(`_pi_1dof`, `_pi_generic`), and the status codes and errors of these algorithms.
 
-Conventions of the kernels (see :mod:`.aba` for the recursion): twists ``ξ = ω + ε v`` and wrenches
+Conventions of the kernels (see `aba` for the recursion): twists ``ξ = ω + ε v`` and wrenches
 ``ζ = f + ε τ`` are pure dual quaternions that change frame with the same ``Ad(x) ζ = x ζ x*``
 [Silva2022, eq. (3)], so Kim's coadjoint ``Ad*_{T⁻¹}`` is ``Ad(x_i^λ)``; Kim's ``ad_V`` and ``−ad*_V``
 are both the dual quaternion cross product ``V × ·`` [Silva2022, eq. (8)]; ``Sᵀ F`` is the power
@@ -181,7 +181,7 @@ def transform_inertia_to_parent(x, P, out, scratch):
 
 @njit
 def transform_inertia_to_parent_dense(x, P, out, col, col2):
-    """Reference (dense) form of :func:`transform_inertia_to_parent`: ``Ad(x) P Ad(x*) e_k``."""
+    """Reference (dense) form of `transform_inertia_to_parent`: ``Ad(x) P Ad(x*) e_k``."""
     for k in range(6):
         for r in range(6):
             col[r] = 0.0
@@ -200,7 +200,7 @@ def transform_inertia_to_parent_dense(x, P, out, col, col2):
 # pairing ⟨S, F⟩ is ``Sᵀ F``.  It is kept as 21 numbers, ``τ = Ī ω + H v``, ``f = Hᵀ ω + M v``:
 # ``Ī`` (upper triangle, 6), ``H`` (row-major, 9), ``M`` (upper triangle, 6).  For a rigid body
 # at its origin ``Ī = Ī_c + m(|c|² 1 − c cᵀ)``, ``H = m [c]×``, ``M = m 1`` (the same map as
-# :func:`body_inertia6` with the wrench halves swapped).  The public wrench layout ``[f, τ]``
+# `body_inertia6` with the wrench halves swapped).  The public wrench layout ``[f, τ]``
 # appears only at the boundary (``fext``).
 K_R = 0  # rotation of x_i^λ (9, row-major: F_i axes → F_λ axes)
 K_P = 9  # translation of x_i^λ: origin of F_i in F_λ (3)
@@ -351,7 +351,7 @@ def _inertia_to_parent(W, i, lam, A, ra):
     ``X_i`` (twists from F_λ to F_i) is a rotation ``R`` of both halves after a shift by ``p``:
     with ``Ī_r = R Ī Rᵀ`` (and ``H_r``, ``M_r`` likewise), ``K = [p]× M_r``:
     ``M' = M_r``, ``H' = H_r + K``, ``Ī' = Ī_r − (Y + Yᵀ)`` with ``Y = (H_r + ½K)[p]×``
-    (the blocks of the dense product; see :func:`transform_inertia_to_parent` for the
+    (the blocks of the dense product; see `transform_inertia_to_parent` for the
     ``[f, τ]`` form).
     """
     R00, R01, R02 = W[i, K_R], W[i, K_R + 1], W[i, K_R + 2]

@@ -1,6 +1,6 @@
 """Batches: a batch of states runs in chunks, one compiled ``prange`` call per chunk.
 
-See :func:`dqdyn.config.set_batch_chunk`.  Each batch kernel's ``prange`` loop calls the same
+See `dqdyn.config.set_batch_chunk`.  Each batch kernel's ``prange`` loop calls the same
 serial kernel as a single state, so batched and single results are bit-identical; what dqdyn
 allocates besides the result is bounded by the chunk.
 """
@@ -20,7 +20,7 @@ SERIAL_WORK = 4096
 
 def for_batch(kernel, N: int, nb1: int):
     """``kernel`` (a parallel batch kernel) or, for a small batch, its serial twin
-    (``kernel.serial``, see :func:`dqdyn._jit.kernel`): never slower than a loop of single calls."""
+    (``kernel.serial``, see `dqdyn._jit.kernel`): never slower than a loop of single calls."""
     return kernel.serial if N * nb1 <= SERIAL_WORK and hasattr(kernel, "serial") else kernel
 
 #: blocks of states per batch call of the kernels that share one workspace per block (a
@@ -30,8 +30,8 @@ BLOCKS = 256
 
 def run_chunked(kernel, head: tuple, ins: list, outs: list, N: int, shared: tuple, raise_row):
     """Run the ``prange`` batch kernel ``kernel(*head, *ins, *outs, status)`` over ``N`` states,
-    :data:`dqdyn.config.BATCH_CHUNK` states per call (``head[0]`` is the model's ``mi`` table; a
-    small batch runs serially, see :func:`for_batch`).
+    `dqdyn.config.BATCH_CHUNK` states per call (``head[0]`` is the model's ``mi`` table; a
+    small batch runs serially, see `for_batch`).
 
     ``ins``: arrays with ``N`` rows, or one row shared by every state; the kernel broadcasts a
     shared row itself for the inputs whose indices are in ``shared``, the others are expanded

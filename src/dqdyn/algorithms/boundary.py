@@ -2,10 +2,10 @@
 
 Validation is split in two: the Python wrapper checks shapes (cheap), and the compiled kernel
 checks values (finite numbers, unit quaternions of spherical/free joints) in its first loop and
-returns a status code, so a single call costs one dispatch.  :func:`raise_status` turns the code
-into a :mod:`dqdyn.errors` exception that names the argument.  Batch shapes are broadcast here
-(:func:`broadcast_batch`, :func:`lazy_batch`); running a batch is :mod:`.batching`'s job, and the
-C call gate for single states is :mod:`.gate`'s.
+returns a status code, so a single call costs one dispatch.  `raise_status` turns the code
+into a `dqdyn.errors` exception that names the argument.  Batch shapes are broadcast here
+(`broadcast_batch`, `lazy_batch`); running a batch is `batching`'s job, and the
+C call gate for single states is `gate`'s.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def check_finite(x, code):
 
 @jit
 def check_state(mi, q, v, x, bad_x, fext, use_fext):
-    """Status of a dynamics input: ``q`` (:func:`check_q`), then finite ``v``, ``x`` (``a`` or
+    """Status of a dynamics input: ``q`` (`check_q`), then finite ``v``, ``x`` (``a`` or
     ``τ``, status ``bad_x``) and, when ``use_fext``, finite rows of ``fext``."""
     st = check_q(mi, q)
     if st != OK:
@@ -141,7 +141,7 @@ def raise_status(model: Model, status: int, row: int | None = None) -> None:
 
 class _Inputs:
     """The memory of a read-only C-contiguous array, offered to numpy as writable (numpy's
-    array interface, version 3) — for :func:`kernel_rows` only; holds the array alive."""
+    array interface, version 3) — for `kernel_rows` only; holds the array alive."""
 
     __slots__ = ("__array_interface__", "_held")
 
@@ -228,8 +228,8 @@ def broadcast_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[lis
 
 
 def lazy_batch(arrays: list[np.ndarray], batches: list[tuple]) -> tuple[list[np.ndarray], tuple, int]:
-    """Like :func:`broadcast_batch`, but an input with no batch axes stays one row (the chunked
-    driver :func:`run_chunked` shares it); only partial broadcasts (e.g. (3, 1) against (1, 4))
+    """Like `broadcast_batch`, but an input with no batch axes stays one row (the chunked
+    driver `run_chunked` shares it); only partial broadcasts (e.g. (3, 1) against (1, 4))
     are expanded.  Returns the arrays, the common batch shape and the number of states."""
     shape = _common_batch(batches)
     N = math.prod(shape)
@@ -257,7 +257,7 @@ def out_batch(out, shape: tuple, name: str = "out") -> np.ndarray | None:
 
 
 def into_out(out, x: np.ndarray) -> np.ndarray:
-    """``x`` copied into ``out`` (checked as :func:`out_batch` checks it: ``x``'s shape), and
+    """``x`` copied into ``out`` (checked as `out_batch` checks it: ``x``'s shape), and
     ``out`` returned: the general path of a public function whose fast path writes into ``out``
     in the C gate (a copy, so ``out`` may share memory with the inputs)."""
     out_batch(out, x.shape)[...] = x

@@ -2,7 +2,7 @@
 random configurations, normalisation and the tangent-space bracket.
 
 Vector joints add; spherical and free joints move by the exact exponential of the body (angular)
-velocity (``joint_integrate`` / ``joint_difference`` of :mod:`dqdyn.multibody.joints`; the
+velocity (``joint_integrate`` / ``joint_difference`` of `dqdyn.multibody.joints`; the
 unit dual quaternion exponential of [Silva2022thesis, §3.3.2]), so unit (dual) quaternions stay unit.  The q / v layouts per
 joint are in the README's Conventions.
 """

@@ -5,7 +5,7 @@ acts on twists and on wrenches alike: ``ξ × ζ`` is the coadjoint action ``ξ 
 derivatives are ``𝒮̇_k = ξ_i^0 × 𝒮_k + Ad(x_i^0) Ṡ_k`` [Silva2022, Lemma 2.1].  Then
 ``C q̇ = nonlinear_effects − gravity`` and ``Ṁ − 2C`` is skew-symmetric.
 
-It runs on the world-frame helpers of :mod:`.lagrange` (poses, inertias and motion axes of the
+It runs on the world-frame helpers of `lagrange` (poses, inertias and motion axes of the
 bodies in ``F_0``, the workspace columns ``C_*``).
 """
 
@@ -257,7 +257,7 @@ def coriolis_core(mi, mf, q, v, ws, C):
 
 @jit
 def coriolis_checked(mi, mf, q, v, C, ws):
-    """Single-state :func:`coriolis_matrix` on the flat scratch ``ws``, lengths checked."""
+    """Single-state `coriolis_matrix` on the flat scratch ``ws``, lengths checked."""
     nv = mi[0, MI_IV]
     nb1 = mi.shape[0]
     if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or C.shape[0] != nv or C.shape[1] != nv
@@ -288,8 +288,8 @@ _CORIOLIS_ENTRY = gate_entry(globals(), "_CORIOLIS_C", _c_coriolis, 2, NV, NV, s
 
 @njit
 def coriolis_rows(mi, mf, Q, V, C, status, s, e):
-    """States ``s`` to ``e`` of :func:`coriolis_batch` (see
-    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    """States ``s`` to ``e`` of `coriolis_batch` (see
+    `dqdyn.algorithms.newton_euler.rnea_rows`)."""
     mi, mf, Q, V = unmanaged(mi), unmanaged(mf), unmanaged(Q), unmanaged(V)
     C, status = unmanaged(C), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, C_NCOR))

@@ -37,7 +37,7 @@ axes ``S(φ)`` depend on its own angle, adds ``Ad(x_i) ∂(S q̇)/∂φ`` (and t
 analogues) to ``Δv, Δa, Δw`` and ``⟨∂S/∂φ, F⟩`` to its own rows (Table 5's ``∂S_i``, ``∂Ṡ_i``).
 
 **Configuration convention.** Derivatives with respect to ``q`` are taken along the tangent
-directions of :func:`dqdyn.integrate`: for a spherical or free joint the k-th column is
+directions of `dqdyn.integrate`: for a spherical or free joint the k-th column is
 ``d/dε τ(q ⊕ ε e_k)`` with the body-frame perturbation ``x ← x exp(½ ε e_k)`` — the same as
 Pinocchio's ``computeRNEADerivatives`` (up to dqdyn's ``[ω, v]`` ordering of free-joint
 velocities); for every other joint it is the ordinary partial derivative (planar: ``v = q̇``).
@@ -46,9 +46,9 @@ So every derivative matrix is nv × nv.
 Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluated at ``q̈ = FD(q, v, τ)``
 (the identity behind Table 6: differentiating ``τ = ID(q, v, FD(q, v, τ))``), and
 ``∂q̈/∂τ = M⁻¹``.  One compiled call, the structure of Pinocchio's ``computeABADerivatives``:
-``M⁻¹`` by the recursive inverse of :mod:`.minverse` (O(n·d), without forming ``M``) — or, up to
+``M⁻¹`` by the recursive inverse of `minverse` (O(n·d), without forming ``M``) — or, up to
 ``CHOL_MINV_UPTO`` velocities, from the ``M`` of the sweep's own composite inertias
-(:func:`_mass_sweep`) by :func:`.linalg.spd_inverse` (n³/2 multiply-adds, cheaper there than a
+(`_mass_sweep`) by `linalg.spd_inverse` (n³/2 multiply-adds, cheaper there than a
 second pass over the tree); the sweep above with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and
 ``q̈ = M⁻¹ (τ − bias)``; the accelerations are then updated in place, the backward sweep fills
 ``∂τ/∂(q, v)``, and the two products by ``M⁻¹`` go to BLAS (large n).  (The first version factored ``M`` by Cholesky and built ``M⁻¹``
@@ -319,7 +319,7 @@ def _body_motion(mi, mf, q, v, a, i, X, Vw, Aw, Sv, ax, sa, t, t2):
     Ad(x_i)(S q̈ + Ṡ q̇)`` (module docstring, "forward"), ``Sv = Ad(x_i) S q̇`` given.  An empty
     ``a``: ``q̈ = 0``.  ``ax``: the joint's axis (``mf``'s row).  ``sa``, ``t``, ``t2``: 6 scratch
     floats each, views made once by the caller (a view made here, per body, costs a
-    reference-count pair).  Used by :func:`dynamics_sweep`; :func:`_forward_sweep` keeps these
+    reference-count pair).  Used by `dynamics_sweep`; `_forward_sweep` keeps these
     lines written out (through these helpers the derivative kernels measured 5–10 % slower)."""
     jt = mi[i, MI_JTYPE]
     p = mi[i, MI_PARENT]
@@ -501,7 +501,7 @@ def _bias_sweep(mi, Fc, S, tau0):
 
 @ijit
 def dynamics_sweep_size(nb1, nv):
-    """Floats of :func:`dynamics_sweep`'s scratch for ``nb1`` bodies (world included), ``nv``
+    """Floats of `dynamics_sweep`'s scratch for ``nb1`` bodies (world included), ``nv``
     velocities."""
     return nb1 * (8 + 6 + 6 + 10 + 6) + nv * 12 + 46
 
@@ -511,10 +511,10 @@ def dynamics_sweep(mi, mf, q, v, ws, M, h):
     """``M(q)`` and ``h(q, v) = τ(q, v, 0)`` (gravity included) in one world-frame sweep: the
     forward sweep of the module docstring at ``q̈ = 0`` without the derivative columns (pose,
     twist, bias acceleration, world inertia and force of each body), then the composite
-    inertias' ``M_kc = ⟨𝒮_k, ℐ^c_i 𝒮_c⟩`` (:func:`_mass_sweep`, [Kim2012, §4.2]) and the
-    composite forces' ``h = ⟨𝒮, F⟩`` (:func:`_bias_sweep`, RNEA's backward pass).  One forward
+    inertias' ``M_kc = ⟨𝒮_k, ℐ^c_i 𝒮_c⟩`` (`_mass_sweep`, [Kim2012, §4.2]) and the
+    composite forces' ``h = ⟨𝒮, F⟩`` (`_bias_sweep`, RNEA's backward pass).  One forward
     kinematics for both (CRBA and RNEA each make their own).  It also leaves in ``ws``
-    (:func:`sweep_views`) what constraint rows read: poses ``X`` (each root body at the origin
+    (`sweep_views`) what constraint rows read: poses ``X`` (each root body at the origin
     of the world axes), world motion axes ``S`` (one column per velocity), twists ``Vw`` and
     bias accelerations ``Aw`` (``Aw[0] = −g``: gravity is in every ``Aw[i]``).  Models without
     mimic joints (every body's ``S`` its own velocities); ``q`` and ``v`` are not checked here."""
@@ -557,7 +557,7 @@ def dynamics_sweep(mi, mf, q, v, ws, M, h):
 
 @ijit
 def sweep_views(ws, nb1, nv):
-    """``X, S, Vw, Aw, Pc, Fc, Fa, tmp`` of :func:`dynamics_sweep`'s scratch ``ws``."""
+    """``X, S, Vw, Aw, Pc, Fc, Fa, tmp`` of `dynamics_sweep`'s scratch ``ws``."""
     X = view(ws, 0, (nb1, 8))
     o = 8 * nb1
     Vw = view(ws, o, (nb1, 6))
@@ -576,7 +576,7 @@ def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT
                       dq, dv, M, composite_inertia, tmp):
     """World-frame backward sweep (module docstring, "backward"): fills ``dq``, ``dv``, ``M``.
 
-    ``composite_inertia``: accumulate ``ℐ^c`` here (False when :func:`_mass_sweep` did).
+    ``composite_inertia``: accumulate ``ℐ^c`` here (False when `_mass_sweep` did).
     From ``PAIR_FROM`` on, a 1-DoF body whose parent comes next and is 1-DoF (each link of a
     chain) is ``held``: its column meets the ancestors in its parent's pass, with the parent's
     column (the same numbers, the same order of operations: the same bits)."""
@@ -764,7 +764,7 @@ def _carve(ws, nb1, nv):
 
 #: up to this many velocities ``aba_derivatives`` takes ``M⁻¹`` from a Cholesky factor of the
 #: sweep's own ``M`` (about n³ operations, no second pass over the tree); above it, from the
-#: recursive inverse (O(n·d), :mod:`.minverse`)
+#: recursive inverse (O(n·d), `minverse`)
 CHOL_MINV_UPTO = 16
 
 #: from this size on, ``M⁻¹ ∂τ/∂x`` goes to BLAS (below it a call costs more than the loops)
@@ -772,7 +772,7 @@ BLAS_FROM = 24
 
 
 #: from this velocity index on, a 1-DoF body whose parent is the next body swept and 1-DoF too
-#: has its column swept over the ancestors together with its parent's (:func:`_derivative_sweep`):
+#: has its column swept over the ancestors together with its parent's (`_derivative_sweep`):
 #: on long chains 12-17 % less time (the ancestors' column entries are written two adjacent
 #: numbers at a time), on 6-9-DoF arms nothing to gain (their paths are short)
 PAIR_FROM = 12
@@ -826,8 +826,8 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, use_fext, out):
 
 @fjit
 def _rnea_derivatives_on(mi, mf, q, v, a, fext, use_fext, out, ws):
-    """The sweeps of :func:`rnea_derivatives_kernel` (arguments checked) on the workspace ``ws``.
-    Every array is taken without its reference count (:func:`~dqdyn._views.unmanaged`; the
+    """The sweeps of `rnea_derivatives_kernel` (arguments checked) on the workspace ``ws``.
+    Every array is taken without its reference count (`unmanaged`; the
     caller holds them): the sweeps take ~25 views per body of the workspace, each an increment
     and a decrement of a shared count otherwise (UR5: 2.5 -> 1.9 µs in a loop inside numba)."""
     mi, mf, q, v, a, fext, out, ws = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
@@ -904,8 +904,8 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
 
 @fjit
 def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
-    """The steps of :func:`aba_derivatives_kernel` (arguments checked) on the workspace ``ws``,
-    every array without its reference count (as :func:`_rnea_derivatives_on`)."""
+    """The steps of `aba_derivatives_kernel` (arguments checked) on the workspace ``ws``,
+    every array without its reference count (as `_rnea_derivatives_on`)."""
     mi, mf, q, v, tau, fext, out, ws = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
                                         unmanaged(tau), unmanaged(fext), unmanaged(out), unmanaged(ws))
     nb1 = mi.shape[0]
@@ -1078,12 +1078,12 @@ def _mimic_rnea_derivatives_entry(mi, mf, q, v, a, mm, out):
 def _mimic_aba_derivatives_entry(mi, mf, q, v, tau, mm, out):
     """``aba_derivatives`` of a model with mimic joints: ``M = Gᵀ M_x G``, ``h = Gᵀ h_x``,
     ``q̈ = M⁻¹ (τ − h)`` (the reduced system ``aba`` solves), then at ``a_x = G q̈``
-    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` and ``∂q̈/∂τ = M⁻¹`` — :func:`_mimic_aba_derivatives`'
+    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` and ``∂q̈/∂τ = M⁻¹`` — `_mimic_aba_derivatives`'
     chain rule, compiled; status (not OK: the caller's numpy path names it).
 
-    As in :func:`aba_derivatives_kernel`, one forward sweep serves all: made at ``a_x = 0`` it
-    gives ``M_x`` (:func:`_mass_sweep`) and ``h_x`` (:func:`_bias_sweep`), and
-    :func:`_accelerations_at` moves it to ``a_x = G q̈`` for the derivative sweep (no separate
+    As in `aba_derivatives_kernel`, one forward sweep serves all: made at ``a_x = 0`` it
+    gives ``M_x`` (`_mass_sweep`) and ``h_x`` (`_bias_sweep`), and
+    `_accelerations_at` moves it to ``a_x = G q̈`` for the derivative sweep (no separate
     CRBA or RNEA, no second forward sweep)."""
     nvx, nqx = mi[0, MI_IV], mi[0, MI_IQ]
     k = mm.shape[0] // 4
@@ -1188,7 +1188,7 @@ _LAYOUTS = {}
 
 
 def _layout(nv: int) -> tuple:
-    """The gate result's three (nv, nv) parts, for :data:`SPLIT` (one state or a batch)."""
+    """The gate result's three (nv, nv) parts, for `SPLIT` (one state or a batch)."""
     got = _LAYOUTS.get(nv)
     if got is None:
         got = _LAYOUTS[nv] = ((nv, nv),) * 3
@@ -1272,7 +1272,7 @@ def _run(model: Model, kernel, batch_kernel, q, v, a, fext, aname, awhat, what):
 
 
 def _expanded(model: Model, q, v, a, aname, awhat):
-    """Inputs of a model with mimic joints mapped to :meth:`Model.independent_mimic`'s model."""
+    """Inputs of a model with mimic joints mapped to `Model.independent_mimic`'s model."""
     mx, G, src, scale, offset = model.independent_mimic()
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
@@ -1283,8 +1283,16 @@ def _expanded(model: Model, q, v, a, aname, awhat):
     return mx, G, Qx.reshape(batch + (mx.nq,)), (V @ G.T).reshape(sh), (A @ G.T).reshape(sh)
 
 
+def _plain(model: Model, q, v, x, xname: str):
+    """``q``, ``v``, ``x`` as C-contiguous writable float64 arrays of their own shapes."""
+    Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
+    V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
+    X, bx = as_vector_batch(x, model.nv, xname, "model.nv entries")
+    return Q.reshape(bq + (model.nq,)), V.reshape(bv + (model.nv,)), X.reshape(bx + (model.nv,))
+
+
 def _mimic_rnea_derivatives(model: Model, q, v, a, fext):
-    """``Gᵀ (∂τ_x/∂x_x) G`` on the independent model (:meth:`Model.independent_mimic`)."""
+    """``Gᵀ (∂τ_x/∂x_x) G`` on the independent model (`Model.independent_mimic`)."""
     mx, G, qx, vx, ax = _expanded(model, q, v, a, "a", "the acceleration, model.nv entries")
     return tuple(G.T @ D @ G for D in rnea_derivatives(mx, qx, vx, ax, fext))
 
@@ -1294,10 +1302,10 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
     """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)`` of inverse dynamics, each (..., nv, nv).
 
     ``∂τ/∂a`` is the mass matrix.  Configuration derivatives follow the tangent convention of
-    :func:`dqdyn.integrate` (module docstring).  ``fext`` (..., nbodies+1, 6) is held constant in
+    `dqdyn.integrate` (module docstring).  ``fext`` (..., nbodies+1, 6) is held constant in
     the body frames.  One compiled O(n·d) call (Carpentier & Mansard's world-frame sweeps).
     On a model with mimic joints: the chain rule ``Gᵀ (∂τ_x/∂x_x) G`` through the model with
-    the mimic joints made independent (:meth:`Model.independent_mimic`).
+    the mimic joints made independent (`Model.independent_mimic`).
     """
     if fext is None and GATE is not None:
         # (a model with mimic joints straight to its own gate entry: through the other one first,
@@ -1308,6 +1316,8 @@ def rnea_derivatives(model: Model, q, v, a, fext=None):
             mimic = False  # (not a Model: _gated names it)
         if mimic:
             r = _mimic_gated(model, _MIMIC_RNEA_D_C, _c_mimic_rnea_derivatives, "_MIMIC_RNEA_D_C", q, v, a)
+            if r is None:  # (a list, a view, another dtype: the route of plain arrays)
+                r = _mimic_gated(model, _MIMIC_RNEA_D_C, _c_mimic_rnea_derivatives, "_MIMIC_RNEA_D_C", *_plain(model, q, v, a, "a"))
         else:
             r = _gated(model, _RNEA_D_C, _c_rnea_derivatives, "_RNEA_D_C", q, v, a, "rnea_derivatives")
         if r is not None:
@@ -1323,9 +1333,9 @@ def aba_derivatives(model: Model, q, v, tau, fext=None):
     """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)`` of forward dynamics, each (..., nv, nv).
 
     ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = FD(q, v, τ)``, ``∂q̈/∂τ = M⁻¹`` (``M⁻¹`` by the
-    recursive inverse of :func:`mass_matrix_inverse`, module docstring).  One compiled call.
+    recursive inverse of `mass_matrix_inverse`, module docstring).  One compiled call.
     On a model with mimic joints: ``q̈ = aba(...)`` of the reduced model, then
-    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` with ``M = Gᵀ M_x G`` (:meth:`Model.independent_mimic`).
+    ``∂q̈/∂x = −M⁻¹ Gᵀ (∂τ_x/∂x_x) G`` with ``M = Gᵀ M_x G`` (`Model.independent_mimic`).
     """
     if fext is None and GATE is not None:
         # (a model with mimic joints straight to its own gate entry: through the other one first,
@@ -1336,6 +1346,8 @@ def aba_derivatives(model: Model, q, v, tau, fext=None):
             mimic = False  # (not a Model: _gated names it)
         if mimic:
             r = _mimic_gated(model, _MIMIC_ABA_D_C, _c_mimic_aba_derivatives, "_MIMIC_ABA_D_C", q, v, tau)
+            if r is None:  # (a list, a view, another dtype: the route of plain arrays)
+                r = _mimic_gated(model, _MIMIC_ABA_D_C, _c_mimic_aba_derivatives, "_MIMIC_ABA_D_C", *_plain(model, q, v, tau, "tau"))
         else:
             r = _gated(model, _ABA_D_C, _c_aba_derivatives, "_ABA_D_C", q, v, tau, "aba_derivatives")
         if r is not None:

@@ -1,9 +1,9 @@
 """The single-state fast paths: the C call gate and the armed entry kernels.
 
 A single state of plain float64 vectors goes through the call gate, ``src/dqdyn/_gate.c``: each
-entry kernel is also compiled as a C function (:func:`gate_address`, through dqdyn's kernel cache),
+entry kernel is also compiled as a C function (`gate_address`, through dqdyn's kernel cache),
 and the gate checks the arguments' types in C, allocates the result and calls that function.
-Without the compiled gate (a build with no C compiler), :func:`armed_call` calls the entry kernel
+Without the compiled gate (a build with no C compiler), `armed_call` calls the entry kernel
 through numba's dispatcher, compiled for exactly one signature.  Neither holds any algorithm.
 """
 
@@ -39,7 +39,7 @@ T_V = nb.types.Array(nb.float64, 1, "C")
 T_M = nb.types.Array(nb.float64, 2, "C")
 
 
-#: held while an entry kernel is armed (:func:`armed_call`)
+#: held while an entry kernel is armed (`armed_call`)
 _ARMING = threading.RLock()
 
 
@@ -82,10 +82,10 @@ def no_gate(*args):
 def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
                scratch: bool = False, ints: tuple = ()):
     """A public function's single-state fast path, ``entry(model, *inputs)``: the gate call of
-    ``body``'s kernel (:func:`gate_address`, compiled or loaded on the first call) on ``nin``
+    ``body``'s kernel (`gate_address`, compiled or loaded on the first call) on ``nin``
     inputs with the model's tables — and with ``scratch`` its workspace, passed last — read in
     C (and kept for the next call with the same model).  A result of ``rows`` × ``cols``
-    (``cols`` -1: a vector; :data:`NB1` / :data:`NV`: the model's sizes).  Returns what
+    (``cols`` -1: a vector; `NB1` / `NV`: the model's sizes).  Returns what
     ``GATE`` returns: the result, a status code, or None (not plain float64 vectors, not a
     model, not ``nin`` inputs: the caller's general path).  Against ``GATE(namespace[name] or
     gate_address(...), model.mi, model.mf, rows, cols, *inputs)`` it saves the Python reads of
@@ -94,7 +94,7 @@ def gate_entry(namespace: dict, name: str, body, nin: int, rows: int, cols: int,
     kernel takes a Python int (a body index, a frame code; ``lens[k]`` in the kernel); an int
     anywhere else is declined (the kernel would read it as an array at address NULL: a
     ``q`` of ``model.nq`` given as the int ``model.nq`` crashed the process).  Without the
-    compiled gate, :func:`no_gate`."""
+    compiled gate, `no_gate`."""
     if _ENTRY is None:
         return no_gate
 
@@ -116,12 +116,12 @@ def fast_front(entry, out: bool = True, named: bool = False, frames: dict | None
     Plain: ``fn(model, *inputs, out=None)`` with the entry's ``1 + nin`` positional arguments
     (``out=`` as a keyword when ``out``).  ``named``: ``fn(model, q, name[, frame], out=None)``,
     the entry's ``(model, q, placement, body[, code][, out])`` with ``(body, placement)`` from
-    :func:`~dqdyn.algorithms.kinematics._resolve_frame`'s cache (a name seen before; the first
+    `_resolve_frame`'s cache (a name seen before; the first
     call of a name goes through ``fn``, which fills it) and ``code = frames[frame]``, ``frame``
     defaulting to ``default``.  With ``cls`` (a NamedTuple): ``fn(model, *inputs,
     constraints)`` with no keyword, ``constraints`` a list of one constraint whose compiled
     layout is cached for ``model`` (``constraints.dynamics._compiled_spec``), is the entry's
-    ``(model, *inputs, spec, par)`` split into ``cls`` as :data:`SPLIT` does.  With ``parts =
+    ``(model, *inputs, spec, par)`` split into ``cls`` as `SPLIT` does.  With ``parts =
     k``, a plain front whose entry gives ``(k n, n)`` returns its ``k`` ``(n, n)`` parts as a
     tuple of views (the derivatives' three matrices).  ``skip``: a status code of the entry
     that depends on the model alone (``articulated.MIMIC``); a model it was answered for goes
@@ -152,11 +152,11 @@ _GATED = {}  # the compiled cfuncs (kept alive: the gate holds only their addres
 
 def gate_address(namespace: dict, name: str, body) -> int:
     """Compile (or load from dqdyn's kernel cache) ``body`` as a C-callable kernel of signature
-    :data:`GATE_SIG`, store its address in ``namespace[name]`` and return it.
+    `GATE_SIG`, store its address in ``namespace[name]`` and return it.
 
     The public functions' single-state fast paths call ``GATE(namespace[name] or
     gate_address(...), model.mi, model.mf, rows, cols, *inputs)``; ``body`` unpacks the raw
-    buffers with :func:`gate_tables` / :func:`gate_vector` and calls the same entry kernel as
+    buffers with `gate_tables` / `gate_vector` and calls the same entry kernel as
     the dispatcher path.  LLVM inlines the recursion differently into this function and into a
     batch kernel, so the kernels keep strict IEEE arithmetic, which makes single and batched
     results agree to the bit whatever it inlines — except the analytic derivatives

@@ -21,7 +21,7 @@ every formula here holds unchanged — the Gibbs–Appell form with ``u = v``, e
 ``J_i`` is computed with dqdyn's compiled body-frame Jacobian of body ``i`` shifted to the CoM
 (``J_D ← J_D − S(c_i) J_P``: the CoM velocity ``v + ω × c``), which equals the paper's
 ``2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` (eq. 33; checked in the tests); ``J̇_i`` is the exact time
-derivative from :func:`~dqdyn.jacobian_time_derivative` (the paper leaves J̇ unspecified,
+derivative from `jacobian_time_derivative` (the paper leaves J̇ unspecified,
 [Silva2022, §4.1]).  Everything is batched over leading axes of ``q`` / ``v`` with ``einsum``.
 
 Skew-symmetry (Remark 4.1, eq. 52).  ``Ṁ_GP − 2 C_GP`` is skew-symmetric, but the paper's closed
@@ -30,13 +30,13 @@ form ``½Ṁ − C = −Σ Jᵀ S̄ J`` omits a term; the correct identity (the 
 
     ½ Ṁ_GP − C_GP = −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀ Ψ J − Jᵀ Ψ J̇),
 
-both sums skew.  :func:`remark41_paper` and :func:`remark41_corrected` return the two right-hand
-sides; :func:`mass_matrix_derivative` returns ``Ṁ_GP = Σ (J̇ᵀΨJ + JᵀΨJ̇)``.
+both sums skew.  `remark41_paper` and `remark41_corrected` return the two right-hand
+sides; `mass_matrix_derivative` returns ``Ṁ_GP = Σ (J̇ᵀΨJ + JᵀΨJ̇)``.
 
 Which Coriolis matrix.  ``C`` is not unique: any ``C + K`` with ``K(q, v) v = 0`` has the same
 ``C v``.  The paper's ``C_GP`` (eq. 47) is one valid factorization (``Ṁ − 2C_GP`` skew), but it
 is **not** the Christoffel-symbol matrix (``c_kj = Σ_i Γ_kji v_i``, the one
-:func:`~dqdyn.coriolis_matrix` and Pinocchio return): it differs by ``Σ Jᵀ K_i J`` with
+`coriolis_matrix` and Pinocchio return): it differs by ``Σ Jᵀ K_i J`` with
 ``K_i ν_i = 0`` (relative difference ~1e-3 on the bundled mobile manipulator).  Replacing S̄ by
 the Levi-Civita term of the rigid body's left-invariant metric,
 
@@ -45,11 +45,11 @@ the Levi-Civita term of the rigid body's left-invariant metric,
 
 (skew, and ``S̄_LC ν = S̄ ν = −ad_νᵀ Ψ ν``, the gyroscopic wrench ``[ω × Īω; m ω × v]``) gives
 ``C_LC = Σ Jᵀ (S̄_LC J + Ψ J̇)``, which *is* the Christoffel matrix (to round-off; tested).
-:func:`coriolis_matrix_gp` returns either (``form="paper"`` | ``"christoffel"``).
+`coriolis_matrix_gp` returns either (``form="paper"`` | ``"christoffel"``).
 
-Gibbs–Appell and Kane (eqs. 53–61): :func:`gauss_function` is 𝒢 (eq. 38, with the joint torques
-as a linear term), :func:`appell_function` is the acceleration energy S (eq. 54),
-:func:`kane_forces` returns (φ, φ̄) (eq. 60).  Their gradients / differences coincide
+Gibbs–Appell and Kane (eqs. 53–61): `gauss_function` is 𝒢 (eq. 38, with the joint torques
+as a linear term), `appell_function` is the acceleration energy S (eq. 54),
+`kane_forces` returns (φ, φ̄) (eq. 60).  Their gradients / differences coincide
 (eq. 61): ``∂𝒢/∂v̇ = ∂S/∂v̇ − τ̄_GA = φ − φ̄ = M v̇ + C v + g − τ``.
 
 Wrenches here follow the paper's ``ς̄ = [τ; f]`` ordering (eq. 49: the moment first, so that
@@ -178,8 +178,8 @@ def com_twist_jacobians_dot(model: Model, q, v) -> tuple[np.ndarray, np.ndarray]
 
 def com_twist_jacobians_paper(model: Model, q, *, h: float = 1e-6) -> np.ndarray:
     """[Silva2022, eq. (33)] literally: ``J̄ = 2 Ī H⁺₈(x_0^{c_i}) J_{x_{c_i}^0}`` with the CoM pose
-    Jacobian ``J_x`` taken by central differences of :func:`~dqdyn.com_poses` along each
-    velocity direction (a cross-check of :func:`com_twist_jacobians`; one state, O(h²))."""
+    Jacobian ``J_x`` taken by central differences of `com_poses` along each
+    velocity direction (a cross-check of `com_twist_jacobians`; one state, O(h²))."""
     from .configuration import integrate
 
     q = np.asarray(q, dtype=float)
@@ -282,7 +282,7 @@ def coriolis_matrix_gp(model: Model, q, v, *, form: str = "paper") -> np.ndarray
 
     ``form="paper"``: S̄ of [Silva2022, eq. (44)], i.e. ``C_GP`` of eq. 47 (a valid factorization, not
     the Christoffel one); ``form="christoffel"``: S̄_LC of the module doc, which equals the
-    Christoffel-symbol matrix :func:`~dqdyn.coriolis_matrix`.  Both give the same ``C v``."""
+    Christoffel-symbol matrix `coriolis_matrix`.  Both give the same ``C v``."""
     if form == "paper":
         return gauss_model(model, q, v).C
     if form != "christoffel":
@@ -314,7 +314,7 @@ def remark41_paper(model: Model, q, v) -> np.ndarray:
     """The paper's printed closed form of ``½Ṁ_GP − C_GP``: ``−Σ Jᵀ S̄ J`` (eq. 52).
 
     Skew-symmetric, but **not** equal to ``½Ṁ_GP − C_GP`` in general (erratum: it omits
-    ``½ Σ (J̇ᵀΨJ − JᵀΨJ̇)``); see :func:`remark41_corrected`."""
+    ``½ Σ (J̇ᵀΨJ − JᵀΨJ̇)``); see `remark41_corrected`."""
     G = gauss_model(model, q, v)
     return -np.einsum("...bji,...bjk,...bkl->...il", G.J, G.Sbar, G.J)
 
@@ -363,7 +363,7 @@ def unconstrained_accelerations(model: Model, q, v) -> np.ndarray:
 def gauss_function(model: Model, q, v, a, tau=None) -> float:
     """Gauss's function [Silva2022, eqs. (31), (38)]: ``𝒢 = Σ ½ (a_i − ā_i)ᵀ Ψ_i (a_i − ā_i) − τᵀ v̇``.
 
-    ``a_i = J_i v̇ + J̇_i v`` (eq. 34), ``ā_i`` from :func:`unconstrained_accelerations`; the
+    ``a_i = J_i v̇ + J̇_i v`` (eq. 34), ``ā_i`` from `unconstrained_accelerations`; the
     generalized joint forces ``τ`` (which the paper adds as τ_GP after eq. 48) enter linearly.
     Its minimizer over ``v̇`` is the forward dynamics; with constraints ``A v̇ = b`` the
     constrained minimizer is the Udwadia–Kalaba solution."""

@@ -2,9 +2,9 @@
 
 The columns of ``S_i`` are split into prescribed ones (known ``q̈``; their τ is computed from
 ``F_i = Î_i V̇_i + B̂_i``) and free ones (known τ; their ``q̈`` is computed); the split may be per
-degree of freedom, not only per joint.  With no DoF prescribed this is the ABA of :mod:`.aba`
-(which calls :func:`hybrid_kernel`); with all prescribed it is inverse dynamics.  The recursion
-and its notation are in :mod:`.aba`'s docstring; the shared pieces in :mod:`.articulated`.
+degree of freedom, not only per joint.  With no DoF prescribed this is the ABA of `aba`
+(which calls `hybrid_kernel`); with all prescribed it is inverse dynamics.  The recursion
+and its notation are in `aba`'s docstring; the shared pieces in `articulated`.
 """
 
 from __future__ import annotations
@@ -326,7 +326,7 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
     ``presc[k] != 0`` marks DoF ``k`` as acceleration-prescribed (``qdd_in[k]`` given,
     ``tau_out[k]`` computed); the others take ``tau[k]`` and get ``qdd[k]``.  ``presc`` (and
     ``qdd_in``) of length 0 mean "nothing prescribed".  Gravity is read from the world row of
-    ``mf``.  ``ws`` is flat scratch of :func:`workspace_size` floats.  Returns a status code.
+    ``mf``.  ``ws`` is flat scratch of `workspace_size` floats.  Returns a status code.
 
     Revolute, prismatic and helical joints whose DoF is free take a scalar path (``S`` a
     constant axis, ``D`` a number); other joints go through the generic motion-axis helpers.
@@ -356,7 +356,7 @@ def hybrid_kernel(mi, mf, q, v, tau, fext, use_fext, presc, qdd_in, qdd, tau_out
 
 @njit
 def hybrid_entry(mi, mf, q, v, a, tau, presc, qdd, tau_out):
-    """Single-state fast path of :func:`hybrid_dynamics` (no fext)."""
+    """Single-state fast path of `hybrid_dynamics` (no fext)."""
     nv = mi[0, MI_IV]
     if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or a.shape[0] != nv or tau.shape[0] != nv
             or presc.shape[0] != nv):

@@ -3,9 +3,9 @@ the spatial axes of every joint, their time derivatives and the pose Jacobian.
 
 The column of joint ``j`` is its motion axis moved to the frame, ``Ad(x_j^f) S_j``
 ([Silva2022, eqs. (16)–(19)]), over the joints that support the frame only (one pass from the frame down to the
-root, :func:`jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is
+root, `jacobian_kernel`), so a frame's Jacobian costs its depth, not the tree's size.  Its derivative is
 [Silva2022, Lemma 2.1, eq. (10)]: ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``, from the poses and twists of
-the frame's supporting bodies only (:func:`_path_twists`).
+the frame's supporting bodies only (`_path_twists`).
 
 Every Jacobian has an explicit ``frame`` argument:
 
@@ -15,7 +15,7 @@ Every Jacobian has an explicit ``frame`` argument:
 
 Rows are ``[ω, v]`` (vec6 of the twist); columns follow ``v``.  The pose Jacobian (8 × nv, DQ
 Robotics' convention) satisfies ``vec8(ẋ) = J_x v`` [Silva2022, eq. (4)].  Forward kinematics,
-poses and twists: :mod:`.kinematics`.
+poses and twists: `kinematics`.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
     they keep full precision however far the robot is from the world origin.  The supporting
     bodies' ``x_j^λ`` are computed first, each into its row of ``X`` (their sines and cosines
     then do not wait on the chain of products, as in
-    :func:`~dqdyn.algorithms.kinematics.fk_kernel`)."""
+    `fk_kernel`)."""
     st = check_q(mi, q)
     if st != OK:
         return st
@@ -181,7 +181,7 @@ def jacobian_kernel(mi, mf, q, body, placement, frame, X, J):
 
 @njit
 def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
-    """The frame Jacobian ``J`` (6 × nv, zeroed by the caller; :func:`jacobian_kernel`'s pass),
+    """The frame Jacobian ``J`` (6 × nv, zeroed by the caller; `jacobian_kernel`'s pass),
     its drift ``jdv = J̇ v`` (6) and the frame's world pose ``xf`` (8), without ``J̇`` or any
     world pose of the bodies between: what a constraint row ``J v̇ = −J̇ v`` needs.
 
@@ -193,7 +193,7 @@ def jacobian_drift_kernel(mi, mf, q, v, body, placement, frame, X, J, jdv, xf):
     Then ``η`` at the root is the frame's body twist ``(ω, v)`` and, with ``R`` the rotation of
     ``x_f^0``: spatial ``J̇_s v = Ad(x_f^0) J̇_b v``, world-aligned
     ``J̇_wa v = R (J̇_b v + [0; ω × v])`` (the derivative of ``J_wa = diag(R, R) J_b``).
-    The same ``J̇ v`` as :func:`jacobian_dot_kernel`'s ``J̇`` times ``v`` (tests: against it and
+    The same ``J̇ v`` as `jacobian_dot_kernel`'s ``J̇`` times ``v`` (tests: against it and
     finite differences).  ``X`` (≥ 5 rows of 8): scratch."""
     st = check_q(mi, q)
     if st == OK:
@@ -298,9 +298,9 @@ def joint_jacobians_kernel(mi, mf, q, X, J):
 @njit
 def _path_twists(mi, mf, q, v, body, X, T, scratch):
     """Poses ``X[i] = x_i^0`` and body twists ``T[i] = ξ_{0,i}^i`` [Silva2022, eq. (19)] of ``body``
-    and its ancestors only — the rows :func:`jacobian_dot_kernel` reads — so a frame's J̇ costs
+    and its ancestors only — the rows `jacobian_dot_kernel` reads — so a frame's J̇ costs
     the frame's depth, not the tree (the rows of other bodies are left as they were).  The
-    operations of :func:`~dqdyn.algorithms.kinematics.twists_kernel` on those bodies, bit for
+    operations of `twists_kernel` on those bodies, bit for
     bit; the same checks of all of ``q`` and ``v``.  ``scratch``: 14 floats."""
     st = check_q(mi, q)
     if st != OK:
@@ -347,15 +347,15 @@ def jacobian_dot_kernel(mi, mf, q, v, body, placement, frame, X, T, J, Jd):
 
     Spatial column derivative by [Silva2022, Lemma 2.1, eq. (10)]:
     ``d/dt Ad(x_j^0) S = ξ_{0,j}^0 × Ad(x_j^0) S + Ad(x_j^0) Ṡ``.
-    Poses and twists of the frame's body and its ancestors only (:func:`_path_twists`).
+    Poses and twists of the frame's body and its ancestors only (`_path_twists`).
     """
     return _jacobian_dot_on(mi, mf, q, v, body, placement, frame, X, T, J, Jd, np.empty(82))
 
 
 @njit
 def _jacobian_dot_on(mi, mf, q, v, body, placement, frame, X, T, J, Jd, w):
-    """:func:`jacobian_dot_kernel` on the scratch ``w`` (82 floats: one block instead of twelve
-    small arrays), every array without its reference count (:func:`~dqdyn._views.unmanaged`;
+    """`jacobian_dot_kernel` on the scratch ``w`` (82 floats: one block instead of twelve
+    small arrays), every array without its reference count (`unmanaged`;
     the caller holds them: the pass takes views of ``X``, ``T`` and ``w`` per body)."""
     mi, mf, q, v, placement, X, T, J, Jd, w = (
         unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v), unmanaged(placement),
@@ -424,7 +424,7 @@ def _jacobian_dot_on(mi, mf, q, v, body, placement, frame, X, T, J, Jd, w):
 
 @jit
 def joint_jacobians_checked(mi, mf, q, J, ws):
-    """Every joint's spatial columns (:func:`joint_jacobians_kernel`) on the flat scratch ``ws``."""
+    """Every joint's spatial columns (`joint_jacobians_kernel`) on the flat scratch ``ws``."""
     nb1 = mi.shape[0]
     if (q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != mi[0, MI_IV]
             or ws.shape[0] < nb1 * 8):
@@ -444,7 +444,7 @@ def joint_jacobians_entry(mi, mf, q, J):
 
 @jit
 def jacobian_checked(mi, mf, q, body, placement, frame, J, ws):
-    """Twist Jacobian of a frame (see :func:`jacobian_kernel`) on the flat scratch ``ws``."""
+    """Twist Jacobian of a frame (see `jacobian_kernel`) on the flat scratch ``ws``."""
     nv = mi[0, MI_IV]
     nb1 = mi.shape[0]
     if (q.shape[0] != mi[0, MI_IQ] or J.shape[0] != 6 or J.shape[1] != nv
@@ -459,7 +459,7 @@ def jacobian_checked(mi, mf, q, body, placement, frame, J, ws):
 
 @jit
 def jacobian_dot_checked(mi, mf, q, v, body, placement, frame, out, ws):
-    """``J`` then ``J̇`` of a frame (:func:`jacobian_dot_kernel`) into ``out`` (12·nv entries: two
+    """``J`` then ``J̇`` of a frame (`jacobian_dot_kernel`) into ``out`` (12·nv entries: two
     6 × nv blocks), on the flat scratch ``ws`` (the call gate's: the model's workspace)."""
     nv = mi[0, MI_IV]
     nb1 = mi.shape[0]
@@ -476,7 +476,7 @@ def jacobian_dot_checked(mi, mf, q, v, body, placement, frame, out, ws):
 
 @jit
 def jacobian_drift_checked(mi, mf, q, v, body, placement, frame, jdv, ws):
-    """``J̇ v`` of a frame (:func:`jacobian_drift_kernel`) into ``jdv`` (6), on the flat scratch
+    """``J̇ v`` of a frame (`jacobian_drift_kernel`) into ``jdv`` (6), on the flat scratch
     ``ws`` (the call gate's: the model's workspace; its J and pose there too)."""
     nv = mi[0, MI_IV]
     if (q.shape[0] != mi[0, MI_IQ] or v.shape[0] != nv or jdv.shape[0] != 6
@@ -731,7 +731,7 @@ def jacobian_time_derivative(model: Model, q, v, name, frame: str = "body"):
 
 def jacobian_dot_times_v(model: Model, q, v, name, frame: str = "body") -> np.ndarray:
     """``J̇ v`` (..., 6) of a frame (the velocity-product part of its acceleration), without
-    forming ``J̇`` (:func:`jacobian_drift_kernel`: one cross product per joint of the frame's path)."""
+    forming ``J̇`` (`jacobian_drift_kernel`: one cross product per joint of the frame's path)."""
     code = _frame_code(frame)
     body, pl = _resolve_frame(model, name)
     r = _JACOBIAN_DRIFT_ENTRY(model, q, v, pl, body, code)  # (one state or a small batch)
@@ -773,9 +773,9 @@ def pose_jacobian_derivative(model: Model, q, v, name) -> np.ndarray:
     """Time derivative of the pose Jacobian (..., 8, nv) along ``v``: ``vec8(ẍ) = J_x v̇ + J̇_x v``
     (DQ Robotics' ``pose_jacobian_derivative(q, q_dot)`` where v = q̇).
 
-    Differentiating the columns ``½ vec8(S_k x)`` of :func:`pose_jacobian` (``S_k`` the spatial
+    Differentiating the columns ``½ vec8(S_k x)`` of `pose_jacobian` (``S_k`` the spatial
     twist column as a pure dual quaternion, [Silva2022, eq. (4)]): ``½ vec8(Ṡ_k x + S_k ẋ)`` with
-    ``ẋ = ½ ξ^0 x``, ``ξ^0 = J_s v`` and ``Ṡ`` from :func:`jacobian_time_derivative`
+    ``ẋ = ½ ξ^0 x``, ``ξ^0 = J_s v`` and ``Ṡ`` from `jacobian_time_derivative`
     (``"spatial"``).
     """
     Js, Jsd = jacobian_time_derivative(model, q, v, name, frame="spatial")

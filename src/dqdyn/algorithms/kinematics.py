@@ -12,7 +12,7 @@ parent's twist moved by the adjoint plus the joint twist,
 
 and the spatial twist (world frame, origin point) is ``ξ_{0,i}^0 = Ad(x_i^0) ξ_{0,i}^i``.
 
-Frame Jacobians and their derivatives: :mod:`.jacobians`.
+Frame Jacobians and their derivatives: `jacobians`.
 
 Every public function accepts leading batch axes on ``q`` (and ``v``) and runs a batch inside
 one compiled call (``prange`` over the batch).
@@ -102,13 +102,13 @@ def _times_rot_x(p0, p1, p2, p3, b0, b1):
 
 @jit
 def _times_rot_y(p0, p1, p2, p3, b0, b2):
-    """The quaternion product ``p (b0 + b2 j)`` (see :func:`_times_rot_x`)."""
+    """The quaternion product ``p (b0 + b2 j)`` (see `_times_rot_x`)."""
     return p0 * b0 - p2 * b2, p1 * b0 - p3 * b2, p0 * b2 + p2 * b0, p1 * b2 + p3 * b0
 
 
 @jit
 def _times_rot_z(p0, p1, p2, p3, b0, b3):
-    """The quaternion product ``p (b0 + b3 k)`` (see :func:`_times_rot_x`)."""
+    """The quaternion product ``p (b0 + b3 k)`` (see `_times_rot_x`)."""
     return p0 * b0 - p3 * b3, p1 * b0 + p2 * b3, -(p1 * b3) + p2 * b0, p0 * b3 + p3 * b0
 
 
@@ -117,7 +117,7 @@ def local_pose(mi, mf, i, q):
     """``x_i^λ = x_{J_i}^λ · x_J(q_i)`` [Silva2022thesis, eq. (3.19)], the pose of body ``i`` in its parent's
     frame, as 8 scalars (no array: a kernel calling it allocates nothing).  Revolute and
     prismatic joints skip forming ``x_J(q)``: the same operations as
-    :func:`~dqdyn.multibody.joints.joint_pose` then ``dq_mul`` with its zero entries left out
+    `joint_pose` then ``dq_mul`` with its zero entries left out
     (the same result: every product left out is a zero; only the sign of a zero result may
     differ)."""
     jt = mi[i, MI_JTYPE]
@@ -164,7 +164,7 @@ def local_pose(mi, mf, i, q):
 @jit
 def dq_mul_tuple(a, b):
     """The dual quaternion product ``a b`` of two 8-tuples, as an 8-tuple (the operations of
-    :func:`~dqdyn.algebra._core.dq_mul`, kept in registers)."""
+    `dq_mul`, kept in registers)."""
     a0, a1, a2, a3, a4, a5, a6, a7 = a
     b0, b1, b2, b3, b4, b5, b6, b7 = b
     return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
@@ -179,7 +179,7 @@ def dq_mul_tuple(a, b):
 
 @jit
 def mul_local(X, p, a, i):
-    """``X[i] = X[p] · a``: rows of the pose table, ``a`` as 8 scalars (:func:`local_pose`).
+    """``X[i] = X[p] · a``: rows of the pose table, ``a`` as 8 scalars (`local_pose`).
     Rows by index, not as views: a view of ``X`` per body costs a reference count update
     (two calls into numba's runtime) that the kernels' branches keep LLVM from removing."""
     r0, r1, r2, r3, r4, r5, r6, r7 = dq_mul_tuple(
@@ -440,7 +440,7 @@ def frame_pose(model: Model, q, name) -> np.ndarray:
     x : ndarray, shape (..., 8)
         Unit dual quaternion ``x = r + ε ½ p r`` as vec8 ``[P(x), D(x)]`` (scalar first): the
         frame's orientation ``r`` and position ``p`` (m) in F_0.
-        :func:`dqdyn.algebra.rotations.matrix_from_pose` gives the 4 × 4 matrix.
+        `dqdyn.algebra.rotations.matrix_from_pose` gives the 4 × 4 matrix.
 
     Raises
     ------

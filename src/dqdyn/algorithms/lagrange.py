@@ -20,7 +20,7 @@ rotation ``R Ī_c Rᵀ`` is the matrix form of the quaternionic frame change
 ``−m_i g`` (eq. 24); moved to ``F_0`` by ``Ad(x_{c_i}^0)`` (eq. 29) and summed over each subtree
 it is ``−(M g + ε h × g)``, paired with ``𝒮_k``.
 
-``coriolis_matrix`` (the Christoffel-consistent ``C``) is in :mod:`.coriolis`, on the same
+``coriolis_matrix`` (the Christoffel-consistent ``C``) is in `coriolis`, on the same
 world-frame helpers.
 """
 
@@ -128,7 +128,7 @@ G_NCOLS = 20
 @jit
 def world_pose(mi, mf, q, ws, i, ax, xj, xl):
     """``x_i^0 = x_λ^0 x_i^λ`` ([Silva2022thesis, eq. (3.19)] along the tree), kept as ``(r, R, p)`` in
-    ``ws[i]``; ``x_i^λ`` from :func:`~dqdyn.algorithms.newton_euler.joint_pose`.  ``F_0`` here is
+    ``ws[i]``; ``x_i^λ`` from `joint_pose`.  ``F_0`` here is
     the world's axes at the origin of the root body (see below), not the world origin."""
     lam = mi[i, MI_PARENT]
     r0, r1, r2, r3, t0, t1, t2 = joint_pose(mi, mf, i, q, ax, xj, xl)
@@ -206,7 +206,7 @@ def world_axes(mi, mf, q, ws, i, ax, col):
 
     Revolute, prismatic and helical joints have one axis ``l = R a`` through ``p``:
     ``𝒮 = l + ε (p × l + h l)`` (``h`` the pitch; prismatic: ``ε l``).  The others go through
-    :func:`~dqdyn.multibody.joints.joint_column` and ``Ad(x) s = R s_ω + ε (R s_v + p × R s_ω)``.
+    `joint_column` and ``Ad(x) s = R s_ω + ε (R s_v + p × R s_ω)``.
     Returns the number of axes.
     """
     jt = mi[i, MI_JTYPE]
@@ -461,7 +461,7 @@ def solve_kernel(mi, mf, q, M, B):
 # (one signature each, armed on first use: see gate.armed_call; lengths checked here)
 @jit
 def gravity_checked(mi, mf, q, tau, ws):
-    """Single-state :func:`gravity` on the flat scratch ``ws``, input lengths checked."""
+    """Single-state `gravity` on the flat scratch ``ws``, input lengths checked."""
     nb1 = mi.shape[0]
     if q.shape[0] != mi[0, MI_IQ] or tau.shape[0] != mi[0, MI_IV] or ws.shape[0] < (nb1 + 1) * G_NCOLS:
         return BAD_SHAPE
@@ -471,7 +471,7 @@ def gravity_checked(mi, mf, q, tau, ws):
 
 @jit
 def crba_checked(mi, mf, q, M, ws):
-    """Single-state :func:`mass_matrix` (CRBA) on the flat scratch ``ws``, lengths checked."""
+    """Single-state `mass_matrix` (CRBA) on the flat scratch ``ws``, lengths checked."""
     nv = mi[0, MI_IV]
     nb1 = mi.shape[0]
     if (q.shape[0] != mi[0, MI_IQ] or M.shape[0] != nv or M.shape[1] != nv
@@ -526,8 +526,8 @@ _NLE_ENTRY = gate_entry(globals(), "_NLE_C", _c_nle, 2, NV, -1, scratch=True)
 # ------------------------------------------------------------------------ batch drivers
 @njit
 def gravity_rows(mi, mf, g, Q, TAU, status, s, e):
-    """States ``s`` to ``e`` of :func:`gravity_batch` (see
-    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    """States ``s`` to ``e`` of `gravity_batch` (see
+    `dqdyn.algorithms.newton_euler.rnea_rows`)."""
     mi, mf, g, Q = unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q)
     TAU, status = unmanaged(TAU), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, G_NCOLS))
@@ -545,8 +545,8 @@ def gravity_batch(mi, mf, g, Q, TAU, status):
 
 @njit
 def crba_rows(mi, mf, Q, M, status, s, e):
-    """States ``s`` to ``e`` of :func:`crba_batch` (see
-    :func:`dqdyn.algorithms.newton_euler.rnea_rows`)."""
+    """States ``s`` to ``e`` of `crba_batch` (see
+    `dqdyn.algorithms.newton_euler.rnea_rows`)."""
     mi, mf, Q = unmanaged(mi), unmanaged(mf), unmanaged(Q)
     M, status = unmanaged(M), unmanaged(status)
     ws = np.empty((mi.shape[0] + 1, C_NCRBA))
@@ -756,8 +756,8 @@ def _solve(model: Model, q, B, bB) -> np.ndarray:
 def solve_mass_matrix(model: Model, q, b) -> np.ndarray:
     """``M(q)⁻¹ b`` (..., nv) by Cholesky of the CRBA matrix.
 
-    Raises :class:`~dqdyn.errors.SingularError` naming the joint whose velocity moves no
-    inertia (e.g. a massless leaf body), :class:`~dqdyn.errors.NonFiniteError` for NaN input.
+    Raises `SingularError` naming the joint whose velocity moves no
+    inertia (e.g. a massless leaf body), `NonFiniteError` for NaN input.
     """
     bb = np.asarray(b, dtype=np.float64)
     if bb.ndim == 0 or bb.shape[-1] != model.nv:
@@ -769,7 +769,7 @@ def solve_mass_matrix(model: Model, q, b) -> np.ndarray:
 
 def solve_mass_matrix_columns(model: Model, q, B) -> np.ndarray:
     """``M(q)⁻¹ B`` for a matrix ``B`` (nv, k) by Cholesky of the CRBA matrix: (..., nv, k).
-    (``M(q)⁻¹`` itself is :func:`dqdyn.mass_matrix_inverse`, which needs no ``M``.)"""
+    (``M(q)⁻¹`` itself is `dqdyn.mass_matrix_inverse`, which needs no ``M``.)"""
     return _solve(model, q, np.asarray(B, dtype=np.float64), ())
 
 

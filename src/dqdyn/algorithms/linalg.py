@@ -2,8 +2,8 @@
 the inverse of a small SPD matrix.
 
 Used wherever a kernel solves a small SPD system in place (the multi-DoF joint blocks of the
-articulated-body algorithms, M q̈ = τ − h in :mod:`.lagrange`, the Udwadia–Kalaba kernel of
-:mod:`dqdyn.constraints.dynamics`) or needs ``M⁻¹`` of a small model (:mod:`.derivatives`), so
+articulated-body algorithms, M q̈ = τ − h in `lagrange`, the Udwadia–Kalaba kernel of
+`dqdyn.constraints.dynamics`) or needs ``M⁻¹`` of a small model (`derivatives`), so
 there is one Cholesky in the library.
 """
 
@@ -36,9 +36,9 @@ def chol_factor(A, n, L):
 
 @njit
 def chol_factor_r(A, n, L, d):
-    """:func:`chol_factor` keeping the reciprocals ``d = 1 / diag(L)`` and dividing by nothing
-    else: n divisions instead of n(n + 1)/2, and none in :func:`lower_solve_r` /
-    :func:`lower_t_solve_r`.  On the small systems of the constraint solve (n ≤ ~10) the
+    """`chol_factor` keeping the reciprocals ``d = 1 / diag(L)`` and dividing by nothing
+    else: n divisions instead of n(n + 1)/2, and none in `lower_solve_r` /
+    `lower_t_solve_r`.  On the small systems of the constraint solve (n ≤ ~10) the
     divisions are most of the time: each sits on the recursion's dependency chain and takes
     3–5 multiplications' latency.  (``s · (1/r)`` may differ from ``s / r`` in the last bit.)"""
     for i in range(n):
@@ -59,7 +59,7 @@ def chol_factor_r(A, n, L, d):
 
 @njit
 def lower_solve_r(L, d, n, x):
-    """In place ``x ← L⁻¹ x`` with ``d = 1 / diag(L)`` (:func:`chol_factor_r`)."""
+    """In place ``x ← L⁻¹ x`` with ``d = 1 / diag(L)`` (`chol_factor_r`)."""
     for i in range(n):
         s = x[i]
         for k in range(i):
@@ -109,12 +109,12 @@ def chol_solve(L, n, b, x):
 @njit
 def spd_inverse(A, n, L, out):
     """``out = A⁻¹`` (leading ``n × n`` block, exactly symmetric) of SPD ``A``; False if ``A`` is
-    not positive definite.  ``A = L Lᵀ`` by :func:`chol_factor`; ``L`` is then inverted in place
+    not positive definite.  ``A = L Lᵀ`` by `chol_factor`; ``L`` is then inverted in place
     (its diagonal replaced by the reciprocals, then column by column, top down: row ``i`` of
     column ``j`` needs the original ``L_ik`` for ``k ≥ j`` and the inverse's ``(L⁻¹)_kj`` for
     ``k < i``), and ``A⁻¹ = L⁻ᵀ L⁻¹``.  About n³/2 multiply-adds and n divisions past the
-    factor (solving for the n columns with :func:`chol_solve` costs n² divisions): for small n.
-    The factor is :func:`chol_factor_r`'s (its reciprocals kept in ``out``'s first row until the
+    factor (solving for the n columns with `chol_solve` costs n² divisions): for small n.
+    The factor is `chol_factor_r`'s (its reciprocals kept in ``out``'s first row until the
     product overwrites it: ``out`` must not alias ``A``)."""
     d = out[0]
     if not chol_factor_r(A, n, L, d):

@@ -2,7 +2,7 @@
 
 The articulated inertias are computed once, in the world frame; column ``c`` of ``M⁻¹`` is then
 the ABA response to ``τ = e_c`` with gravity and velocity removed ([Kim2012, §3.2]'s simplified
-passes), all columns swept together over subtrees.  Shared pieces in :mod:`.articulated`.
+passes), all columns swept together over subtrees.  Shared pieces in `articulated`.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ U64 = np.uint64
 
 @ijit
 def _minv_backward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
-    """Pass 2 of :func:`minv_kernel` (leaves → root): ``D_i``, ``Î_λ += Π_i`` (eq. 49), the diagonal
+    """Pass 2 of `minv_kernel` (leaves → root): ``D_i``, ``Î_λ += Π_i`` (eq. 49), the diagonal
     blocks ``D_i⁻¹`` and the upper rows ``−D_i⁻¹ ⟨S_i, F_c⟩`` of the subtree's columns, ``F_c += U_i M⁻¹_ic``."""
     nb1 = mi.shape[0]
     for i in range(nb1 - 1, 0, -1):
@@ -292,7 +292,7 @@ def _minv_backward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
 
 @ijit
 def _minv_forward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
-    """Pass 3 of :func:`minv_kernel` (root → leaves, depth-first): ``M⁻¹_ic −= D_i⁻¹ ⟨U_i, A_λ,c⟩``
+    """Pass 3 of `minv_kernel` (root → leaves, depth-first): ``M⁻¹_ic −= D_i⁻¹ ⟨U_i, A_λ,c⟩``
     (eq. 45) and ``A_i,c = A_λ,c + S_i M⁻¹_ic`` (eq. 41)."""
     nb1 = mi.shape[0]
     nv = Mi.shape[0]
@@ -498,7 +498,7 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
     ``τ = e_c`` with gravity and velocity removed ([Kim2012, §3.2]'s simplified passes).  On a
     model with mimic joints it is the inverse of the reduced ``M = Gᵀ M_full G`` (by Cholesky).
 
-    ``q`` (..., nq) as for :func:`dqdyn.aba`.  Returns ``Minv`` (..., nv, nv), symmetric positive
+    ``q`` (..., nq) as for `dqdyn.aba`.  Returns ``Minv`` (..., nv, nv), symmetric positive
     definite, in the inverse units of ``M`` (1/(kg·m²), 1/kg, 1/(kg·m) across).  Raises
     ``ShapeError``, ``NonFiniteError``, ``NotUnitError``, and ``SingularError`` naming a joint
     that moves no mass.
@@ -541,8 +541,8 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
 
 def _minv_reduced(model: Model, q) -> np.ndarray:
     """``M(q)⁻¹`` of a model with mimic joints: the reduced CRBA matrix ``Gᵀ M_full G``
-    (:func:`dqdyn.mass_matrix`) inverted by its Cholesky factor (see
-    :func:`dqdyn.algorithms.aba._aba_reduced`)."""
+    (`dqdyn.mass_matrix`) inverted by its Cholesky factor (see
+    `dqdyn.algorithms.aba._aba_reduced`)."""
     from .lagrange import solve_mass_matrix_columns
 
     return solve_mass_matrix_columns(model, q, np.eye(model.nv))

@@ -29,12 +29,12 @@ Backward recursion, ``i = n … 1`` (``ζ_i`` starts at zero; children add into 
 
 ``ζ_i`` is the wrench that joint ``i`` transmits to body ``i`` (the subtree's total), at the CoM
 of body ``i`` in its axes; the papers' joint wrench is ``Γ_i = ζ_{0,i}^{i−1} = Ad(x_{c_i}^{J_i})
-ζ_i`` (eq. 29 written from joint frame to joint frame), which :func:`newton_euler` returns.
+ζ_i`` (eq. 29 written from joint frame to joint frame), which `newton_euler` returns.
 The projection (30) is the same in either frame because the power pairing is invariant under
 ``Ad``.  ``Ṡ v`` is non-zero only for the planar joint (whose body-frame axes turn with φ).
 
 Conventions (README "Conventions"): twists vec6 ``[ω, v]``, wrenches vec6 ``[f, τ]``; ``v`` and
-``a`` follow the joint layouts of :mod:`dqdyn.multibody.joints` (free joint: body twist and its
+``a`` follow the joint layouts of `dqdyn.multibody.joints` (free joint: body twist and its
 time derivative; planar: ``(ẋ, ẏ, φ̇)``).  External wrenches ``fext`` (..., nbodies+1, 6) are
 applied **to** body ``i`` by the environment, as ``[f, τ]`` expressed in the body frame ``F_i``
 at its origin (Pinocchio's ``fext`` convention; row 0, the world, is ignored); they enter
@@ -132,7 +132,7 @@ _EMPTY2 = np.empty((0, 6))
 # The kernels below index the model tables and the workspace directly (``ws[i, W_XI + k]``)
 # instead of slicing rows: in numba every slice is a new array object with reference counting,
 # which costs more than the arithmetic of a body.  The generic joint helpers of
-# :mod:`dqdyn.multibody.joints` are used, on scratch arrays, for the joint types that have no
+# `dqdyn.multibody.joints` are used, on scratch arrays, for the joint types that have no
 # inline case here (cylindrical, planar, spherical, free).
 
 
@@ -180,7 +180,7 @@ def joint_pose(mi, mf, i, q, ax, xj, xl):
 
     Revolute, prismatic and helical joints are written out (``x_J`` is a rotation about and/or
     a translation along an axis through the joint origin); the others use the generic
-    :func:`~dqdyn.multibody.joints.joint_transform` and a dual quaternion product.
+    `joint_transform` and a dual quaternion product.
     """
     jt = mi[i, MI_JTYPE]
     P0, P1, P2, P3 = mf[i, 0], mf[i, 1], mf[i, 2], mf[i, 3]
@@ -273,11 +273,11 @@ def ne_forward(mi, mf, g, q, v, a, ws, sc):
 
 @jit
 def ne_forward_bodies(mi, mf, q, v, a, ws, sc):
-    """The body loop of :func:`ne_forward` from a given world row ``ws[0]``: its twist
+    """The body loop of `ne_forward` from a given world row ``ws[0]``: its twist
     ``W_XI``, twist derivative ``W_XID`` and gravity ``W_G``, in the frame of the model's world
     (a moving base: the interconnection graph's connection frame, [Silva2022thesis, eq. 5.10]; ``v`` of
     length 0 means zero twists, the base's included).  Zeroes the wrench
-    column, row 0 included (:func:`ne_backward` accumulates there the wrench the base
+    column, row 0 included (`ne_backward` accumulates there the wrench the base
     transmits)."""
     nb1 = mi.shape[0]
     has_v = v.shape[0] > 0
@@ -460,7 +460,7 @@ def ne_backward(mi, mf, q, fext, ws, tau, sc):
 
 @jit
 def armature_tau(mi, mf, a, tau):
-    """``τ += armature ⊙ a`` (the rotors' inertia: :attr:`Model.armature`); a zero armature adds
+    """``τ += armature ⊙ a`` (the rotors' inertia: `Model.armature`); a zero armature adds
     nothing, bit for bit."""
     for i in range(1, mi.shape[0]):
         iv = mi[i, MI_IV]
@@ -472,7 +472,7 @@ def armature_tau(mi, mf, a, tau):
 
 @jit
 def armature_diag(mi, mf, M):
-    """``M += diag(armature)`` (:attr:`Model.armature`); a zero armature adds nothing."""
+    """``M += diag(armature)`` (`Model.armature`); a zero armature adds nothing."""
     for i in range(1, mi.shape[0]):
         iv = mi[i, MI_IV]
         for k in range(mi[i, MI_NV]):
@@ -528,7 +528,7 @@ def joint_frame_wrenches(mi, mf, q, ws, G):
 # ------------------------------------------------------------------------ single-state kernels
 @jit
 def rnea_checked(mi, mf, q, v, a, tau, ws):
-    """Single-state :func:`rnea` (and ``nonlinear_effects`` with ``a`` of length 0) on the flat
+    """Single-state `rnea` (and ``nonlinear_effects`` with ``a`` of length 0) on the flat
     scratch ``ws``: input lengths checked here, gravity read from the world row of ``mf``."""
     nv = mi[0, MI_IV]
     nb2 = mi.shape[0] + NSCRATCH
@@ -541,7 +541,7 @@ def rnea_checked(mi, mf, q, v, a, tau, ws):
 
 @njit
 def rnea_entry(mi, mf, q, v, a, tau):
-    """:func:`rnea_checked` with its own scratch (the dispatcher's fast path)."""
+    """`rnea_checked` with its own scratch (the dispatcher's fast path)."""
     return rnea_checked(mi, mf, q, v, a, tau, np.empty((mi.shape[0] + NSCRATCH) * W_COLS))
 
 
@@ -550,7 +550,7 @@ _RNEA = None  # rnea_entry, armed on first use (see gate.armed_call)
 
 
 def _c_rnea(mip, mfp, nb1, bufs, lens):
-    """Gate kernel of :func:`rnea` (q, v, a, scratch → τ; see gate.gate_address)."""
+    """Gate kernel of `rnea` (q, v, a, scratch → τ; see gate.gate_address)."""
     mi, mf = gate_tables(mip, mfp, nb1)
     if lens[2] != lens[1]:  # (rnea_checked reads an empty ``a`` as zero: not for rnea)
         return BAD_SHAPE
@@ -564,9 +564,9 @@ _RNEA_ENTRY = gate_entry(globals(), "_RNEA_C", _c_rnea, 3, NV, -1, scratch=True)
 
 
 def _c_rnea_fext(mip, mfp, nb1, bufs, lens):
-    """Gate kernel of :func:`rnea` with external wrenches (q, v, a, fext flattened to
-    ``(nbodies + 1) · 6`` entries, scratch → τ): :func:`ne_core` with them, as each state of
-    :func:`rnea_rows` — the same bits as a batch."""
+    """Gate kernel of `rnea` with external wrenches (q, v, a, fext flattened to
+    ``(nbodies + 1) · 6`` entries, scratch → τ): `ne_core` with them, as each state of
+    `rnea_rows` — the same bits as a batch."""
     mi, mf = gate_tables(mip, mfp, nb1)
     nv = mi[0, MI_IV]
     nb2 = nb1 + NSCRATCH
@@ -595,7 +595,7 @@ def newton_euler_kernel(mi, mf, g, q, v, a, fext, ws, tau, G):
 # ------------------------------------------------------------------------ batch drivers
 @njit
 def rnea_rows(mi, mf, g, Q, V, A, F, TAU, status, s, e):
-    """States ``s`` to ``e`` of :func:`rnea_batch` on one workspace: the recursion inlined here
+    """States ``s`` to ``e`` of `rnea_batch` on one workspace: the recursion inlined here
     once, for the batch kernel and its serial twin (each calls this per block of states)."""
     mi, mf, g, Q, V, A, F = (unmanaged(mi), unmanaged(mf), unmanaged(g), unmanaged(Q), unmanaged(V),
                              unmanaged(A), unmanaged(F))
@@ -667,8 +667,8 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
     Newton–Euler recursion (dqNE, [Silva2022, eqs. (16)–(30)]; trees: [Silva2022thesis, eqs. (4.38)–(4.39)]).
 
     Every joint type; mimic joints add into their master's entry; ``M`` includes the joint
-    armature (:attr:`~dqdyn.Model.armature`: ``τ += armature ⊙ a``).  Batches (leading axes)
-    broadcast against each other and run in chunks of :func:`dqdyn.config.set_batch_chunk`
+    armature (`armature`: ``τ += armature ⊙ a``).  Batches (leading axes)
+    broadcast against each other and run in chunks of `dqdyn.config.set_batch_chunk`
     states over all cores.
 
     Parameters
@@ -702,7 +702,7 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
         An input contains NaN or infinity.
     NotUnitError
         A spherical or free joint's (dual) quaternion is off the unit sphere
-        (:func:`~dqdyn.normalize_configuration` fixes it).
+        (`normalize_configuration` fixes it).
     """
     if type(fext) is ND and out is None and fext.ndim == 2:
         # one state with external wrenches (the compiled front makes this call itself for a
@@ -739,7 +739,7 @@ def rnea(model: Model, q, v, a, fext=None, *, out=None) -> np.ndarray:
 
 def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
     """Every call the compiled front declines: batches, and single states given as lists, with
-    ``fext`` or ``out=``.  One state is a batch of one in :func:`rnea_rows`, called with the
+    ``fext`` or ``out=``.  One state is a batch of one in `rnea_rows`, called with the
     argument types the batch kernel's serial twin gives it (``kernel_rows``, as
     ``run_chunked``), so its compiled code is the batches' — ``ne_core`` called from here was a
     kernel of its own, 19 s more to compile at install."""
@@ -761,7 +761,7 @@ def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
 
 
 class NewtonEulerResult(NamedTuple):
-    """Output of :func:`newton_euler` (all arrays carry the input's batch axes first).
+    """Output of `newton_euler` (all arrays carry the input's batch axes first).
 
     * ``tau`` (..., nv): generalized forces (the projections of eq. 30);
     * ``wrenches`` (..., nbodies+1, 6): the papers' joint wrenches ``Γ_i = ζ_{0,i}^{J_i}``
@@ -789,8 +789,8 @@ def newton_euler(model: Model, q, v, a, fext=None) -> NewtonEulerResult:
     """The dual quaternion Newton–Euler model ``Γ̲ = 𝒩(q, q̇, q̈)`` ([Silva2022, eq. (15)], thesis
     Alg. 4.1) on any tree: joint wrenches, CoM twists and their derivatives, and ``τ``.
 
-    ``v`` / ``a`` may be ``None`` (zero).  See :class:`NewtonEulerResult` for the frames and
-    :func:`rnea` for the arguments.
+    ``v`` / ``a`` may be ``None`` (zero).  See `NewtonEulerResult` for the frames and
+    `rnea` for the arguments.
     """
     (Q, V, A, F), batch, N = _inputs(model, q, v, a, fext, True, True)
     nb1 = model.nbodies + 1

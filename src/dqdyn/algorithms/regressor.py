@@ -156,7 +156,7 @@ def regressor_batch(mi, mf, g, Q, V, A, Y, status):
 
 
 def inertial_parameters(model: Model) -> np.ndarray:
-    """The (nbodies, 10) inertial parameters ``π`` (order :data:`INERTIAL_PARAMETERS`), inertia
+    """The (nbodies, 10) inertial parameters ``π`` (order `INERTIAL_PARAMETERS`), inertia
     about the body origin, so that ``rnea = joint_torque_regressor(...) @ π.ravel()``."""
     m = np.asarray(model.mass[1:])
     c = np.asarray(model.com[1:])
@@ -171,7 +171,7 @@ def joint_torque_regressor(model: Model, q, v, a) -> np.ndarray:
 
     Column ``10 (i−1) + e`` is ``∂τ/∂π_{i,e}``: the derivative of inverse dynamics with respect to
     the inertial parameters of body ``i`` (the dynamics are linear in them).  The rotors' inertia
-    (:attr:`Model.armature`) is not a body parameter: on a model with armature,
+    (`Model.armature`) is not a body parameter: on a model with armature,
     ``rnea(model, q, v, a) = Y π + armature ⊙ a`` (as Pinocchio's regressor).
     """
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")

@@ -9,11 +9,11 @@ spherical and free joints).  Every bundled constraint is *scleronomic* (time-inv
 time derivative of a velocity-level constraint ``A(q) v = 0``: then ``b = −Ȧ v`` exactly (the
 paper's ``b = −Ȧ q̇`` after eq. 64), and
 
-* :meth:`Constraint.velocity_error` is ``A(q) v`` (0 on the constraint manifold);
-* :meth:`Constraint.position_error` is a residual ``φ(q)`` with ``φ̇ = A v`` on the manifold
+* `Constraint.velocity_error` is ``A(q) v`` (0 on the constraint manifold);
+* `Constraint.position_error` is a residual ``φ(q)`` with ``φ̇ = A v`` on the manifold
   (holonomic constraints only; ``None`` for nonholonomic ones such as rolling without slipping).
 
-Both are used by the stabilization of :mod:`dqdyn.constraints.dynamics` (Baumgarte terms,
+Both are used by the stabilization of `dqdyn.constraints.dynamics` (Baumgarte terms,
 projection) and by the tests.
 
 Frames are given as a model frame name (every body is also a frame), a body index, or a pair
@@ -48,7 +48,7 @@ COUPLING, DIFF_DRIVE, LOOP_6D, LOOP_3D = 1, 2, 3, 4
 
 
 def spec_rows(kind: int, ints, floats=()):
-    """One constraint's ``(ispec, fspec)`` rows (see :data:`SPEC_I`)."""
+    """One constraint's ``(ispec, fspec)`` rows (see `SPEC_I`)."""
     i = np.zeros((1, SPEC_I), dtype=np.int64)
     f = np.zeros((1, SPEC_F))
     i[0, 0] = kind
@@ -165,8 +165,8 @@ def as_states(model: Model, q, v=None):
 class Constraint:
     """Base class of constraints ``A(q, v) v̇ = b(q, v)`` (module docstring).
 
-    Subclasses implement :meth:`_terms` on 2-D batches, returning ``(A (N, dim, nv), b (N, dim),
-    velocity error (N, dim) or None, position error (N, k) or None)``; :meth:`_position` may be
+    Subclasses implement `_terms` on 2-D batches, returning ``(A (N, dim, nv), b (N, dim),
+    velocity error (N, dim) or None, position error (N, k) or None)``; `_position` may be
     overridden when the position residual is cheaper than the full terms.
     """
 
@@ -179,8 +179,8 @@ class Constraint:
     # -- to implement
     def _compiled(self, model: Model):
         """``(ispec (k, SPEC_I), fspec (k, SPEC_F))``: this constraint's rows for the compiled
-        path of :func:`~dqdyn.constraints.dynamics.constrained_forward_dynamics` (the row
-        layout is :data:`SPEC_I` / :data:`SPEC_F`'s), or ``None`` (evaluated by :meth:`_terms`
+        path of `constrained_forward_dynamics` (the row
+        layout is `SPEC_I` / `SPEC_F`'s), or ``None`` (evaluated by `_terms`
         in Python — the default, e.g. for user constraints)."""
         return None
 

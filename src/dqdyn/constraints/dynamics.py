@@ -1,11 +1,11 @@
 """Constrained dynamics: Udwadia–Kalaba forward dynamics, a KKT reference, constrained inverse
 dynamics of closed chains, and constraint stabilization (time integration lives in
-:func:`dqdyn.simulation.simulate`, which calls :func:`constrained_forward_dynamics` and
-:func:`project_state`).
+`dqdyn.simulation.simulate`, which calls `constrained_forward_dynamics` and
+`project_state`).
 
-Constraints are :class:`dqdyn.constraints.Constraint` objects giving ``A(q, v) v̇ = b(q, v)``;
+Constraints are `dqdyn.constraints.Constraint` objects giving ``A(q, v) v̇ = b(q, v)``;
 several are stacked row-wise.  The unconstrained model is ``M v̇ + h(q, v) = τ`` (``h = C v + g``,
-dqdyn's CRBA / RNEA by default, or the Gauss-principle terms of :mod:`.gauss` with
+dqdyn's CRBA / RNEA by default, or the Gauss-principle terms of `gauss` with
 ``dynamics="gauss"``).
 
 **Forward dynamics** ([Silva2022, eqs. (62)–(63)], [Udwadia1992]).  With ``Q = τ − h``, the
@@ -18,22 +18,22 @@ works in the fundamental equation, the symmetric ``M^{1/2}`` of the paper includ
 (rank-deficient) constraints are handled; ``Q_c = Aᵀ λ`` with the minimum-norm multipliers
 ``λ = (A M⁻¹ Aᵀ)⁺ (b − A a)``.  This ``v̇`` minimizes Gauss's function ``½ (v̇ − a)ᵀ M (v̇ − a)``
 subject to ``A v̇ = b`` and equals the Lagrange-multiplier (KKT) solution
-``[M −Aᵀ; A 0] [v̇; λ] = [Q; b]`` (:func:`kkt_forward_dynamics`).  If ``A v̇ = b`` has no
+``[M −Aᵀ; A 0] [v̇; λ] = [Q; b]`` (`kkt_forward_dynamics`).  If ``A v̇ = b`` has no
 solution (inconsistent constraints) the residual ``(I − D D⁺)(b − A a)`` is non-zero and
-:class:`~dqdyn.errors.InfeasibleError` names it.
+`InfeasibleError` names it.
 
 **Inverse dynamics of closed chains** ([Kim2012, §3.1, eqs. (56)–(66)]): with the open-chain inverse
 dynamics ``τ_r = M v̇ + h`` and ``τ_r = τ + Aᵀ λ``, the passive rows give ``A_pᵀ λ = τ_pr − τ_p``
 and the active ones ``τ_a = τ_ar − A_aᵀ λ``.  Unique when ``A_aᵀ`` vanishes on the null space of
 ``A_pᵀ`` (``m = n_p``, eq. 58); otherwise (redundant actuation) the minimum-norm active torque
 (eqs. 62–64) or the minimum-norm multipliers (``objective="min_constraint_force"``); an
-:class:`~dqdyn.errors.InfeasibleError` when the passive rows have no solution (under-actuated
+`InfeasibleError` when the passive rows have no solution (under-actuated
 for the requested motion, ``m < n_p``) or when the motion violates ``A v̇ = b``.
 
 **Stabilization.**  ``baumgarte=(α, β)`` replaces ``b`` by ``b − 2α A v − β² φ(q)``;
-:func:`project_state` projects ``q`` onto ``φ(q) = 0`` (Gauss–Newton with the constraint
+`project_state` projects ``q`` onto ``φ(q) = 0`` (Gauss–Newton with the constraint
 Jacobian) and ``v`` onto ``A v = 0`` (in the kinetic-energy metric);
-:func:`dqdyn.simulation.simulate` projects after each step (``project=True``).
+`dqdyn.simulation.simulate` projects after each step (``project=True``).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ njit = kernel()
 ijit = kernel(inline="always")  # small helpers, inlined at the IR level
 
 class ConstrainedDynamicsResult(NamedTuple):
-    """Output of :func:`constrained_forward_dynamics` (one state, or a batch along axis 0)."""
+    """Output of `constrained_forward_dynamics` (one state, or a batch along axis 0)."""
 
     qdd: np.ndarray  # (..., nv) constrained acceleration v̇
     constraint_forces: np.ndarray  # (..., nv) generalized constraint force Q_c = Aᵀ λ
@@ -87,7 +87,7 @@ class ConstrainedDynamicsResult(NamedTuple):
 
 
 class ConstrainedInverseResult(NamedTuple):
-    """Output of :func:`constrained_inverse_dynamics`."""
+    """Output of `constrained_inverse_dynamics`."""
 
     tau: np.ndarray  # (nv,) generalized forces: actuated entries computed, passive ones = τ_p
     multipliers: np.ndarray  # (m,) λ with M v̇ + h = τ + Aᵀ λ
@@ -180,7 +180,7 @@ def _jacobi_columns(W, V):
 
 @njit
 def _pinv_apply(W, V, r, rcond, z, proj, lam):
-    """With ``D = V Wᵀ`` (after :func:`_jacobi_columns` on ``Dᵀ``): ``z = D⁺ r`` (n),
+    """With ``D = V Wᵀ`` (after `_jacobi_columns` on ``Dᵀ``): ``z = D⁺ r`` (n),
     ``proj`` = projection of ``r`` on range(D) (m), ``lam = (D Dᵀ)⁺ r`` (m).  Returns the rank."""
     n, m = W.shape
     smax2 = 0.0
@@ -218,7 +218,7 @@ def _pinv_apply(W, V, r, rcond, z, proj, lam):
 def _scaled_constraint_svd(L, d, A):
     """``W = L⁻¹ Aᵀ`` (n, m; ``Wᵀ = D = A L⁻ᵀ`` with ``M = L Lᵀ``, ``d = 1 / diag(L)``) made
     column-orthogonal in place by one-sided Jacobi, ``V`` (m, m) the rotations applied
-    (:func:`_jacobi_columns`)."""
+    (`_jacobi_columns`)."""
     n = L.shape[0]
     m = A.shape[0]
     W = np.empty((n, m))
@@ -229,7 +229,7 @@ def _scaled_constraint_svd(L, d, A):
 
 
 #: the largest 1-norm condition number of ``G = D Dᵀ`` solved by Cholesky in
-#: :func:`_full_rank_solve`; above it, the Jacobi SVD (accurate to relative precision)
+#: `_full_rank_solve`; above it, the Jacobi SVD (accurate to relative precision)
 _CHOL_COND = 1e5
 
 
@@ -243,7 +243,7 @@ def _full_rank_solve(W, r, G, LG, Gi, z, proj, lam):
     316 of each other, far above any ``rcond``, so the pseudo-inverse is the inverse, and the
     normal equations lose at most 5 of the 16 digits); otherwise False, with ``z``, ``proj``
     and ``lam`` untouched (the caller takes the Jacobi SVD, which also handles redundant
-    rows).  Scratch ``G``, ``LG``, ``Gi``: (m, m); ``G⁻¹`` by :func:`.linalg.spd_inverse` (m
+    rows).  Scratch ``G``, ``LG``, ``Gi``: (m, m); ``G⁻¹`` by `linalg.spd_inverse` (m
     divisions; solving for its m columns cost m² and half the kernel's time on a 6D weld).  For
     the 6D weld of a 7R loop (m = 6, cond₂ G ≈ 500) this replaces the Jacobi sweeps (~60
     rotations) by a 6 × 6 Cholesky."""
@@ -313,8 +313,8 @@ def _uk_kernel(M, Qf, A, b, rcond, L, qdd, Qc, lam, info):
 
 @njit
 def _uk_on(M, Qf, A, b, rcond, L, qdd, Qc, lam, info, w):
-    """:func:`_uk_kernel` on the scratch block ``w``, every array without its reference count
-    (:func:`~dqdyn._views.unmanaged`; the caller holds them)."""
+    """`_uk_kernel` on the scratch block ``w``, every array without its reference count
+    (`unmanaged`; the caller holds them)."""
     M, Qf, A, b, L, qdd, Qc, lam, info, w = (
         unmanaged(M), unmanaged(Qf), unmanaged(A), unmanaged(b), unmanaged(L), unmanaged(qdd),
         unmanaged(Qc), unmanaged(lam), unmanaged(info), unmanaged(w))
@@ -457,8 +457,8 @@ def udwadia_kalaba(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray, *
 
     Returns ``(v̇, Q_c, λ)`` for ``M v̇ = Q + Q_c`` subject to ``A v̇ = b`` (compiled: Cholesky,
     triangular solves and a one-sided Jacobi SVD of ``D = A L⁻ᵀ``).  Raises
-    :class:`InfeasibleError` when ``A v̇ = b`` has no solution (residual above ``tol`` relative to
-    ``1 + |b| + |A||a|``) and :class:`SingularError` when ``M`` is not positive definite."""
+    `InfeasibleError` when ``A v̇ = b`` has no solution (residual above ``tol`` relative to
+    ``1 + |b| + |A||a|``) and `SingularError` when ``M`` is not positive definite."""
     rcond, tol = _rcond_tol(rcond, tol)
     M = np.ascontiguousarray(M, dtype=np.float64)
     n = M.shape[0]
@@ -487,14 +487,14 @@ def _infeasible_msg(info, m: int) -> str:
 
 @njit
 def _uk_one(M, Qf, A, b, rcond, qdd, Qc, lam, info):
-    """:func:`_uk_kernel` for a batch of one (no thread-pool start-up)."""
+    """`_uk_kernel` for a batch of one (no thread-pool start-up)."""
     L = np.empty((Qf.shape[1], Qf.shape[1]))
     _uk_kernel(M[0], Qf[0], A[0], b[0], rcond, L, qdd[0], Qc[0], lam[0], info[0])
 
 
 @kernel(parallel=True)
 def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
-    """:func:`_uk_kernel` over a batch of states (``prange``)."""
+    """`_uk_kernel` over a batch of states (``prange``)."""
     N, n = Qf.shape
     for k in nb.prange(N):
         L = np.empty((n, n))
@@ -505,7 +505,7 @@ def _uk_batch(M, Qf, A, b, rcond, qdd, Qc, lam, info):
 @njit
 def _frame(mi, mf, q, body, pl, code, sw, J, jdv, R, p, t):
     """Row material of the frame ``(body, pl)`` from the world-frame sweep ``sw`` of
-    :func:`~dqdyn.algorithms.derivatives.dynamics_sweep` (its poses, world motion axes ``𝒮``,
+    `dynamics_sweep` (its poses, world motion axes ``𝒮``,
     twists and bias accelerations): its Jacobian ``J`` (6 × nv; ``code`` 2: world-aligned at the
     frame's origin ``o``, 0: in the frame's axes), ``jdv = J̇ v``, rotation ``R`` and world
     origin ``p``.  A world-aligned column is the joint's axis ``𝒮_c = [ω_c; v_c]`` (a twist at
@@ -513,7 +513,7 @@ def _frame(mi, mf, q, body, pl, code, sw, J, jdv, R, p, t):
     of the frame at ``q̈ = 0``: with the body's twist ``[ω; v]`` and bias acceleration ``[α; a]``
     (gravity taken out), ``ȯ = v + ω × o`` and ``J̇ v = [α; a + α × o + ω × ȯ]``; in the frame's
     axes ``J_b = Rᵀ J`` and ``J̇_b v = Rᵀ [α; a + α × o]`` (the derivative of ``Rᵀ J v`` minus
-    ``J_b v̇``).  The same ``J``, ``J̇ v`` as :func:`~dqdyn.algorithms.jacobians.jacobian_drift_kernel`
+    ``J_b v̇``).  The same ``J``, ``J̇ v`` as `jacobian_drift_kernel`
     ([Silva2022, eq. (10), Lemma 2.1], in the frame's axes), which the general path uses (tests: the
     two paths, Pinocchio, finite differences).  ``t``: 16 scratch floats."""
     nb1 = mi.shape[0]
@@ -597,10 +597,10 @@ def _terms_size(nv):
 def _terms_kernel(mi, mf, q, v, spec, alpha, beta, sw, tw, A, b):
     """``A v̇ = b`` of the bundled constraint kinds (constraints/base.py ``SPEC_I``; ``spec``
     holds per constraint its ``SPEC_I`` integers then its ``SPEC_F`` floats), with the
-    Baumgarte terms ``b ← b − 2α A v − β² φ``: the rows :meth:`Constraint._terms` and
-    :func:`stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas; here
+    Baumgarte terms ``b ← b − 2α A v − β² φ``: the rows `Constraint._terms` and
+    `stack_terms` compute in numpy (loops.py, nonholonomic.py: the same formulas; here
     the frames' ``J`` and ``J̇ v`` come from the world-frame sweep ``sw`` that gave ``M`` and
-    ``h``, :func:`_frame`).  ``tw``: :func:`_terms_size` scratch floats."""
+    ``h``, `_frame`).  ``tw``: `_terms_size` scratch floats."""
     nv = v.shape[0]
     w = tw  # one scratch block for the arrays below
     X = w[0:16]
@@ -672,10 +672,10 @@ def _terms_kernel(mi, mf, q, v, spec, alpha, beta, sw, tw, A, b):
 
 @njit
 def _cfd_checked(mi, mf, q, v, tau, spec, par, out, ws):
-    """One state of :func:`constrained_forward_dynamics` in one compiled call: ``M`` and
-    ``h = C v + g`` from one world-frame sweep (:func:`~dqdyn.algorithms.derivatives.dynamics_sweep`:
+    """One state of `constrained_forward_dynamics` in one compiled call: ``M`` and
+    ``h = C v + g`` from one world-frame sweep (`dynamics_sweep`:
     one forward kinematics for the two, and the frames' Jacobians and drifts from it), the
-    constraint rows (:func:`_terms_kernel`) and the Udwadia–Kalaba solve (:func:`_uk_kernel`).
+    constraint rows (`_terms_kernel`) and the Udwadia–Kalaba solve (`_uk_kernel`).
     ``par = [α, β, rcond, tol]``; ``out = [q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]``.
     Status 0, or 1 to send the call down the general path, which names what is wrong (bad
     input, a singular M, inconsistent constraints, an overflow).  ``ws``: a scratch block used
@@ -701,8 +701,8 @@ def _cfd_checked(mi, mf, q, v, tau, spec, par, out, ws):
 
 @njit
 def _cfd_on(mi, mf, q, v, tau, spec, par, out, w):
-    """The work of :func:`_cfd_checked` (arguments checked) on the scratch block ``w``, every
-    array without its reference count (:func:`~dqdyn._views.unmanaged`; the caller holds them):
+    """The work of `_cfd_checked` (arguments checked) on the scratch block ``w``, every
+    array without its reference count (`unmanaged`; the caller holds them):
     the sweep and the rows take views of ``w`` per body, each an increment and a decrement of
     a shared count otherwise."""
     mi, mf, q, v, tau, spec, par, out, w = (
@@ -759,14 +759,14 @@ _CFD_ENTRY = gate_entry(globals(), "_CFD_C", _c_cfd, 5, 0, -1, scratch=True)
 
 def _gate_layout(nv: int, spec: np.ndarray, m: int) -> tuple:
     """``(spec, result size, layout)`` of the gate call for ``m`` constraint rows: the result
-    ``[q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]`` split into :class:`ConstrainedDynamicsResult`'s
-    parts by :data:`~dqdyn.algorithms.gate.SPLIT`."""
+    ``[q̈ (nv), Q_c (nv), λ (m), A (m·nv), b (m)]`` split into `ConstrainedDynamicsResult`'s
+    parts by `SPLIT`."""
     return spec, 2 * nv + m * (nv + 2), ((nv,), (nv,), (m,), (m, nv), (m,))
 
 
 def _compiled_spec(model: Model, constraints):
-    """:func:`_gate_layout` of the stacked compiled rows of ``constraints`` (a
-    :class:`Constraint`, a list or tuple of them, or None; float64, SPEC_I + SPEC_F per
+    """`_gate_layout` of the stacked compiled rows of ``constraints`` (a
+    `Constraint`, a list or tuple of them, or None; float64, SPEC_I + SPEC_F per
     constraint), or None when one of them has no compiled form (or is not a constraint: the
     general path names it).  Kept on each constraint per model (constraints are not changed
     once used)."""
@@ -835,11 +835,11 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
                                  tol: float = 1e-9) -> ConstrainedDynamicsResult:
     """Constrained forward dynamics by the Udwadia–Kalaba fundamental equation (module doc).
 
-    ``constraints``: a :class:`~dqdyn.constraints.Constraint` or a list of them (e.g.
+    ``constraints``: a `Constraint` or a list of them (e.g.
     ``dqdyn.constraints.model_constraints(model)`` for the model's declared constraints).
     ``baumgarte=(α, β)``: stabilization terms.  ``dynamics``: ``"crba"`` (compiled CRBA and RNEA)
     or ``"gauss"`` (the dqGP terms ``M_GP``, ``C_GP v + g_GP``: eq. 63 literally).
-    Returns :class:`ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
+    Returns `ConstrainedDynamicsResult` (``qdd``, ``constraint_forces``, ...); accepts a
     batch of states (leading axes), solved state by state."""
     if _ONE_CALL and dynamics == "crba":
         # the one-call path (bundled constraint kinds, through the C call gate: a single state,
@@ -877,7 +877,7 @@ def constrained_forward_dynamics(model: Model, q, v, tau, constraints, *, baumga
 
 
 class _Declined(Exception):
-    """A state of :func:`_one_call_batch` the one-call kernel declines (the general path names it)."""
+    """A state of `_one_call_batch` the one-call kernel declines (the general path names it)."""
 
 
 def _declined(status, row):
@@ -886,7 +886,7 @@ def _declined(status, row):
 
 @kernel(parallel=True)
 def _cfd_batch(mi, mf, spec, par, Q, V, T, OUT, status):
-    """:func:`_cfd_checked` over a batch of states (``prange``; row ``k`` of ``OUT`` as the
+    """`_cfd_checked` over a batch of states (``prange``; row ``k`` of ``OUT`` as the
     gate's batch result): each state gets the one-call path's numbers, whatever the batch."""
     none = np.empty(0)  # (no workspace: each state allocates its own)
     for k in nb.prange(Q.shape[0]):
@@ -894,11 +894,11 @@ def _cfd_batch(mi, mf, spec, par, Q, V, T, OUT, status):
 
 
 def _one_call_batch(model: Model, q, v, tau, sp, par):
-    """:func:`constrained_forward_dynamics` of the bundled constraint kinds where the call gate
+    """`constrained_forward_dynamics` of the bundled constraint kinds where the call gate
     declines (more states than it runs serially, or inputs that are not C-contiguous float64
     rows): the one-call kernel state by state — the gate's small batch on the rows made C
-    float64 and aligned, or for a larger batch :func:`_cfd_batch`, chunked as every batch
-    (:func:`~dqdyn.algorithms.batching.run_chunked`) — so a state's numbers do not depend on
+    float64 and aligned, or for a larger batch `_cfd_batch`, chunked as every batch
+    (`run_chunked`) — so a state's numbers do not depend on
     the batch it comes in (the general path's M and h come from CRBA and RNEA, last bits apart).
     None where the general path must run: input it must convert or name, a state the kernel
     declines (a singular M, inconsistent constraints, an overflow)."""
@@ -944,7 +944,7 @@ _RCOND, _TOL = _KW["rcond"], _KW["tol"]
 
 
 def _one_call_as_python(mi, mf, q, v, tau, sp, par):
-    """Under ``NUMBA_DISABLE_JIT`` (no call gate): :func:`_cfd_checked` run as a plain Python
+    """Under ``NUMBA_DISABLE_JIT`` (no call gate): `_cfd_checked` run as a plain Python
     function on one state of float64 vectors, so that the debugging mode gives what the compiled
     one-call path gives; None where the general path must run."""
     for x in (q, v, tau):
@@ -962,7 +962,7 @@ def _one_call_as_python(mi, mf, q, v, tau, sp, par):
 
 
 def _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol):
-    """:func:`constrained_forward_dynamics` with each constraint's rows in numpy (any
+    """`constrained_forward_dynamics` with each constraint's rows in numpy (any
     constraint, any batch), M and h from the compiled CRBA / RNEA (or the dqGP terms)."""
     cons = as_constraint_list(constraints)
     rcond, tol = _rcond_tol(rcond, tol)
@@ -1016,8 +1016,8 @@ def kkt_solve(M: np.ndarray, Q: np.ndarray, A: np.ndarray, b: np.ndarray):
 
 
 def kkt_forward_dynamics(model: Model, q, v, tau, constraints, *, baumgarte=None):
-    """Constrained forward dynamics by the KKT system (:func:`kkt_solve`) with dqdyn's M and h;
-    returns ``(v̇, λ)``; :class:`InfeasibleError` for inconsistent constraints."""
+    """Constrained forward dynamics by the KKT system (`kkt_solve`) with dqdyn's M and h;
+    returns ``(v̇, λ)``; `InfeasibleError` for inconsistent constraints."""
     cons = as_constraint_list(constraints)
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
@@ -1040,7 +1040,7 @@ def constrained_inverse_dynamics(model: Model, q, v, qdd, constraints, actuated,
     the forces of the passive DoFs (default 0: free joints).  ``objective`` for redundant
     actuation: ``"min_torque"`` (minimum-norm active forces, eqs. 62–64) or
     ``"min_constraint_force"`` (minimum-norm multipliers, the constraint-force minimization).
-    Raises :class:`InfeasibleError` if ``A v̇ ≠ b`` or if the passive DoFs cannot follow the motion
+    Raises `InfeasibleError` if ``A v̇ ≠ b`` or if the passive DoFs cannot follow the motion
     (under-actuated: ``A_pᵀ λ = τ_pr − τ_p`` has no solution)."""
     cons = as_constraint_list(constraints)
     if objective not in ("min_torque", "min_constraint_force"):
@@ -1140,10 +1140,10 @@ def project_state(model: Model, q, v, constraints, *, tol: float = 1e-12, max_it
     and ``A(q) v = 0``.
 
     Positions: Gauss–Newton ``q ← q ⊕ (−A_h⁺ φ)`` with the holonomic rows' Jacobian (minimum-norm
-    step in ``v``-coordinates, on the manifold via :func:`~dqdyn.integrate`).  Velocities: the
+    step in ``v``-coordinates, on the manifold via `integrate`).  Velocities: the
     kinetic-energy-metric projection ``v ← v − M⁻¹Aᵀ (A M⁻¹ Aᵀ)⁺ A v`` over every constraint
     with a velocity form (nonholonomic ones included), which removes the least kinetic energy.
-    :class:`ConvergenceError` if the positions do not converge (a loop that cannot close)."""
+    `ConvergenceError` if the positions do not converge (a loop that cannot close)."""
     cons = as_constraint_list(constraints)
     q = np.array(q, dtype=float)
     v = np.array(v, dtype=float)

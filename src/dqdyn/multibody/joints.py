@@ -140,7 +140,7 @@ def joint_pose(jt, a0, a1, a2, pitch, q, iq, scale, offset):
 
 @jit
 def joint_transform(jt, axis, pitch, q, iq, scale, offset, out):
-    """``out = x_J(q)`` (8 entries): :func:`joint_pose` stored into an array."""
+    """``out = x_J(q)`` (8 entries): `joint_pose` stored into an array."""
     (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]) = joint_pose(
         jt, axis[0], axis[1], axis[2], pitch, q, iq, scale, offset)
 

@@ -1,4 +1,4 @@
-"""The immutable kinematic-tree :class:`Model` (struct of arrays).
+"""The immutable kinematic-tree `Model` (struct of arrays).
 
 Bodies are numbered ``0 … nbodies`` in topological order (``parent[i] < i``); body 0 is the
 fixed world (ground).  Body ``i ≥ 1`` is moved by joint ``i`` relative to its parent.  Per body the
@@ -41,7 +41,7 @@ MF_SCALE = 25  # mimic multiplier (1 for ordinary joints)
 MF_OFFSET = 26  # mimic offset (0)
 MF_ARMATURE = 27  # 6: armature (rotor inertia) of the joint's DoFs, in the order of v (0)
 MF_COLS = 33
-#: columns per body of :attr:`Model._scratch`, the workspace of the single-state kernels
+#: columns per body of `Model._scratch`, the workspace of the single-state kernels
 SCRATCH_COLS = 192
 #: row 0 (the world) has no joint: its axis slot holds the gravity vector, so that kernels get
 #: gravity without one more argument (numba's dispatch cost grows with the argument count)
@@ -69,8 +69,8 @@ class DifferentialDrive:
 @dataclass(frozen=True, eq=False)
 class Model:
     """A kinematic tree with inertias, joints and named frames.  Build with
-    :class:`~dqdyn.multibody.builders.ModelBuilder`, :func:`dqdyn.load_urdf` or
-    :func:`dqdyn.parsers.dh.serial_from_dh`; never mutated afterwards."""
+    `ModelBuilder`, `dqdyn.load_urdf` or
+    `dqdyn.parsers.dh.serial_from_dh`; never mutated afterwards."""
 
     name: str
     body_names: tuple[str, ...]
@@ -219,7 +219,7 @@ class Model:
         ``N² J_m``: Spong's elastic-joint model with infinite joint stiffness reduces to the
         rigid model with this armature [Spong1987].  A mimic joint owns no DoF: the armature
         given to it is folded into its master's, scaled by ``scale²`` (its rotor turns at
-        ``scale · q̇_master``).  Set from code with :meth:`with_armature`.
+        ``scale · q̇_master``).  Set from code with `with_armature`.
         """
         nb1 = self.mi.shape[0]
         out = np.zeros(self.nv)
@@ -232,12 +232,12 @@ class Model:
         return out
 
     def with_armature(self, values) -> "Model":
-        """This model with joint armature ``values`` (see :attr:`armature`), as a new model.
+        """This model with joint armature ``values`` (see `armature`), as a new model.
 
         ``values``: an array of shape (nv,) (the whole armature, in the order of ``v``), or a
         dict ``{joint name: value}`` whose value is a scalar (every DoF of the joint) or one value
         per DoF; joints the dict does not name keep their armature.  Values must be finite and
-        non-negative (:class:`~dqdyn.errors.ModelError` names the joint otherwise).
+        non-negative (`ModelError` names the joint otherwise).
         """
         mf = self.mf.copy()
         nb1 = self.mi.shape[0]
@@ -268,7 +268,7 @@ class Model:
 
     @property
     def total_mass(self) -> float:
-        """Mass of the moving bodies (the welded inertia, :attr:`welded_inertia`, excluded; as
+        """Mass of the moving bodies (the welded inertia, `welded_inertia`, excluded; as
         Pinocchio's ``computeTotalMass``)."""
         return float(self.mass[1:].sum())
 
@@ -424,7 +424,7 @@ def armature_values(joint: str, value, n: int) -> np.ndarray:
 
 
 def _rebuild_model(cls, kwargs):
-    """Unpickle a :class:`Model` (see ``Model.__reduce__``).  Arrays that arrive read-only
+    """Unpickle a `Model` (see ``Model.__reduce__``).  Arrays that arrive read-only
     or unaligned are copied (pickle protocol 5's out-of-band buffers: handed back as ``bytes``
     or shared memory by object stores, read-only — the constructor writes gravity into ``mf``;
     sliced out of one message at any byte offset by Dask — the C call gate takes aligned model
@@ -460,7 +460,7 @@ def pack_model(
     armature=None,
     welded=None,
 ) -> Model:
-    """Assemble the packed tables of a :class:`Model` from per-body lists (used by builders).
+    """Assemble the packed tables of a `Model` from per-body lists (used by builders).
     ``armature``: per body, ``None`` or the joint's checked armature values (one per DoF; a
     mimic joint's single value is folded into its master's, times ``scale²``)."""
     nb1 = len(body_names)

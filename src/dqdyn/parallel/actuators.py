@@ -1,15 +1,15 @@
 """What one actuator of a leg-length robot contributes: its length ``ℓ_k``, its row ``Λ_k`` of the
 Lie-derivative matrix and its second Lie derivative ``L²ℓ_k`` -- [MontgomerySmith2023, §9] (eqs. 73-84).
 
-A leg-length robot (:mod:`.stewart`, :mod:`.cable`) is a rigid end effector (pose ``η``) driven by
+A leg-length robot (`stewart`, `cable`) is a rigid end effector (pose ``η``) driven by
 ``n`` actuators whose values ``ℓ = L(η)`` depend on the pose only [MontgomerySmith2023, eq. (62)].  Its actuators
 are rows of a geometry table (layout below); the compiled kernels here evaluate any mix of them and
-are shared by the evaluation front ends (:class:`.stewart.ParallelRobot`) and the Newton--Raphson
-solvers (:mod:`.newton`).
+are shared by the evaluation front ends (`stewart.ParallelRobot`) and the Newton--Raphson
+solvers (`newton`).
 
 * **Leg / point cable** (kind 0) anchored at the fixed point ``s`` (world):
   ``u = (r − s_b)/|r − s_b|`` (eq. 73), ``ℓ = |r − s_b|``.
-* **Swivel-pulley cable** (kind 1; eqs. 78-84, the model is described in :mod:`.cable`).
+* **Swivel-pulley cable** (kind 1; eqs. 78-84, the model is described in `cable`).
 * ``Λ_k = L ℓ_k = 2 [(r_k × u_k)ᵀ, u_kᵀ]`` (eqs. 74-75), ``r_k`` the end-effector attachment point
   and ``u_k`` the unit direction in which the leg or cable comes into the end effector, both in the
   moving frame.
@@ -18,9 +18,9 @@ solvers (:mod:`.newton`).
   world position (true for legs, point cables and swivel-pulley cables, eq. 74 and [MontgomerySmith2023, §9]).
   For a leg ``G = P_u / |r − s|``, so ``L u = (2/|r − s|) P_u [−S_s  I]`` -- eq. (76) **corrected**
   (printed prefactor ``1/|r−s|``) and ``L²ℓ = (4/|r−s|) [S_r; I] P_u [−S_s  I]`` (eq. 77
-  corrected, printed prefactor 2).  For the pulley ``G`` is in closed form (:func:`k_pulley`).
+  corrected, printed prefactor 2).  For the pulley ``G`` is in closed form (`k_pulley`).
 
-Conventions: see :mod:`dqdyn.parallel.lie` (``Λ`` in β-coordinates, ``Λ = 2 J``).
+Conventions: see `dqdyn.parallel.lie` (``Λ`` in β-coordinates, ``Λ = 2 J``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
 njit = kernel(error_model="numpy")
 
 #: geometry table: one row per actuator,
-#: ``[kind, r(3), s|x(3), n(3), w, p, offset, 0, 0, 0]`` (see :class:`.stewart.ParallelRobot`)
+#: ``[kind, r(3), s|x(3), n(3), w, p, offset, 0, 0, 0]`` (see `stewart.ParallelRobot`)
 NCOL = 16
 C_KIND, C_R, C_S, C_N, C_W, C_P, C_OFF = 0, 1, 4, 7, 10, 11, 12
 KIND_LEG, KIND_PULLEY = 0, 1
@@ -191,7 +191,7 @@ def k_pulley(rq, t, row, xb, nv, u, G, need_G):
 
 @inline
 def k_actuator_scratch():
-    """Scratch of :func:`k_eval`: ``(rq, t, sb, nv, u, G, A)``."""
+    """Scratch of `k_eval`: ``(rq, t, sb, nv, u, G, A)``."""
     return np.empty(4), np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty((3, 3)), np.empty((3, 6))
 
 

@@ -1,7 +1,7 @@
 """Lie derivatives of functions of a pose, in the dual quaternion algebra of [MontgomerySmith2023].
 
 Montgomery-Smith & Shy, *Using Lie derivatives with dual quaternions for parallel robots*
-(arXiv:2202.09268v9; [MontgomerySmith2023]).  Everything in :mod:`dqdyn.parallel` is written in the paper's coordinates; this module
+(arXiv:2202.09268v9; [MontgomerySmith2023]).  Everything in `dqdyn.parallel` is written in the paper's coordinates; this module
 also holds the conversions to the rest of dqdyn.
 
 Conventions (read this once)
@@ -13,10 +13,10 @@ Conventions (read this once)
   ``(i, j, k, εi, εj, εk)``.
 * **Twists.**  The paper writes the body (moving-frame) twist as ``φ = ½ w + ½ ε v`` (eq. 13,
   ``η̇ = η φ``, eq. 14), so its β-coordinates are ``(½ ω, ½ v)`` where dqdyn's body twist is
-  ``vec6 = [ω, v]``: ``φ_β = ½ ξ`` (:func:`twist_to_beta`, :func:`beta_to_twist`).
+  ``vec6 = [ω, v]``: ``φ_β = ½ ξ`` (`twist_to_beta`, `beta_to_twist`).
 * **Wrenches.**  The paper writes ``τ = 2 q + 2 ε p`` (eq. 26; ``q`` torque, ``p`` force, both at the
   moving-frame origin in moving-frame axes), so ``τ_β = (2 q, 2 p)``; dqdyn's wrench is
-  ``vec6 = [f, τ] = [p, q]`` (:func:`wrench_to_beta`, :func:`beta_to_wrench`).  The two power
+  ``vec6 = [f, τ] = [p, q]`` (`wrench_to_beta`, `beta_to_wrench`).  The two power
   pairings agree: ``τ_β · φ_β = q·ω + p·v = ⟨ω, τ⟩ + ⟨v, f⟩`` (eq. 29).
 * **Lie derivatives** (eq. 46) ``L_θ g = d/dr g(η (1 + r θ))|_{r=0}`` are *right* (body-frame)
   perturbations.  ``L_i = L_{β_i}`` (eq. 49) is **twice** the usual body-frame partial derivative
@@ -24,16 +24,16 @@ Conventions (read this once)
   columns first).  Hence ``Λ = 2 J_body`` for actuator lengths, ``ℓ̇ = Λ φ_β = J_body ξ`` (eq. 67),
   and the wrench of actuator forces ``τ_β = Λᵀ f`` (eq. 69) is ``[f, τ]_dqdyn =
   beta_to_wrench(Λᵀ f)``.
-* **Array layout of Lie derivatives.**  :func:`lie_derivative` returns ``g.shape + (6,)``
-  (a Jacobian: last axis = direction ``i``).  :func:`second_lie_derivative` returns
+* **Array layout of Lie derivatives.**  `lie_derivative` returns ``g.shape + (6,)``
+  (a Jacobian: last axis = direction ``i``).  `second_lie_derivative` returns
   ``g.shape + (6, 6)`` with entry ``[..., j, i] = L_i L_j g`` -- the layout of the paper's
   ``L²ℓ_k`` (eq. 77, in its index reading): row ``j`` = component of ``L g``, column ``i``
   = direction of the outer derivative.  It is *not* symmetric (eq. 132).
 * **Normalization** ``η̂ = η |η|⁻¹`` uses the dual-number norm ``|η| = |A| + ε (A·B)/|A|``
   (eqs. 30-33).  The expansion printed in eq. (33) is wrong unless ``|Q| = 1``; the correct one
-  (the printed expansion is wrong) is ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)`` (:func:`normalize`;
-  :func:`normalize_printed` keeps the printed form for the claims tests only).
-* **Pose update / retraction** (eq. 86): ``η ← η · normalize(1 + θ)`` (:func:`pose_update`).
+  (the printed expansion is wrong) is ``Q/|Q| + ε (B/|Q| − (B·Q) Q/|Q|³)`` (`normalize`;
+  `normalize_printed` keeps the printed form for the claims tests only).
+* **Pose update / retraction** (eq. 86): ``η ← η · normalize(1 + θ)`` (`pose_update`).
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def normalize_printed(eta):
     """The expansion *as printed* in [MontgomerySmith2023, eq. (33)]: ``Q/|Q| + ε (B − (B·Q) Q/|Q|²)``.
 
     Wrong unless ``|Q| = 1`` (the printed expansion is wrong): it is not multiplicative.  Kept only so the claims
-    tests can show the difference; use :func:`normalize`.
+    tests can show the difference; use `normalize`.
     """
     eta = np.asarray(eta, dtype=float)
     Q, B = eta[..., :4], eta[..., 4:]
@@ -428,7 +428,7 @@ def lie_derivative(g, eta, *, h=1e-3, order=4):
 def second_lie_derivative(g, eta, *, h=1e-3, order=4):
     """Numeric second Lie derivative: ``g.shape + (6, 6)`` with ``[..., j, i] = L_i L_j g``.
 
-    Computed as the Lie derivative of :func:`lie_derivative` (nested central differences), so the
+    Computed as the Lie derivative of `lie_derivative` (nested central differences), so the
     layout matches the paper's ``L²ℓ`` (eq. 77, in its index reading).  Not symmetric (eq. 132); the
     Hessian of ``g(η normalize(1+θ))`` at 0 is its symmetric part (eq. 72).
     """

@@ -1,6 +1,6 @@
 """Newton--Raphson forward kinematics of leg-length robots -- [MontgomerySmith2023, §10] (eqs. 86-90).
 
-One compiled solver serves every :class:`.stewart.ParallelRobot` (Stewart platforms and cable
+One compiled solver serves every `stewart.ParallelRobot` (Stewart platforms and cable
 robots alike); what changes between the two cases is only the linear system of the step:
 
 * **square** (six legs / point cables, eq. 87): ``Λ θ = −(L(η) − ℓ)``;
@@ -15,7 +15,7 @@ Both then update the pose ``η ← η normalize(1 + θ)`` (eq. 86) and stop when
 ``size_l(η_{k+1} − η_k) < tol`` [MontgomerySmith2023, §10] or ``max|L − ℓ| < ftol``; success also needs
 ``½|L − ℓ|² ≤ loss_tol`` (else status ``LOCALMIN``).  The drivers run one solve, independent
 solves in parallel (``prange`` over chunks), a tracked sequence, or many initial guesses (global
-mode).  The Python front ends are the methods of :class:`.stewart.ParallelRobot`; the results and
+mode).  The Python front ends are the methods of `stewart.ParallelRobot`; the results and
 the errors they raise are here.
 
 Solver parameters ``prm = [tol, ftol_abs, inv_l2, maxit, loss_tol_abs, gauss_newton, step_sign]``
@@ -69,8 +69,8 @@ STATUS = {
 
 class FKSingularError(errors.SingularError, errors.ConvergenceError):
     """Forward kinematics stopped because ``Λ`` (square case) or the Hessian (over-constrained
-    case) became singular at an iterate.  Both a :class:`~dqdyn.errors.SingularError` and a
-    :class:`~dqdyn.errors.ConvergenceError`; ``.result`` holds the :class:`FKResult`."""
+    case) became singular at an iterate.  Both a `SingularError` and a
+    `ConvergenceError`; ``.result`` holds the `FKResult`."""
 
 
 # =========================================================================== compiled kernels
@@ -133,7 +133,7 @@ def k_square_workspace(n):
 
 @inline
 def k_workspace(n, square):
-    """Scratch of one solve for ``n`` actuators, the arguments of :func:`k_newton` after ``out``:
+    """Scratch of one solve for ``n`` actuators, the arguments of `k_newton` after ``out``:
     ``(eta, new, tmp, rq, t, sb, nv, u, G, A3, Lam, H2, F, Hm, dl, th)``.  The square case never
     touches ``nv, G, A3, H2, Hm, dl`` (legs only, first derivatives only): they alias other arrays
     instead of being allocated."""
@@ -171,7 +171,7 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
 
     ``square``: the step solves ``Λ θ = −(L − ℓ)`` (eq. 87); otherwise ``H θ = −δ`` (eqs. 88-90
     corrected, ``step_sign = prm[6]`` is −1; +1 is the printed, ascending sign).  ``w`` is
-    :func:`k_workspace`.  Returns ``(status, iterations, max|L − ℓ|, ½|L − ℓ|²)``; ``out`` holds
+    `k_workspace`.  Returns ``(status, iterations, max|L − ℓ|, ½|L − ℓ|²)``; ``out`` holds
     the last iterate (sign: ``Q_0 ≥ 0``).
     """
     tol = prm[0]
@@ -242,14 +242,14 @@ def k_newton(eta0, ell, geom, prm, square, out, eta, new, tmp, rq, t, sb, nv, u,
 
 @njit
 def fk_solve(eta0, ell, geom, prm, square, out):  # pragma: no cover - compiled
-    """One solve (:func:`k_newton`); returns ``(status, iterations, residual, loss)``."""
+    """One solve (`k_newton`); returns ``(status, iterations, residual, loss)``."""
     return k_newton(eta0, ell, geom, prm, square, out, *k_workspace(geom.shape[0], square))
 
 
 @njit
 def fk_square(eta0, ell, geom, prm, out):  # pragma: no cover - compiled
     """One square solve (eq. 87); returns ``(status, iterations, residual)``.  The hot path of
-    [MontgomerySmith2023, §10.3]: it allocates only what the square case uses and calls :func:`k_newton` directly."""
+    [MontgomerySmith2023, §10.3]: it allocates only what the square case uses and calls `k_newton` directly."""
     n = geom.shape[0]
     eta, new, tmp, rq, t, sb, u, Lam, F, th = k_square_workspace(n)
     s, i, r, lo = k_newton(eta0, ell, geom, prm, bool(True), out, eta, new, tmp, rq, t, sb, sb, u, Lam, Lam, Lam,
@@ -390,7 +390,7 @@ class FKBatchResult:
 
 @dataclass
 class LSFKResult(FKResult):
-    """Over-constrained forward kinematics: :class:`FKResult` plus the final loss ``½|L − ℓ|²``."""
+    """Over-constrained forward kinematics: `FKResult` plus the final loss ``½|L − ℓ|²``."""
 
     loss: float = 0.0
 
