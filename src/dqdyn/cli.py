@@ -3,11 +3,18 @@
 ::
 
     dqdyn --version
-    dqdyn info MODEL.urdf [--root free|planar] [--mimic follow|independent|error] [--frames]
-    dqdyn info --bundled two_link_arm
-    dqdyn simulate MODEL.urdf --duration 2 --dt 1e-3 --controller pd --plot out.png
-    dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo`` = ``reproduce --quick``)
+    dqdyn info MODEL [--root-joint fixed|free|planar] [--mimic follow|independent|error] [--frames]
+    dqdyn simulate MODEL --duration 2 --dt 1e-3 --controller pd --plot out.png
+    dqdyn view MODEL [--traj FILE.npz]
+    dqdyn sweep MODEL --out STORE --states N
+    dqdyn reproduce [CASE ...] [--out DIR] [--quick]      (``dqdyn demo``: every case, quick)
     dqdyn bench [--dir benchmarks]
+
+``MODEL`` is anything `dqdyn.load` takes — a URDF or MJCF file, a bundled or
+example-robot-data name (``panda``), a MuJoCo Menagerie or robot_descriptions name — with the
+same options and defaults in every sub-command (`dqdyn._cliargs`); a near miss gets a "did you
+mean".  Every argument is checked (files exist, output folders can be written) before any work
+starts.
 
 ``info`` prints a table of the bodies (name, parent, mass, CoM in the body frame), a table of
 the joints (type, axis, q / v slices, limits, mimic coupling), and the totals (mass, nq, nv,
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -33,6 +41,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import __version__
+from ._cliargs import (MODEL_HELP, HelpFormatter, UsageError, _bundled_names, _positive, add_model_arguments,
+                       check_input_file, check_output_dir, check_output_file, load_model,
+                       model_file, model_options, model_source, no_such_file)
 from .errors import DqdynError
 
 EXIT_OK = 0
@@ -64,47 +75,6 @@ def _slice(s: slice) -> str:
     if s.stop <= s.start:
         return "-"
     return f"{s.start}" if s.stop == s.start + 1 else f"{s.start}:{s.stop}"
-
-
-def _load(args):
-    """The model of ``MODEL`` (a URDF path, or a name of `dqdyn.list_models`) or
-    ``--bundled NAME``."""
-    import os
-
-    from .models import list_models, load_example, model_info
-    from .parsers.urdf import load_urdf
-
-    src = args.bundled or args.model
-    if src is None:
-        raise DqdynError(f"{args.command}: give a URDF file or a model name (dqdyn models lists "
-                         f"them)")
-    kw = dict(mimic=args.mimic)
-    if args.root is not None:
-        kw["root_joint"] = args.root
-    if getattr(args, "fixed_base", False):
-        kw["root_joint"] = None
-    if args.bundled and args.bundled not in list_models("bundled"):
-        from .parsers.urdf import bundled
-
-        bundled(args.bundled)  # raises "no bundled model …; available: …"
-    if args.bundled or not (os.path.exists(src) or src.lstrip().startswith("<")):
-        entry = model_info(src)  # raises UnknownNameError listing the names
-        if entry.kind != "model":
-            raise DqdynError(f"{args.command}: {entry.name!r} is a {entry.kind} model; this "
-                             f"command takes tree models (see dqdyn models)")
-        if entry.target.startswith("py:"):  # built in code: no URDF options
-            if args.root is not None or getattr(args, "fixed_base", False):
-                raise DqdynError(f"{args.command}: --root / --fixed-base apply to URDF models; "
-                                 f"{entry.name!r} is built in code")
-            return load_example(src)
-        return load_example(src, **kw)
-    return load_urdf(src, **kw)
-
-
-def _bundled_names() -> str:
-    from .models import list_models
-
-    return ", ".join(list_models("bundled", kind="model"))
 
 
 # ------------------------------------------------------------------------------------- info
@@ -188,7 +158,7 @@ def _frames_table(model):
 
 def cmd_info(args) -> int:
     """``dqdyn info``: print the structure of a model."""
-    model = _load(args)
+    model = load_model(args)
     con = _console()
     bodies, joints = _info_tables(model)
     con.print(bodies)  # names are escaped: '[...]' is rich markup
@@ -203,19 +173,21 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
+def _parser(sub, name: str, help: str, description: str, examples: str):
+    """A sub-command parser whose ``--help`` ends with its own examples."""
+    return sub.add_parser(name, help=help, description=description,
+                          epilog="examples:\n" + examples,
+                          formatter_class=HelpFormatter)
+
+
 def _add_info(sub) -> None:
-    p = sub.add_parser("info", help="print the bodies, joints and sizes of a URDF model",
-                       description="Print the bodies, joints and sizes of a URDF model.")
-    p.add_argument("model", nargs="?",
-                   help="path of a URDF file, or a model name (dqdyn models lists them: "
-                        "panda, ur5, talos, … with example-robot-data)")
-    p.add_argument("--bundled", metavar="NAME",
-                   help="a model shipped with dqdyn: " + _bundled_names())
-    p.add_argument("--root", choices=("free", "planar"), default=None,
-                   help="add a free or planar root joint (default: fixed base for a file, the "
-                        "model's own for a name)")
-    p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow",
-                   help="how to treat <mimic> joints (default: follow)")
+    p = _parser(sub, "info", "print the bodies, joints and sizes of a robot",
+                "Print the bodies (mass, CoM), the joints (type, axis, q / v slices, limits, "
+                "mimic coupling) and the sizes of a robot.",
+                "  dqdyn info panda\n"
+                "  dqdyn info robot.urdf --root-joint free --frames\n"
+                "  dqdyn info scene.xml --ignore tendon")
+    add_model_arguments(p)
     p.add_argument("--frames", action="store_true",
                    help="also list the named frames (every URDF link is one)")
     p.set_defaults(func=cmd_info)
@@ -224,10 +196,19 @@ def _add_info(sub) -> None:
 # -------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args) -> int:
     """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
-    import os
-
     from ._optional import require
+    from .reproduce.runner import available_cases
 
+    bad = [c for c in args.cases if c not in available_cases()]
+    if bad:
+        raise UsageError(f"CASE: unknown case(s) {', '.join(map(repr, bad))}; expected some of "
+                         f"{', '.join(available_cases())}")
+    if getattr(args, "list", False):
+        from .reproduce.runner import print_catalog
+
+        print_catalog(_console())
+        return EXIT_OK
+    check_output_dir("--out", args.out)
     for extra, mod in (("sim", "mujoco"), ("plot", "matplotlib"), ("cli", "rich")):
         try:
             require(extra, mod)
@@ -238,11 +219,6 @@ def cmd_reproduce(args) -> int:
 
     print(f"writing results.md, results.csv and figures to {os.path.abspath(args.out)}"
           f"{os.sep}", flush=True)
-    if getattr(args, "list", False):
-        from .reproduce.runner import print_catalog
-
-        print_catalog(_console())
-        return EXIT_OK
     res = reproduce(args.cases or None, out_dir=args.out, quick=args.quick, console=_console())
     failed = [r.name for r in res if hasattr(r, "passed") and not r.passed]
     if failed:
@@ -254,44 +230,87 @@ def cmd_reproduce(args) -> int:
 def _add_reproduce(sub) -> None:
     from .reproduce.runner import available_cases
 
-    for name, quick in (("reproduce", False), ("demo", True)):
-        p = sub.add_parser(
-            name,
-            help=("reproduce the papers' experiments against MuJoCo (CMC tables, figures)"
-                  if name == "reproduce" else "alias of 'reproduce --quick'"),
-            description="Simulate each case in MuJoCo, process the logs as the papers did and "
-                        "compare dqdyn's torques / accelerations by the CMC; write results.md, "
-                        "results.csv and PNG figures.  Cases: " + ", ".join(available_cases()))
-        p.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
-        p.add_argument("--out", default="reproduce-out",
-                       help="output folder (default: ./reproduce-out, in the current directory)")
-        if name == "reproduce":
-            p.add_argument("--quick", action="store_true",
-                           help="short runs (what 'dqdyn demo' does; about 1 minute once the "
-                                "kernels are compiled, several minutes the first time)")
-            p.add_argument("--list", action="store_true",
-                           help="list every table and figure of the seeds and the case that "
-                                "regenerates it (or why none can), then exit")
-        p.set_defaults(func=cmd_reproduce, quick=quick)
+    cases = ", ".join(available_cases())
+    p = _parser(sub, "reproduce",
+                "reproduce the papers' experiments against MuJoCo (CMC tables, figures)",
+                "Simulate each case in MuJoCo, process the logs as the papers did and compare "
+                "dqdyn's torques / accelerations by the CMC; write results.md, results.csv and "
+                "PNG figures.  Cases: " + cases,
+                "  dqdyn reproduce                    every case, full length\n"
+                "  dqdyn reproduce jaco --quick --out results/\n"
+                "  dqdyn reproduce --list             which case makes which table or figure")
+    p.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
+    p.add_argument("--out", default="reproduce-out",
+                   help="output folder (default: ./reproduce-out, in the current directory)")
+    p.add_argument("--quick", action="store_true",
+                   help="short runs (what 'dqdyn demo' does; about 1 minute once the kernels "
+                        "are compiled, several minutes the first time)")
+    p.add_argument("--list", action="store_true",
+                   help="list every table and figure of the papers and the case that "
+                        "regenerates it (or why none can), then exit")
+    p.set_defaults(func=cmd_reproduce)
+    d = _parser(sub, "demo", "a one-minute tour: 'dqdyn reproduce --quick' on every case",
+                "Run every case of 'dqdyn reproduce' with short simulations (about a minute "
+                "once the kernels are compiled) and write results.md, results.csv and the "
+                "figures to --out: the quickest way to see dqdyn against MuJoCo.  Cases: "
+                + cases,
+                "  dqdyn demo\n"
+                "  dqdyn demo jaco --out /tmp/dqdyn-demo")
+    d.add_argument("cases", nargs="*", metavar="CASE", help="cases to run (default: all)")
+    d.add_argument("--out", default="reproduce-out",
+                   help="output folder (default: ./reproduce-out, in the current directory)")
+    d.set_defaults(func=cmd_reproduce, quick=True, list=False)
 
 
 # --------------------------------------------------------------------------------- simulate
-def cmd_simulate(args) -> int:
-    """``dqdyn simulate``: simulate a model under a controller; optional plot / npz.
+#: figure formats of ``simulate --plot``
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
-    The logic lives in `dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
-    joint limits, divergence detection); this prints and writes the files."""
-    from .simulation.run import run_simulation
 
+def _check_simulate(args) -> None:
+    """Every argument of ``simulate`` that can be checked without the model."""
+    _positive("--duration", args.duration)
+    _positive("--dt", args.dt)
+    _positive("--bandwidth", args.bandwidth)
+    _positive("--frequency", args.frequency)
+    if not np.isfinite(args.amplitude) or args.amplitude < 0:
+        raise UsageError(f"--amplitude must be a finite number >= 0, got {args.amplitude!r}")
+    if args.dt > args.duration:
+        raise UsageError(f"--dt ({args.dt:g} s) is longer than --duration ({args.duration:g} s)")
+    for k in ("kp", "kd"):
+        x = getattr(args, k)
+        if x is not None and not (np.isfinite(x) and x >= 0):
+            raise UsageError(f"--{k} must be a finite number >= 0, got {x!r}")
     if args.plot:
         from ._optional import require
 
         require("plot", "matplotlib")  # before simulating: fail fast, naming the extra
-    model = _load(args)
-    res = run_simulation(model, duration=args.duration, dt=args.dt, controller=args.controller,
-                         kp=args.kp, kd=args.kd, bandwidth=args.bandwidth,
-                         amplitude=args.amplitude, frequency=args.frequency,
-                         integrator=args.integrator, limits=not args.no_limits)
+        check_output_file("--plot", args.plot, PLOT_SUFFIXES)
+    if args.save:
+        check_output_file("--save", args.save, (".npz",))
+    if args.view is not None:
+        from ._optional import require
+
+        require("viz", "viser")
+        if not 0 < args.view < 65536:
+            raise UsageError(f"--view: port must be 1 … 65535, got {args.view}")
+
+
+def cmd_simulate(args) -> int:
+    """``dqdyn simulate``: simulate a model under a controller; optional plot / npz.
+
+    The logic lives in `dqdyn.simulation.run.run_simulation` (gains scaled to the robot,
+    joint limits, divergence detection); this checks the arguments, prints and writes the
+    files."""
+    _check_simulate(args)
+    model = load_model(args)
+    from .simulation import run as _run
+
+    res = _run.run_simulation(model, duration=args.duration, dt=args.dt,
+                              controller=args.controller, kp=args.kp, kd=args.kd,
+                              bandwidth=args.bandwidth, amplitude=args.amplitude,
+                              frequency=args.frequency, integrator=args.integrator,
+                              limits=not args.no_limits)
     traj = res.trajectory
     con = _console()
     for note in res.notes:
@@ -311,35 +330,27 @@ def cmd_simulate(args) -> int:
     if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
         from .viz.cli import show_trajectory
 
-        src = getattr(args, "model", None)
-        urdf = src if isinstance(src, str) and src.endswith(".urdf") else None
-        if urdf is None and getattr(args, "bundled", None):
-            from .parsers.urdf import bundled
-
-            urdf = bundled(args.bundled)
-        show_trajectory(model, traj.t, traj.q, urdf=urdf, port=args.view, seconds=args.view_seconds)
+        f = model_file(args)
+        kw = {} if f is None else {f[0]: f[1]}
+        show_trajectory(model, traj.t, traj.q, port=args.view, seconds=args.view_seconds,
+                        package_dirs=args.package_dirs or (), **kw)
     return EXIT_OK
 
 
 def _add_simulate(sub) -> None:
-    p = sub.add_parser(
-        "simulate", help="simulate a robot under a controller",
-        description="Simulate a robot (a URDF file or a model name: dqdyn models) from its "
-                    "neutral configuration (1-DoF joints whose neutral value is outside their "
-                    "limits start mid-range).  By default a computed-torque controller "
-                    "tracks sinusoidal joint motions inside the joint limits (closed loop "
-                    "ë + 2ω ė + ω² e = 0, ω = 2π·bandwidth), with spring-dampers at the joint "
-                    "limits; --controller pd uses gains scaled to each joint's effective "
-                    "inertia.  A free-floating base is held by the controller where it starts "
-                    "(--fixed-base welds it instead); --controller none lets it fall.")
-    p.add_argument("model", nargs="?", help="URDF file or model name (panda, ur5, jaco6, …)")
-    p.add_argument("--bundled", metavar="NAME", help="a model shipped with dqdyn: "
-                   + _bundled_names())
-    p.add_argument("--root", choices=("free", "planar"), default=None,
-                   help="add a free or planar root joint")
-    p.add_argument("--fixed-base", action="store_true",
-                   help="weld the root to the world (for floating-base robots: talos, solo12, …)")
-    p.add_argument("--mimic", choices=("follow", "independent", "error"), default="follow")
+    p = _parser(
+        sub, "simulate", "simulate a robot under a controller",
+        "Simulate a robot from its neutral configuration (1-DoF joints whose neutral value "
+        "is outside their limits start mid-range).  By default a computed-torque controller "
+        "tracks sinusoidal joint motions inside the joint limits, each joint a quarter of a "
+        "period after the previous one (closed loop ë + 2ω ė + ω² e = 0, ω = 2π·bandwidth), "
+        "with spring-dampers at the joint limits; --controller pd uses gains scaled to each "
+        "joint's effective inertia.  A free-floating base is held by the controller where it "
+        "starts (--fixed-base welds it instead); --controller none lets it fall.",
+        "  dqdyn simulate panda --duration 2 --plot panda.png\n"
+        "  dqdyn simulate solo12 --fixed-base --controller pd --save solo.npz\n"
+        "  dqdyn simulate robot.urdf --controller none --view")
+    add_model_arguments(p)
     p.add_argument("--duration", type=float, default=1.0, help="seconds (default 1)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
     p.add_argument("--controller", choices=("computed-torque", "pd", "none"),
@@ -362,9 +373,10 @@ def _add_simulate(sub) -> None:
     p.add_argument("--integrator", choices=("rk4", "euler"), default="rk4")
     p.add_argument("--no-limits", action="store_true",
                    help="no spring-dampers at the joint limits")
-    p.add_argument("--plot", metavar="PNG",
+    p.add_argument("--plot", metavar="FILE",
                    help="write positions (with references), velocities and torques / forces to "
-                        "this PNG (needs the plot extra: pip install \"dqdyn[plot]\")")
+                        "this figure (.png, .pdf, .svg; needs the plot extra: pip install "
+                        "\"dqdyn[plot]\")")
     p.add_argument("--save", metavar="NPZ", help="write the trajectory to this .npz")
     p.add_argument("--view", metavar="PORT", type=int, nargs="?", const=8080, default=None,
                    help="then play the motion in the browser (dqdyn[viz]) on 127.0.0.1:PORT")
@@ -373,16 +385,44 @@ def _add_simulate(sub) -> None:
 
 
 # ------------------------------------------------------------------------------------ bench
+def benchmark_dirs() -> list:
+    """Where ``dqdyn bench`` looks for ``bench_*.py`` without ``--dir``: ``./benchmarks``, then
+    the ``benchmarks/`` folder of the source checkout this dqdyn was installed from (editable
+    installs); a wheel ships no benchmark scripts."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent  # …/src/dqdyn in a checkout
+    out = [Path.cwd() / "benchmarks"]
+    for up in (here.parent.parent, here.parent):
+        cand = up / "benchmarks"
+        if cand not in out:
+            out.append(cand)
+    return out
+
+
 def cmd_bench(args) -> int:
     """``dqdyn bench``: run the scripts in ``benchmarks/`` (a source checkout) one by one."""
     import subprocess
     from pathlib import Path
 
-    root = Path(args.dir) if args.dir else Path.cwd() / "benchmarks"
-    scripts = sorted(p for p in root.glob("bench_*.py")) if root.is_dir() else []
-    if not scripts:
-        raise DqdynError(f"--dir: no benchmarks/bench_*.py scripts under {str(root)!r} "
-                         f"(run from a source checkout or pass --dir)")
+    roots = [Path(args.dir)] if args.dir else benchmark_dirs()
+    root = next((r for r in roots if r.is_dir() and any(r.glob("bench_*.py"))), None)
+    if root is None:
+        if args.dir:
+            raise UsageError(f"--dir: no bench_*.py scripts in {args.dir!r}")
+        raise UsageError(
+            "bench: the benchmark scripts (benchmarks/bench_*.py) ship with dqdyn's source "
+            "checkout, not with the installed package; looked in "
+            + ", ".join(repr(str(r)) for r in roots)
+            + ". Clone the repository and run 'dqdyn bench' from its root, or pass --dir DIR")
+    scripts = sorted(root.glob("bench_*.py"))
+    if args.only:
+        names = {s.stem for s in scripts}
+        bad = [o for o in args.only if o not in names and f"bench_{o}" not in names]
+        if bad:
+            raise UsageError(f"--only: no script {', '.join(map(repr, bad))} in {str(root)!r}; "
+                             f"there are: {', '.join(sorted(names))}")
+        scripts = [s for s in scripts if s.stem in args.only or s.stem[6:] in args.only]
     try:
         import pinocchio  # noqa: F401
 
@@ -397,9 +437,16 @@ def cmd_bench(args) -> int:
 
 
 def _add_bench(sub) -> None:
-    p = sub.add_parser("bench", help="run the benchmark scripts (ratios against Pinocchio)",
-                       description="Run benchmarks/bench_*.py and print their tables.")
-    p.add_argument("--dir", help="benchmarks folder (default: ./benchmarks)")
+    p = _parser(sub, "bench", "run the benchmark scripts (ratios against Pinocchio)",
+                "Run the benchmarks/bench_*.py scripts of dqdyn's source checkout one by one "
+                "and print their tables (times, and ratios against Pinocchio when it is "
+                "installed).  Without --dir: ./benchmarks, else the checkout dqdyn was "
+                "installed from (pip install -e).",
+                "  dqdyn bench\n"
+                "  dqdyn bench --only bench_rnea --dir ~/dqdyn/benchmarks")
+    p.add_argument("--dir", help="benchmarks folder (default: ./benchmarks, else the checkout's)")
+    p.add_argument("--only", action="append", default=None, metavar="SCRIPT",
+                   help="run only this script (bench_NAME or NAME; repeatable)")
     p.add_argument("extra", nargs="*", help="arguments passed to every script")
     p.set_defaults(func=cmd_bench)
 
@@ -425,9 +472,11 @@ def cmd_models(args) -> int:
 
 
 def _add_models(sub) -> None:
-    p = sub.add_parser("models", help="list the robots you can load by name",
-                       description="List the bundled robots and those of example-robot-data "
-                                   "(when installed): dqdyn.load_example(NAME), dqdyn info NAME.")
+    p = _parser(sub, "models", "list the robots you can load by name",
+                "List the bundled robots and those of example-robot-data (when installed): "
+                "the names every MODEL argument takes (dqdyn.load(NAME), dqdyn info NAME).",
+                "  dqdyn models\n"
+                "  dqdyn models --source example-robot-data")
     p.add_argument("--source", choices=("bundled", "example-robot-data"), default=None)
     p.set_defaults(func=cmd_models)
 
@@ -480,6 +529,8 @@ def _add_precompile(sub) -> None:
                    help="compile every kernel for any x86-64-v3 CPU (AVX2, FMA) into the archive "
                         "the source ships, dqdyn/_kernels_portable-<python>.tar.xz (maintainers, after "
                         "editing kernels)")
+    p.epilog = "examples:\n  dqdyn precompile\n  dqdyn precompile --jobs 2"
+    p.formatter_class = HelpFormatter
     p.set_defaults(func=cmd_precompile)
 
 

@@ -69,7 +69,7 @@ def test_bad_files_give_one_line_and_exit_2(capsys, tmp_path):
     err = capsys.readouterr().err
     assert "XML syntax error" in err and err.count("\n") == 1 and "Traceback" not in err
     assert main(["info", "--bundled", "nope"]) == 2
-    assert "no bundled model" in capsys.readouterr().err
+    assert "'nope'" in capsys.readouterr().err
     assert main(["info"]) == 2
     assert main([]) == 2  # no command: help on stderr
 

@@ -2,36 +2,53 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 
-def load_any(src: str, root=None):
-    """``(model, viewer keyword arguments)`` for a URDF / MJCF file or a bundled model name."""
-    from ..errors import DqdynError
-    from ..parsers.urdf import bundled, bundled_models, load_urdf
+def load_any(src: str, root=None, **options):
+    """``(model, viewer keyword arguments)`` of a robot named any way `dqdyn.load` takes
+    (``root``: ``"fixed"``, ``"free"``, ``"planar"`` or ``None`` for the robot's own)."""
+    import argparse
 
-    if src in bundled_models():
-        path = bundled(src)
-        return load_urdf(path, root_joint=root), {"urdf": path}
-    if not os.path.exists(src):
-        raise DqdynError(f"view: MODEL {src!r} is neither a file nor a bundled model "
-                         f"({', '.join(bundled_models())})")
-    if src.lower().endswith((".xml", ".mjcf")):
-        from ..parsers.mjcf import compile_mjcf, load_mjcf
+    from .._cliargs import load_model
 
-        mj = compile_mjcf(src)
-        return load_mjcf(mj), {"mjcf": mj}
-    return load_urdf(src, root_joint=root), {"urdf": src}
+    ns = argparse.Namespace(command="view", model=src, bundled=None, root=root,
+                            fixed_base=False, mimic=options.get("mimic"),
+                            ignore=options.get("ignore"), package_dirs=options.get("package_dirs"),
+                            menagerie=options.get("menagerie"))
+    return load_model(ns), _viewer_kw(ns)
+
+
+def _viewer_kw(args) -> dict:
+    from .._cliargs import model_file
+
+    f = model_file(args)
+    if f is None:
+        return {}
+    fmt, path = f
+    if fmt == "urdf":
+        return {"urdf": path, "package_dirs": list(getattr(args, "package_dirs", None) or ())}
+    return {"mjcf": path}
 
 
 def add_parser(sub, run) -> None:
-    p = sub.add_parser("view", help="show a robot (and a trajectory) in the browser (viser)")
-    p.add_argument("model", help="URDF or MJCF (.xml) file, or a bundled model name")
+    import argparse
+
+    from .._cliargs import HelpFormatter, add_model_arguments
+
+    p = sub.add_parser(
+        "view", help="show a robot (and a trajectory) in the browser (viser)",
+        description="Serve a 3-D view of a robot (its meshes when the file names them, else "
+                    "boxes of its inertias) on a local web page, optionally playing a "
+                    "trajectory written by 'dqdyn simulate --save'.  Needs the viz extra "
+                    "(pip install \"dqdyn[viz]\").",
+        epilog="examples:\n"
+               "  dqdyn view panda\n"
+               "  dqdyn view robot.urdf --package-dir ~/ws/src --traj run.npz\n"
+               "  dqdyn view scene.xml --port 8081",
+        formatter_class=HelpFormatter)
+    add_model_arguments(p)
     p.add_argument("--traj", help="trajectory .npz written by `dqdyn simulate --save`")
-    p.add_argument("--root", choices=["free", "planar"], default=None, help="URDF root joint")
-    p.add_argument("--package-dir", action="append", default=[], dest="package_dirs",
-                   help="where package:// URIs resolve (repeatable; ROS_PACKAGE_PATH is used too)")
     p.add_argument("--host", default="127.0.0.1", help="listen address (default: loopback)")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--allow-origin", action="append", default=[], dest="allowed_origins",
@@ -59,27 +76,49 @@ def serve(viewer, seconds=None) -> None:
         viewer.close()
 
 
-def show_trajectory(model, t, Q, *, urdf=None, host="127.0.0.1", port=8080, seconds=None) -> None:
+def show_trajectory(model, t, Q, *, urdf=None, mjcf=None, package_dirs=(), host="127.0.0.1",
+                    port=8080, seconds=None) -> None:
     """Serve a trajectory (``simulate --view``)."""
     from .viewer import Viewer
 
-    viewer = Viewer(model, urdf=urdf, host=host, port=port)
+    viewer = Viewer(model, urdf=urdf, mjcf=mjcf, package_dirs=package_dirs, host=host, port=port)
     viewer.play(t, Q, autoplay=True)
     serve(viewer, seconds)
 
 
-def run(args) -> int:
-    from ..simulation.trajectory import Trajectory
-    from .viewer import Viewer
+def check(args) -> None:
+    """Every argument of ``view`` that can be checked before the robot is loaded."""
+    from .._cliargs import UsageError, check_input_file
+    from .._optional import require
 
-    model, kw = load_any(args.model, args.root)
-    if "urdf" in kw:
-        kw["package_dirs"] = args.package_dirs
-    viewer = Viewer(model, host=args.host, port=args.port, show_coms=args.coms,
-                    allowed_origins=getattr(args, "allowed_origins", ()),
-                    allow_outside=getattr(args, "allow_outside", False), **kw)
+    check_input_file("--traj", args.traj)
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port must be 1 … 65535, got {args.port}")
+    if args.seconds is not None and not args.seconds > 0:
+        raise UsageError(f"--seconds must be > 0, got {args.seconds!r}")
+    require("viz", "viser")
+
+
+def run(args) -> int:
+    from .._cliargs import load_model
+    from ..simulation.trajectory import Trajectory
+
+    check(args)
+    model = load_model(args)
+    tr = None
     if args.traj:
         tr = Trajectory.load(args.traj)
+        if tr.q.shape[1] != model.nq:
+            from .._cliargs import UsageError
+
+            raise UsageError(f"--traj: {args.traj!r} has configurations of {tr.q.shape[1]} "
+                             f"entries; {model.name!r} has nq = {model.nq}")
+    from .viewer import Viewer
+
+    viewer = Viewer(model, host=args.host, port=args.port, show_coms=args.coms,
+                    allowed_origins=getattr(args, "allowed_origins", ()),
+                    allow_outside=getattr(args, "allow_outside", False), **_viewer_kw(args))
+    if tr is not None:
         viewer.play(tr.t, tr.q, autoplay=True)
     serve(viewer, args.seconds)
     return 0
