@@ -31,7 +31,7 @@ import numpy as np
 from ..algorithms.kinematics import neutral
 from ..algorithms.lagrange import mass_matrix
 from ..errors import DqdynError, SingularError
-from .references import SinusoidalReference
+from .references import SinusoidalReference, staggered_lags
 
 #: joint types with one scalar coordinate whose limits `JointLimits` enforces
 _SCALAR = ("revolute", "prismatic", "helical")
@@ -166,7 +166,9 @@ class WithLimits:
 
 def tracking_reference(model, q0, amplitude: float = 0.5, frequency: float = 0.5,
                        fill: float = 0.4) -> SinusoidalReference:
-    """Sinusoidal joint-velocity reference ``v_d = A_i sin(2π f t)`` from ``q0``.
+    """Sinusoidal joint-velocity reference ``v_d = A_i sin(2π f (t − lag_i))`` from ``q0``,
+    the moving coordinates lagged by `dqdyn.simulation.references.staggered_lags`
+    (a quarter period spread over them: distinguishable curves, each starting at rest).
 
     ``amplitude`` (rad/s, or m/s for translations) is capped per joint so that the reference
     position ``q0 + A_i/(2πf) (1 − cos 2πf t)`` covers at most ``fill`` of the room between
@@ -183,7 +185,7 @@ def tracking_reference(model, q0, amplitude: float = 0.5, frequency: float = 0.5
     for name in model.joint_names:
         if model.joint_type_name(name) == "cylindrical":
             A[model.v_slice(name)] = amplitude
-    return SinusoidalReference(model, q0, A, frequency)
+    return SinusoidalReference(model, q0, A, frequency, lag=staggered_lags(A, frequency))
 
 
 __all__ = ["effective_inertia", "scaled_gains", "start_configuration", "JointLimits",
