@@ -1,9 +1,12 @@
 """Trajectory generation (uses `dqdyn.algebra` only; plain numpy, vectorised over ``t``).
 
 * `so3` — Park–Kang Cayley cubics on SO(3) [Mladenova, §9]: `CayleyCubic` (two-point
-  with boundary angular velocities) and `CayleySpline` (multi-point C²).
+  with boundary angular velocities) and `CayleySpline` (multi-point C²; any step below half
+  a turn: long steps are cut into geodesic pieces).  Rotations are matrices, unit
+  quaternions ``[w, x, y, z]`` or unit dual quaternions.
 * `se3` — unit-dual-quaternion curves: `ScrewInterpolation` (ScLERP) and
-  `SE3Spline` (C² cumulative B-spline through poses), with twists and twist derivatives.
+  `SE3Spline` (C² cumulative B-spline through poses, any rotation step below half a turn),
+  with twists and twist derivatives.  Poses are unit dual quaternions or homogeneous matrices.
 * `joint` — joint-space `quintic`, `trapezoidal`, `via_points` (velocity /
   acceleration limits) as `PiecewisePolynomial` references (``traj(t) -> (q, q̇, q̈)``, the
   protocol of `dqdyn.simulation.controllers`), and RTB-style `jtraj`, `mstraj`,

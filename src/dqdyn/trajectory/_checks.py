@@ -82,3 +82,55 @@ def is_body_frame(frame) -> bool:
     if frame == "spatial":
         return False
     raise errors.UnknownNameError(f"frame must be 'body' or 'spatial'; got {frame!r}")
+
+
+def rotations_any(x, name: str = "rotations", *, tol: float = 1e-9) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) from rotation matrices (..., 3, 3), unit quaternions
+    ``[w, x, y, z]`` (..., 4) or unit dual quaternions (..., 8) (their rotation part); the
+    kind is told by the trailing shape.  A quaternion and its negative give the same rotation
+    (the curves through them take the shorter way)."""
+    from ..algebra.rotations import matrix_from_quat
+
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise errors.ShapeError(f"{name} must be rotation matrices (..., 3, 3), unit quaternions "
+                                "(..., 4) or unit dual quaternions (..., 8)") from None
+    if a.ndim >= 2 and a.shape[-2:] == (3, 3):
+        return rotations(a, name, tol=tol)
+    if a.ndim >= 1 and a.shape[-1] == 4:
+        if not np.all(np.isfinite(a)):
+            raise errors.NonFiniteError(f"{name} contains NaN or infinity")
+        dev = np.abs(np.linalg.norm(a, axis=-1) - 1.0)
+        if np.any(dev > tol):
+            k = tuple(int(i) for i in np.argwhere(np.atleast_1d(dev > tol))[0]) if a.ndim > 1 else ()
+            where = f"{name}[{', '.join(map(str, k))}]" if k else name
+            raise errors.NotUnitError(f"{where} is not a unit quaternion [w, x, y, z] (| |q| − 1 | "
+                                      f"= {float(np.max(dev)):.3g} > {tol:g})")
+        return matrix_from_quat(a.reshape(-1, 4)).reshape(a.shape[:-1] + (3, 3))
+    if a.ndim >= 1 and a.shape[-1] == 8:
+        p = poses(a, name, atol=tol)
+        return matrix_from_quat(p[..., :4].reshape(-1, 4)).reshape(a.shape[:-1] + (3, 3))
+    raise errors.ShapeError(f"{name} must be rotation matrices (..., 3, 3), unit quaternions "
+                            f"(..., 4) or unit dual quaternions (..., 8); got shape {a.shape}")
+
+
+def poses_any(x, name: str = "poses", *, atol: float = 1e-9) -> np.ndarray:
+    """Unit dual quaternions (..., 8) from unit dual quaternions (..., 8) or homogeneous
+    matrices (..., 4, 4) (rotation block checked as in `rotations`, last row ``0 0 0 1``)."""
+    from ..algebra.rotations import pose_from_matrix
+
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise errors.ShapeError(f"{name} must be unit dual quaternions (..., 8) or homogeneous "
+                                "matrices (..., 4, 4)") from None
+    if a.ndim >= 2 and a.shape[-2:] == (4, 4):
+        rotations(a[..., :3, :3], f"{name} (rotation blocks)", tol=atol)
+        if not np.allclose(a[..., 3, :], [0.0, 0.0, 0.0, 1.0], atol=atol):
+            raise errors.ShapeError(f"{name}: the last row of a homogeneous matrix must be "
+                                    "[0, 0, 0, 1]")
+        if not np.all(np.isfinite(a)):
+            raise errors.NonFiniteError(f"{name} contains NaN or infinity")
+        return pose_from_matrix(a.reshape(-1, 4, 4)).reshape(a.shape[:-2] + (8,))
+    return poses(a, name, atol=atol)

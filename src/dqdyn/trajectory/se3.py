@@ -125,14 +125,15 @@ def time_scaling(kind: str, tau):
 
 
 class ScrewInterpolation(_Curve):
-    """ScLERP from ``x0`` to ``x1`` (unit dual quaternions) on ``[t0, t1]`` with the time scaling
+    """ScLERP from ``x0`` to ``x1`` (unit dual quaternions, or homogeneous matrices) on ``[t0, t1]`` with the time scaling
     ``scaling`` (module docstring).  Takes the shorter way (``log`` with ``P₀ >= 0``)."""
 
     def __init__(self, x0, x1, t0: float = 0.0, t1: float = 1.0, scaling: str = "quintic"):
-        self.x0 = _checks.poses(x0, "x0")
-        self.x1 = _checks.poses(x1, "x1")
+        self.x0 = _checks.poses_any(x0, "x0")
+        self.x1 = _checks.poses_any(x1, "x1")
         if self.x0.shape != (8,) or self.x1.shape != (8,):
-            raise errors.ShapeError("x0 and x1 must be single poses of shape (8,)")
+            raise errors.ShapeError("x0 and x1 must be single poses: unit dual quaternions (8,) "
+                                    "or homogeneous matrices (4, 4)")
         _checks.times([t0, t1], "(t0, t1)")
         time_scaling(scaling, 0.0)
         self.t0, self.t1, self.scaling = float(t0), float(t1), scaling
@@ -159,6 +160,10 @@ def _cum_basis(u):
     return B, dB, ddB
 
 
+#: largest rotation between consecutive poses of `SE3Spline.interpolate` before it subdivides
+MAX_STEP = 1.0
+
+
 class SE3Spline(_Curve):
     """Uniform cumulative cubic B-spline on SE(3) (module docstring).
 
@@ -168,7 +173,7 @@ class SE3Spline(_Curve):
     i.e. the shorter way."""
 
     def __init__(self, control, t0: float = 0.0, h: float = 1.0):
-        P = _checks.poses(control, "control")
+        P = _checks.poses_any(control, "control")
         if P.ndim != 2 or P.shape[0] < 4:
             raise errors.ShapeError(f"control must have shape (m >= 4, 8); got {P.shape}")
         if not (np.isfinite(h) and h > 0):
@@ -178,21 +183,57 @@ class SE3Spline(_Curve):
         self.n_segments = P.shape[0] - 3
         self.t1 = self.t0 + self.n_segments * self.h
         self.times = self.t0 + self.h * np.arange(self.n_segments + 1)
+        self.knot_times = self.times
         self.g = _g6(dq.log(dq.mul(dq.conj(P[:-1]), P[1:])))  # (m−1, 6)
 
     @classmethod
-    def interpolate(cls, times, poses, *, tol: float = 1e-13, max_iter: int = 100) -> "SE3Spline":
-        """The C² spline through ``poses[k]`` (n+1, 8) at uniform ``times`` (n+1,), n >= 1.
+    def interpolate(cls, times, poses, *, tol: float = 1e-13, max_iter: int = 100,
+                    max_step: float = MAX_STEP) -> "SE3Spline":
+        """The C² spline through ``poses[k]`` at uniform ``times`` (n+1,), n >= 1.
 
-        Non-uniform spacing raises ShapeError (resample, or use `ScrewInterpolation`
-        piecewise); non-unit poses raise NotUnitError naming ``poses``."""
+        ``poses``: unit dual quaternions (n+1, 8) or homogeneous matrices (n+1, 4, 4).  Any
+        rotation below half a turn between consecutive poses is allowed: when the largest
+        exceeds ``max_step`` (rad, default `MAX_STEP`) every interval is cut into the same
+        number ``s`` of pieces (ScLERP between the given poses; the knots stay uniform, spacing
+        ``h/s``) and the spline passes through those poses too; ``knot_times`` of the result
+        are the given ``times``.  Non-uniform spacing raises ShapeError (resample, or use
+        `ScrewInterpolation` piecewise); non-unit poses raise NotUnitError naming ``poses``;
+        consecutive rotations half a turn apart raise SingularError (the shorter way is not
+        unique)."""
         t = _checks.times(times, "times")
-        X = _checks.poses(poses, "poses")
+        X = _checks.poses_any(poses, "poses")
         if X.ndim != 2 or X.shape[0] != t.size:
-            raise errors.ShapeError(f"poses must have shape ({t.size}, 8) to match times; got {X.shape}")
+            raise errors.ShapeError(f"poses must have {t.size} entries (shape ({t.size}, 8) or "
+                                    f"({t.size}, 4, 4)) to match times; got {X.shape}")
         h = float(t[1] - t[0])
         if np.max(np.abs(np.diff(t) - h)) > 1e-9 * max(1.0, abs(h)):
             raise errors.ShapeError("times must be uniformly spaced for the cumulative B-spline")
+        if not (np.isfinite(max_step) and 0 < max_step < np.pi):
+            raise errors.DqdynError(f"max_step must be in (0, π) rad, got {max_step!r}")
+        rel = dq.mul(dq.conj(X[:-1]), X[1:])
+        w = np.abs(rel[:, 0])
+        ang = 2.0 * np.arctan2(np.linalg.norm(rel[:, 1:4], axis=1), w)
+        if np.any(w <= 1e-9):
+            k = int(np.argmax(w <= 1e-9))
+            raise errors.SingularError(f"poses[{k}] and poses[{k + 1}] are half a turn apart: "
+                                       "the shorter screw motion between them is not unique; "
+                                       "insert an intermediate pose")
+        parts = max(1, int(np.ceil(float(ang.max()) / max_step - 1e-12)))
+        given = t
+        if parts > 1:
+            g = _g6(dq.log(rel))  # the shorter way: log with a non-negative real part
+            s = np.arange(parts) / parts
+            mid = dq.mul(np.repeat(X[:-1], parts, axis=0),
+                         dq.exp(np.tile(s, X.shape[0] - 1)[:, None] * np.repeat(g, parts, axis=0)))
+            X = np.concatenate([mid, X[-1:]], axis=0)
+            h = h / parts
+            t = t[0] + h * np.arange(X.shape[0])
+        spl = cls._interpolate(t, X, h, tol, max_iter)
+        spl.knot_times = given
+        return spl
+
+    @classmethod
+    def _interpolate(cls, t, X, h, tol, max_iter):
         n = X.shape[0] - 1
         inner = X.copy()
         # collocation matrix rows for knot k: (P_{k-1} + 4 P_k + P_{k+1})/6, ends by reflection
@@ -297,4 +338,4 @@ def _with_ends(inner):
     return np.concatenate([first[None], inner, last[None]], axis=0)
 
 
-__all__ = ["SE3Sample", "ScrewInterpolation", "SE3Spline", "time_scaling", "bracket"]
+__all__ = ["SE3Sample", "ScrewInterpolation", "SE3Spline", "time_scaling", "bracket", "MAX_STEP"]

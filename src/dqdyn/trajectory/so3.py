@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import errors
-from ..algebra.rotations import quat_from_matrix
+from ..algebra.rotations import matrix_from_quat, quat_from_matrix
 from ..algebra.vector_parameter import vp_angular_acceleration, vp_kde
 from . import _checks
 from ._checks import is_body_frame as _frame
@@ -169,14 +169,15 @@ class CayleyCubic(_Curve):
     ``t1`` (rad/s, real time; the paper's unit interval is ``t0 = 0, t1 = 1``).
 
     Meets ``O(t0) = O0``, ``O(t1) = O1``, ``ω_b(t0) = omega0``, ``ω_b(t1) = omega1`` exactly (up to
-    round-off).  ``O0``, ``O1`` must be rotation matrices (NotUnitError) not half a turn apart
-    (SingularError)."""
+    round-off).  ``O0``, ``O1``: rotation matrices, unit quaternions ``[w, x, y, z]`` or unit
+    dual quaternions (NotUnitError otherwise), not half a turn apart (SingularError)."""
 
     def __init__(self, O0, O1, omega0=None, omega1=None, t0: float = 0.0, t1: float = 1.0):
-        self.O0 = _checks.rotations(O0, "O0")
-        self.O1 = _checks.rotations(O1, "O1")
+        self.O0 = _checks.rotations_any(O0, "O0")
+        self.O1 = _checks.rotations_any(O1, "O1")
         if self.O0.shape != (3, 3) or self.O1.shape != (3, 3):
-            raise errors.ShapeError("O0 and O1 must be single 3×3 rotation matrices")
+            raise errors.ShapeError("O0 and O1 must be single rotations: 3×3 matrices, unit "
+                                    "quaternions (4,) or unit dual quaternions (8,)")
         _checks.times([t0, t1], "(t0, t1)")
         self.t0, self.t1 = float(t0), float(t1)
         self.dt = self.t1 - self.t0
@@ -203,9 +204,54 @@ class CayleyCubic(_Curve):
                        np.full(n, self.dt))
 
 
+#: largest rotation between consecutive knots of a ``CayleySpline(method="global")`` (rad);
+#: a longer step is cut into equal geodesic pieces (see `subdivide`)
+MAX_STEP = 1.0
+
+
+def step_angles(R) -> np.ndarray:
+    """Rotation angles (n,) of ``R[i]ᵀ R[i+1]`` for rotation matrices ``R`` (n+1, 3, 3), in
+    ``[0, π]``."""
+    q = quat_from_matrix(np.swapaxes(R[:-1], -1, -2) @ R[1:])
+    return 2.0 * np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), np.abs(q[..., 0]))
+
+
+def subdivide(times, R, max_step: float = MAX_STEP):
+    """``(times, R)`` with every step of more than ``max_step`` rad cut into
+    ``ceil(angle / max_step)`` equal pieces along the geodesic ``R_i exp(s log(R_iᵀ R_{i+1}))``
+    (the shorter way), the inserted knots at the matching fractions of the interval.  The given
+    knots are kept exactly; steps of at most ``max_step`` are left alone."""
+    q = quat_from_matrix(np.swapaxes(R[:-1], -1, -2) @ R[1:])  # w >= 0: the shorter way
+    ang = step_angles(R)
+    m = np.maximum(1, np.ceil(ang / max_step - 1e-12)).astype(int)
+    if np.all(m == 1):
+        return times, R
+    T, out = [times[:1]], [R[:1]]
+    for i in range(R.shape[0] - 1):
+        if m[i] > 1:
+            v = q[i, 1:]
+            axis = v / np.linalg.norm(v)
+            s = np.arange(1, m[i]) / m[i]
+            half = 0.5 * s * ang[i]
+            qs = np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * axis], axis=1)
+            out.append(R[i] @ matrix_from_quat(qs))
+            T.append(times[i] + s * (times[i + 1] - times[i]))
+        out.append(R[i + 1:i + 2])
+        T.append(times[i + 1:i + 2])
+    return np.concatenate(T), np.concatenate(out, axis=0)
+
+
 class CayleySpline(_Curve):
-    """C² interpolation of rotations ``rotations[i]`` (n+1, 3, 3) at knots ``times`` (n+1,) by
+    """C² interpolation of rotations ``rotations[i]`` at knots ``times`` (n+1,) by
     Cayley cubics ([Mladenova, §9.2.3], corrected; module docstring).
+
+    ``rotations``: rotation matrices (n+1, 3, 3), unit quaternions ``[w, x, y, z]`` (n+1, 4) or
+    unit dual quaternions (n+1, 8) (their rotation part).  Each step between consecutive
+    knots may be any rotation below half a turn: with ``method="global"`` a step longer than
+    ``max_step`` (rad, default `MAX_STEP`) is cut by `subdivide` into equal geodesic pieces,
+    new knots that the curve passes through as well (``times`` / ``R`` list every knot,
+    ``knot_times`` / ``knots`` the given ones); so the ω̇-continuity equations stay in the range
+    where Newton converges, and the curve still passes through every given rotation at its time.
 
     ``method="global"`` (default): body angular velocities ``omega0`` at ``times[0]`` and
     ``omega_end`` at ``times[-1]`` (default zero).  ``method="park_kang"``: ``omega0`` and the
@@ -218,12 +264,21 @@ class CayleySpline(_Curve):
     """
 
     def __init__(self, times, rotations, omega0=None, omega_dot0=None, omega_end=None, *,
-                 method: str = "global", tol: float = 1e-12, max_iter: int = 50):
+                 method: str = "global", tol: float = 1e-12, max_iter: int = 50,
+                 max_step: float = MAX_STEP):
         self.times = _checks.times(times, "times")
-        R = _checks.rotations(rotations, "rotations")
+        R = _checks.rotations_any(rotations, "rotations")
         if R.ndim != 3 or R.shape[0] != self.times.size:
-            raise errors.ShapeError(f"rotations must have shape ({self.times.size}, 3, 3) to match times; "
-                                    f"got {R.shape}")
+            raise errors.ShapeError(f"rotations must have {self.times.size} entries (shape "
+                                    f"({self.times.size}, 3, 3), ({self.times.size}, 4) or "
+                                    f"({self.times.size}, 8)) to match times; got {R.shape}")
+        if not (np.isfinite(max_step) and 0 < max_step < np.pi):
+            raise errors.DqdynError(f"max_step must be in (0, π) rad, got {max_step!r}")
+        relative_vp(R[:-1], R[1:], "rotations")  # a half-turn step is named by its own pair
+        #: the knots as given (``times`` / ``R`` also hold the ones inserted by subdivision)
+        self.knot_times, self.knots = self.times, R
+        if method == "global":
+            self.times, R = subdivide(self.times, R, max_step)
         self.R = R
         self.t0, self.t1 = float(self.times[0]), float(self.times[-1])
         self.dt = np.diff(self.times)
@@ -366,4 +421,5 @@ class CayleySpline(_Curve):
         return ang.max(axis=0)
 
 
-__all__ = ["CayleyCubic", "CayleySpline", "SO3Sample", "relative_vp"]
+__all__ = ["CayleyCubic", "CayleySpline", "SO3Sample", "relative_vp", "subdivide", "step_angles",
+           "MAX_STEP"]
