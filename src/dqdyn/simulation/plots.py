@@ -15,9 +15,9 @@ with its value, in a note under the figure, and a panel left with no moving sign
 no axis of round-off noise.  Legends sit to the right of their axes, in as many columns as
 needed, and each panel is tall enough for its legend, so no legend runs into another panel.
 
-:func:`plot_simulation` takes what :func:`~dqdyn.simulation.run.run_simulation` returns (a
-:class:`~dqdyn.simulation.run.SimulationRun`) or a :class:`~dqdyn.simulation.Trajectory` (from
-:func:`~dqdyn.simulation.simulate`, or :meth:`~dqdyn.simulation.Trajectory.load`) with its model.
+`plot_simulation` takes what `dqdyn.simulation.run.run_simulation` returns (a
+`dqdyn.simulation.run.SimulationRun`) or a `dqdyn.simulation.Trajectory` (from
+`dqdyn.simulation.simulate`, or `dqdyn.simulation.Trajectory.load`) with its model.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _inputs(result, model, q_ref):
 
 
 def panels_of(result, *, model=None, q_ref=None):
-    """The panels :func:`plot_simulation` draws, without drawing them: ``(panels, constants,
+    """The panels `plot_simulation` draws, without drawing them: ``(panels, constants,
     title)`` with ``panels`` a list of ``(title, ylabel, [(label, y, reference, colour key)])``
     and ``constants`` the ``(label, value, unit)`` of the signals left out as constant."""
     from .defaults import coordinate_kinds
@@ -173,7 +173,7 @@ def _legend_columns(n: int) -> int:
 
 
 def simulation_figure(result, *, model=None, q_ref=None):
-    """The matplotlib figure of :func:`plot_simulation` (not saved; close it when done).
+    """The matplotlib figure of `plot_simulation` (not saved; close it when done).
 
     Raises
     ------
@@ -237,9 +237,9 @@ def plot_simulation(result, path, *, model=None, q_ref=None, dpi: int = 150) -> 
     Parameters
     ----------
     result:
-        A :class:`~dqdyn.simulation.run.SimulationRun` (:func:`~dqdyn.simulation.run.run_simulation`,
-        ``dqdyn simulate``) or a :class:`~dqdyn.simulation.Trajectory`
-        (:func:`~dqdyn.simulation.simulate`, ``Trajectory.load``).
+        A `dqdyn.simulation.run.SimulationRun` (`dqdyn.simulation.run.run_simulation`,
+        ``dqdyn simulate``) or a `dqdyn.simulation.Trajectory`
+        (`dqdyn.simulation.simulate`, ``Trajectory.load``).
     model:
         The model of a Trajectory (a SimulationRun carries its own).
     q_ref:

@@ -4,7 +4,7 @@
 generalized-velocity trajectories ``q̇_d(t)`` tracked by the simulator's low-level controllers;
 amplitudes and frequencies are not given, so they are parameters here.
 
-:func:`staggered_lags` delays each moving coordinate's sinusoid by a fraction of a quarter
+`staggered_lags` delays each moving coordinate's sinusoid by a fraction of a quarter
 period, so that joints with equal amplitudes (most of a Panda's) trace distinguishable curves
 while every coordinate still starts at rest.
 """
@@ -73,7 +73,7 @@ class SinusoidalReference:
 
 
 def staggered_lags(amplitude, frequency, spread: float = 0.25) -> np.ndarray:
-    """Lags (s) for :class:`SinusoidalReference`: the ``k``-th of the ``n`` coordinates with a
+    """Lags (s) for `SinusoidalReference`: the ``k``-th of the ``n`` coordinates with a
     non-zero ``amplitude`` starts ``k/n · spread`` of a period (``1/frequency``) after the first;
     the others get 0.  ``amplitude`` (nv,), ``frequency`` (Hz, scalar or (nv,))."""
     A = np.asarray(amplitude, dtype=float)
