@@ -53,8 +53,10 @@ def test_no_input_flavour_compiles_and_every_flavour_gives_the_contiguous_bits(t
     assert "KernelCompileWarning" not in stderr
     assert not res["mismatches"], "results differ from the contiguous call:\n" + "\n".join(
         res["mismatches"][:40])
-    # a function refused for batches must be a single-state function, not a flavour's failure
-    assert all(size is not None for _, _, size, _ in res["skipped"]), res["skipped"]
+    # a refusal is a function of single states refusing a batch, or an algorithm that does not
+    # take mimic joints refusing that model: never a flavour's failure
+    assert all(size is not None or "mimic joints" in msg for _, _, size, msg in res["skipped"]), \
+        res["skipped"]
 
 
 CPU_PROBE = (
