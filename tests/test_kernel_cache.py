@@ -574,7 +574,6 @@ out = []
 if sys.argv[1] in ("all", "rnea"):
     out += [dqdyn.rnea(m, Q[k], V[k], A[k]) for k in range(4)] + [dqdyn.rnea(m, Q, V, A)]
     out += list(dqdyn.rnea_derivatives(m, Q[0], V[0], A[0]))  # (FMA contraction allowed there)
-    out += list(dqdyn.aba_derivatives(m, Q[0], V[0], A[0]))  # (differed on AVX-512 hosts)
 if sys.argv[1] in ("all", "gravity"):
     out += [dqdyn.gravity(m, Q[k]) for k in range(4)] + [dqdyn.gravity(m, Q)]
 misses = sum(sum(d.stats.cache_misses.values()) for mod in list(sys.modules.values())

@@ -366,21 +366,36 @@ def _platform_tag() -> dict:
             "platform": sysconfig.get_platform()}
 
 
-def source_hash() -> str:
-    """The hash of every Python file of the package (names and contents): an archive made from
-    exactly this source holds everything the groups below compile, so the install need not run
-    them (a change to any file, kernel or not, runs them: they then load what is current)."""
+def kernel_files(root: str) -> set[str]:
+    """The package files (paths relative to it) whose kernels a cache folder ``root`` holds,
+    read from its index files' names (``<folder>/<module>.<function>-<line>.<python>.nbi``)."""
+    out = set()
+    for base, _, files in os.walk(root):
+        sub = os.path.relpath(base, root)
+        sub = "" if sub in (".", "_top") else sub
+        for f in files:
+            if f.endswith(".nbi"):
+                out.add(os.path.join(sub, f.split(".", 1)[0] + ".py"))
+    return out
+
+
+def source_hash(root: str | None = None) -> str:
+    """The hash of the kernels' source: every package file in the import closure of a file
+    whose kernels the cache folder ``root`` holds (default: the unpacked portable kernels), and
+    this file (which calls them in every form).  An archive made from the same source holds
+    everything the groups below compile, so the install need not run them; an edit to a file no
+    kernel imports (the command line, the docs, a plotting module) leaves it so."""
     import hashlib
 
     from . import _jit
 
+    files = {"precompile.py"}
+    for rel in kernel_files(root or _jit.PORTABLE_CACHE):
+        if os.path.isfile(os.path.join(_jit.PKG_DIR, rel)):
+            files |= _jit._closure(rel)
     h = hashlib.sha256()
-    for base, dirs, files in os.walk(_jit.PKG_DIR):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(("_kernels", "__pycache__")))
-        for f in sorted(files):
-            if f.endswith(".py"):
-                rel = os.path.relpath(os.path.join(base, f), _jit.PKG_DIR)
-                h.update(rel.replace(os.sep, "/").encode() + b"\0" + _jit._file_hash(rel))
+    for rel in sorted(files):
+        h.update(rel.replace(os.sep, "/").encode() + b"\0" + _jit._file_hash(rel))
     return h.hexdigest()
 
 
@@ -460,7 +475,7 @@ def make_portable(jobs: int | None = None, quiet: bool = False) -> str:
             rev = "?"
         manifest = {**_platform_tag(), "cpu": _jit.PORTABLE_CPU, "source": rev,
                     "kernels": len(glob.glob(os.path.join(out, "**", "*.nbi"), recursive=True)),
-                    "source_hash": source_hash()}
+                    "source_hash": source_hash(out)}
         with open(os.path.join(out, "MANIFEST.json"), "w") as f:
             json.dump(manifest, f, indent=1)
         tmp = _jit.PORTABLE_ARCHIVE + ".tmp"
