@@ -278,10 +278,18 @@ def describe_model(model, source: str = "") -> dict:
     per column) and units (per column of q, v and the quantities)."""
     import hashlib
 
-    sha = None
-    if source and os.path.isfile(source):
+    sha, file = None, source
+    if source and not os.path.isfile(source):  # a name: the file it loads, where it is one
+        from .errors import DqdynError
+        from .models import model_path
+
+        try:
+            file = str(model_path(source))
+        except (DqdynError, TypeError, ValueError):
+            file = ""
+    if file and os.path.isfile(file):
         h = hashlib.sha256()
-        with open(source, "rb") as f:
+        with open(file, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
         sha = h.hexdigest()
