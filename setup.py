@@ -2,7 +2,7 @@
 
 * ``src/dqdyn/_gate.c`` — the call gate that takes single-state calls from Python into the
   compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
-  kernels through numba's dispatcher (same numbers, about 0.6 µs more per call).
+  kernels through numba's dispatcher (same numbers, about 2 µs more per call).
 * ``dqdyn/_kernels_portable/<python>/`` and ``dqdyn/_kernels/`` — every numba kernel ready at
   install, so that the first call after ``pip install`` loads machine code instead of compiling
   it: ``python -m dqdyn.precompile`` (see ``dqdyn/_jit.py``) unpacks the portable kernels the
@@ -42,7 +42,7 @@ class build_ext_and_kernels(build_ext):
         if not os.path.exists(self.get_ext_fullpath("dqdyn._gate")):
             say("dqdyn: no C compiler was found, so the C call gate was not built: every result "
                 "is the same, but single-state calls go through numba's dispatcher (about "
-                "1.6 µs more per call; `dqdyn doctor --measure` times it). Install a C compiler "
+                "2 µs more per call; `dqdyn doctor --measure` times it). Install a C compiler "
                 "(e.g. apt install gcc) and pip install again to build it.")
         if os.environ.get("DQDYN_SKIP_PRECOMPILE", "") not in ("", "0"):
             say("dqdyn: DQDYN_SKIP_PRECOMPILE set: kernels compile on first use")

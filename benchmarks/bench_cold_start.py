@@ -96,8 +96,8 @@ def find_python(version: str) -> str:
     """The interpreter of CPython ``version`` (``3.12``): ``python3.12`` on the PATH, else
     pyenv's newest ``3.12.*``."""
     exe = shutil.which(f"python{version}")
-    if exe:
-        return exe
+    if exe and subprocess.run([exe, "-c", ""], capture_output=True).returncode == 0:
+        return exe  # (a pyenv shim of a version not selected fails: then pyenv's own folder)
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     cands = sorted((d for d in os.listdir(os.path.join(root, "versions"))
                     if d.startswith(version + ".")), key=lambda d: [int(x) for x in d.split(".")
