@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def built_site(tmp_path_factory) -> Path:
     """``mkdocs build --strict`` of the repository's site (warnings are errors); its folder."""
     pytest.importorskip("mkdocs")
