@@ -39,17 +39,14 @@ inputs it was computed from (its connection pose / twist / twist derivative and 
 or removing a subsystem recomputes only the blocks that it changes (claim 16), and the counters
 ``InterconnectionGraph.evaluations`` show it.
 
-Adding bodies to an existing model without rebuilding it ([Silva2022thesis, § 4.2.2], Def. 4.3, eqs.
-4.32–4.35, Examples 4.3–4.4): `InterconnectionGraph.append_body` hangs a one-body
-subsystem at a frame; `GraphResult.F` gives the CoM twists ``F_i`` (eq. 4.33) and
-`GraphResult.B` the joint wrenches ``B_i`` (eq. 4.34) of a subsystem — the existing ``F``
-values are unchanged and each existing ``B_i`` gains only the added term
-``Ad(x_{b}^{J_i}) B_{n+1}`` (claim 18).
+Adding bodies without rebuilding ([Silva2022thesis, §4.2.2, Def. 4.3, eqs. (4.32)–(4.35)]):
+`InterconnectionGraph.append_body` hangs a one-body subsystem at a frame; `GraphResult.F` gives
+the CoM twists ``F_i`` (eq. 4.33), `GraphResult.B` the joint wrenches ``B_i`` (eq. 4.34): the
+``F`` are unchanged, each ``B_i`` gains only ``Ad(x_{b}^{J_i}) B_{n+1}`` (claim 18).
 
-Frames and conventions (as `newton_euler`): twists vec6 ``[ω, v]`` (body twist of
-the connection frame, its axes); wrenches vec6 ``[f, τ]`` (at the frame origin, its axes); a
-wrench ``ζ_a`` is what the predecessor transmits *to* the successor (and everything beyond it)
-through the connection.  The graph's gravity (constructor) is used for every model subsystem.
+Conventions as `newton_euler`: twists ``[ω, v]``, wrenches ``[f, τ]`` (frame origin and axes);
+``ζ_a`` is what the predecessor transmits *to* the successor through the connection.  The
+graph's gravity (constructor) is used for every model subsystem.
 """
 
 from __future__ import annotations
