@@ -1,11 +1,10 @@
 """Interconnection graph of subsystems and black-box subsystems ([Silva2022thesis, ch. 5,
 eqs. (5.1)–(5.18), Proposition 5.1; §4.2.2 F/B functions]; validation claims 15, 16, 18).
 
-A robot is a tree of *subsystems* (graph vertices); every non-root subsystem ``j`` hangs from
-a *connection* (graph edge) ``p_j → j`` at a frame ``a_j`` of its predecessor ``p_j`` (the
-thesis's ``b̄_{p_j, j}`` seen from the predecessor, ``ā_j`` from the successor).  The edge carries
-the connection's twist (predecessor → successor, the thesis's dashed edges) and the wrench the
-successor transmits back (successor → predecessor, the solid edges).
+A robot is a tree of *subsystems* (vertices); a non-root subsystem ``j`` hangs from a
+*connection* (edge) ``p_j → j`` at a frame ``a_j`` of its predecessor (the thesis's
+``b̄_{p_j, j}``), which carries the connection's twist one way (dashed edges) and the wrench the
+successor transmits the other way (solid edges).
 
 Two kinds of vertex:
 
@@ -18,11 +17,10 @@ Two kinds of vertex:
   single-state `InterconnectionGraph.rnea` does the same without the connector: it starts
   the model's own recursion from a moving base (`_graph_kernel`).  The subsystem's
   ``world`` frame is its base, the connection frame it hangs from;
-* a **black box** — any object that implements `BlackBox`: the wrench it transmits at its
-  connection as a function of the connection's motion [Silva2022thesis, §5.1].  It has no coordinates in the
-  composite ``q``; it is a leaf.  Shipped: `ModelBlackBox` (a dqdyn model with its own
-  joint trajectory) and `RecordedWrench` (a wrench time series, e.g. a force/torque sensor
-  log, interpolated in time), both in `blackbox`.
+* a **black box** — any `BlackBox`: the wrench it transmits at its connection as a function of
+  the connection's motion [Silva2022thesis, §5.1]; no coordinates in ``q``, a leaf.  Shipped in
+  `blackbox`: `ModelBlackBox` (a model with its own joint trajectory) and `RecordedWrench` (a
+  wrench time series, e.g. a force/torque sensor log, interpolated in time).
 
 The composite model (eqs. 5.8–5.11, 5.15–5.16)::
 
