@@ -30,12 +30,11 @@ The composite model (eqs. 5.8–5.11, 5.15–5.16)::
     A̲_ii = W_i(Ξ_i),  A̲_{p_j, j} = Γ̊_{j,p_j},  other blocks 0                     (5.15)
     Γ̲_t  = A̲ 1_s                                                                    (5.16)
 
-`InterconnectionGraph.evaluate` runs the two sweeps (twists root → leaves, wrenches leaves
-→ root) and returns A̲ (`GraphResult`).  Each vertex keeps its last ``W_i`` with the
-inputs it was computed from (its connection pose / twist / twist derivative and its own
-``q, v, a``); a vertex whose inputs have not changed is not re-evaluated — so adding, replacing
-or removing a subsystem recomputes only the blocks that it changes (claim 16), and the counters
-``InterconnectionGraph.evaluations`` show it.
+`InterconnectionGraph.evaluate` runs the two sweeps (twists root → leaves, wrenches back) and
+returns A̲ (`GraphResult`).  A vertex keeps its last ``W_i`` with its inputs (connection pose,
+twist, twist derivative, its ``q, v, a``) and is not re-evaluated while they hold: adding,
+replacing or removing a subsystem recomputes only the blocks it changes (claim 16; the counters
+``InterconnectionGraph.evaluations`` show it).
 
 Adding bodies without rebuilding ([Silva2022thesis, §4.2.2, Def. 4.3, eqs. (4.32)–(4.35)]):
 `InterconnectionGraph.append_body` hangs a one-body subsystem at a frame; `GraphResult.F` gives
