@@ -8,15 +8,13 @@ successor transmits the other way (solid edges).
 
 Two kinds of vertex:
 
-* a **model subsystem** — a dqdyn `Model` whose generalized coordinates are part of
-  the composite ``q`` / ``v`` (the subsystems' coordinates concatenated in the order they were
-  added).  Its map ``W_i`` (eq. 5.7) is one compiled dqNE call on the model preceded by a massless
-  *connector* body on a free joint whose pose, body twist and twist derivative are those of the
-  connection frame ``a_i`` (the inherited motion ``Ξ_{p_i,i} = Ad_n(X) ξ_{a_i}`` of eq. 5.10:
-  by linearity of ``Ad`` the recursion from the connector sends it to every CoM).  The compiled
-  single-state `InterconnectionGraph.rnea` does the same without the connector: it starts
-  the model's own recursion from a moving base (`_graph_kernel`).  The subsystem's
-  ``world`` frame is its base, the connection frame it hangs from;
+* a **model subsystem** — a `Model` whose coordinates are part of the composite ``q`` / ``v``
+  (concatenated in the order the subsystems were added).  Its map ``W_i`` (eq. 5.7) is one dqNE
+  call on the model behind a massless *connector* body on a free joint that moves as the
+  connection frame ``a_i`` (the inherited motion ``Ξ_{p_i,i} = Ad_n(X) ξ_{a_i}`` of eq. 5.10,
+  carried to every CoM by the linearity of ``Ad``); the compiled single-state
+  `InterconnectionGraph.rnea` starts the model's own recursion from that moving base instead
+  (`_graph_kernel`).  The subsystem's ``world`` frame is the connection frame it hangs from;
 * a **black box** — any `BlackBox`: the wrench it transmits at its connection as a function of
   the connection's motion [Silva2022thesis, §5.1]; no coordinates in ``q``, a leaf.  Shipped in
   `blackbox`: `ModelBlackBox` (a model with its own joint trajectory) and `RecordedWrench` (a
