@@ -313,5 +313,43 @@ def skeleton(model) -> list[Visual]:
     return out
 
 
+def _local_points(v: Visual) -> np.ndarray:
+    """Points of a shape in its own frame that bound it (a mesh's vertices, a primitive's box)."""
+    if v.kind == "mesh":
+        return np.asarray(v.params["mesh"].vertices, dtype=float).reshape(-1, 3)
+    if v.kind == "box":
+        h = 0.5 * np.asarray(v.params["size"], dtype=float)
+    elif v.kind == "sphere":
+        h = np.full(3, float(v.params["radius"]))
+    elif v.kind in ("cylinder", "capsule"):
+        r, L = float(v.params["radius"]), float(v.params["length"])
+        h = np.array([r, r, 0.5 * L + (r if v.kind == "capsule" else 0.0)])
+    elif v.kind == "ellipsoid":
+        h = np.asarray(v.params["radii"], dtype=float)
+    else:
+        return np.zeros((0, 3))
+    return h * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+
+
+def visual_points(model, visuals, q=None) -> np.ndarray:
+    """World points (n, 3) bounding the shapes ``visuals`` of ``model`` at configuration ``q``
+    (default neutral): every mesh vertex, and the corners of each primitive's box.  With no
+    shapes (or only empty ones), the body origins."""
+    from ..algebra.rotations import matrix_from_quat, translation_of
+    from ..algorithms.kinematics import forward_kinematics, neutral
+
+    X = forward_kinematics(model, neutral(model) if q is None else np.asarray(q, dtype=float))
+    pts = []
+    for v in visuals:
+        p = _local_points(v)
+        if len(p) == 0:
+            continue
+        x = _pose_mul(np.asarray(X[v.body], dtype=float), np.asarray(v.pose, dtype=float))
+        pts.append(p @ matrix_from_quat(x[:4]).T + translation_of(x))
+    pts = np.concatenate(pts) if pts else np.zeros((0, 3))
+    pts = pts[np.all(np.isfinite(pts), axis=1)]
+    return pts if len(pts) else np.asarray(translation_of(X), dtype=float).reshape(-1, 3)
+
+
 __all__ = ["Visual", "inertia_box", "inertia_boxes", "resolve_uri", "locate_uri", "urdf_visuals", "mjcf_visuals",
-           "skeleton"]
+           "skeleton", "visual_points"]

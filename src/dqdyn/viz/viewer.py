@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..algebra.rotations import matrix_from_quat, translation_of
-from .geometry import Visual, inertia_boxes, mjcf_visuals, skeleton, urdf_visuals
+from .geometry import Visual, inertia_boxes, mjcf_visuals, skeleton, urdf_visuals, visual_points
 
 
 def _viser():
@@ -31,6 +31,39 @@ def _viser():
 
 def _rgb(color):
     return tuple(int(round(255 * float(c))) for c in color[:3])
+
+
+FILL = 0.7  # the share of the field of view the robot's bounding box spans in the initial view
+AZIMUTH, ELEVATION = np.radians(35.0), np.radians(25.0)  # the initial 3/4 view from above
+
+
+def frame_box(lo, hi, *, fov: float = np.radians(75.0), aspect: float = 1.0, fill: float = FILL,
+              azimuth: float = AZIMUTH, elevation: float = ELEVATION):
+    """``(position, look_at, near, far)`` of a perspective camera (vertical field of view ``fov``
+    in radians, width / height ``aspect``) that looks at the centre of the box ``[lo, hi]`` from
+    the direction ``(azimuth, elevation)`` (z up), at the smallest distance where every corner of
+    the box projects inside ``fill`` of the half-height and half-width of the image: for a
+    corner ``p`` (from the centre) at depth ``d - p·u`` along the view direction ``u``,
+    ``|p·up| <= fill tan(fov/2) (d - p·u)`` and the same across with ``aspect tan(fov/2)``.
+    The clipping planes follow the size (a 1 cm gripper is not cut by the near plane)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    c = 0.5 * (lo + hi)
+    h = 0.5 * (hi - lo)
+    if not np.all(np.isfinite(h)) or np.linalg.norm(h) < 1e-9:  # a point: a 10 cm box around it
+        c = np.where(np.isfinite(c), c, 0.0)
+        h = np.full(3, 0.05)
+    u = np.array([np.cos(elevation) * np.cos(azimuth), np.cos(elevation) * np.sin(azimuth), np.sin(elevation)])
+    right = np.cross(-u, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -u)
+    corners = h * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    tv = fill * np.tan(0.5 * fov)
+    depth = corners @ u
+    d = float(np.max(depth + np.maximum(np.abs(corners @ up) / tv, np.abs(corners @ right) / (aspect * tv))))
+    r = float(np.linalg.norm(h))
+    near = float(min(0.01, max(1e-6, 0.1 * (d - r))))
+    far = float(max(1000.0, 20.0 * (d + r)))
+    return c + d * u, c, near, far
 
 
 class Viewer:
@@ -113,15 +146,23 @@ class Viewer:
             self._aim_camera()
 
     def _aim_camera(self) -> None:
-        """Point the initial camera at the robot (from the body origins at the neutral q)."""
-        from ..algorithms.kinematics import forward_kinematics
-
-        P = translation_of(forward_kinematics(self.model, self.q))
-        c = 0.5 * (P.min(axis=0) + P.max(axis=0))
-        r = max(0.4, float(np.linalg.norm(P - c, axis=1).max()) + 0.3)
+        """Point the initial camera (and "Reset View") at the robot at the neutral q: the centre
+        of the bounding box of its shapes (mesh vertices, primitives' boxes; the body origins
+        when there are none), from a 3/4 view above, at the distance where the box fills
+        ``FILL`` of the default field of view (see `frame_box`)."""
+        lo, hi = self.bounds()
         cam = self.server.initial_camera
-        cam.look_at = tuple(c)
-        cam.position = tuple(c + r * np.array([1.6, 1.3, 0.9]))
+        pos, target, near, far = frame_box(lo, hi, fov=float(cam.fov))
+        cam.near, cam.far = near, far
+        cam.look_at = tuple(target)
+        cam.position = tuple(pos)
+        self.camera = (pos, target)
+
+    def bounds(self, q=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)``: the world-axis bounding box of the robot's shapes at ``q`` (default
+        neutral), from `visual_points`."""
+        P = visual_points(self.model, self.visuals, self.q if q is None else q)
+        return P.min(axis=0), P.max(axis=0)
 
     # ---------------------------------------------------------------------------- geometry
     def _add_visual(self, name, v: Visual):
@@ -293,4 +334,4 @@ def view(model, q=None, **kw) -> Viewer:
     return v
 
 
-__all__ = ["Viewer", "view"]
+__all__ = ["Viewer", "view", "frame_box"]
