@@ -23,7 +23,7 @@ import dqdyn  # noqa: E402
 from dqdyn.viz import Viewer  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "viz"))
-from _browser import FLAGS, _CDP, _signal_group, chromium  # noqa: E402
+from _browser import FLAGS, _CDP, _signal_group, chromium, free_port as _port  # noqa: E402
 
 PROBE = """new Promise(done => {
   let opened = false, bytes = 0;
@@ -36,14 +36,6 @@ PROBE = """new Promise(done => {
 })"""
 
 
-def _port():
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class _Browser:

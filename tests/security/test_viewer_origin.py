@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import socket
+import sys
 import time
 
 import pytest
@@ -19,13 +20,10 @@ from dqdyn.errors import DqdynError  # noqa: E402
 from dqdyn.viz import Viewer  # noqa: E402
 from dqdyn.viz._guard import RequestGuard  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "viz"))
+from _browser import free_port as _port  # noqa: E402
 
-def _port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+
 
 
 @pytest.fixture(scope="module")

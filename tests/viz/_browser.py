@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -137,3 +138,12 @@ def screenshot(url: str, out: str, **kw) -> None:
     """One PNG of ``url`` (a :class:`Page` opened and closed)."""
     with Page(url, **kw) as p:
         p.capture(out)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a viewer under test)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -6,7 +6,6 @@ and a real browser: headless Chromium renders the page and the robot is in the p
 from __future__ import annotations
 
 import os
-import socket
 import warnings
 
 import numpy as np
@@ -19,7 +18,7 @@ import dqdyn  # noqa: E402
 from dqdyn.algebra.rotations import translation_of  # noqa: E402
 from dqdyn.viz import Viewer, inertia_box, inertia_boxes, resolve_uri, urdf_visuals  # noqa: E402
 
-from _browser import Page, chromium  # noqa: E402
+from _browser import Page, chromium, free_port as _port  # noqa: E402
 
 URDF = """<?xml version="1.0"?>
 <robot name="viz_arm">
@@ -60,12 +59,6 @@ def arm(tmp_path):
     return str(p), str(tmp_path / "ws")
 
 
-def _port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_urdf_visuals_meshes_primitives_and_missing_mesh(arm):

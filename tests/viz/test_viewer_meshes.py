@@ -7,7 +7,6 @@ centred and large, far richer in shades than the inertia-box fallback."""
 
 from __future__ import annotations
 
-import socket
 import warnings
 
 import numpy as np
@@ -21,15 +20,9 @@ from dqdyn.viz import Viewer  # noqa: E402
 from dqdyn.viz.geometry import urdf_visuals, visual_points  # noqa: E402
 from dqdyn.viz.viewer import FILL, frame_box  # noqa: E402
 
-from _browser import Page, chromium  # noqa: E402
+from _browser import Page, chromium, free_port as _port  # noqa: E402
 
 
-def _port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _project(points, position, target, fov, aspect):
