@@ -548,7 +548,8 @@ def _add_doctor(sub) -> None:
         description="Python, numba and NumPy versions, the CPU and the level it runs, whether "
         "the shipped kernels were found and are used, the kernel caches, the C call gate and "
         "the threading layer; then a one-line verdict with the fix. Exit code 1 when not ready.",
-        epilog="example: dqdyn doctor --measure")
+        epilog="examples:\n  dqdyn doctor\n  dqdyn doctor --measure --json",
+        formatter_class=HelpFormatter)
     p.add_argument("--measure", action="store_true",
                    help="also time a single call with and without the C call gate (seconds)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -225,16 +225,10 @@ def format_report(r: dict) -> str:
 
 
 def main(argv=None) -> int:
-    import argparse
+    """``python -m dqdyn.doctor``: the same as ``dqdyn doctor``."""
+    from .cli import main as cli
 
-    p = argparse.ArgumentParser(prog="dqdyn doctor", description=__doc__.split("\n\n")[0])
-    p.add_argument("--measure", action="store_true",
-                   help="also time a single call with and without the C call gate")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    a = p.parse_args(argv)
-    r = report(a.measure)
-    print(json.dumps(r, indent=1) if a.json else format_report(r))
-    return 0 if r["verdict"].startswith("ready") else 1
+    return cli(["doctor", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
