@@ -1,11 +1,11 @@
 """Build steps beyond pyproject.toml: the C call gate, and the kernel cache compiled at install.
 
-* ``src/dqdyn/_gate.c`` — the call gate that takes single-state calls from Python into the
+* ``src/dqdyn/_engine/_gate.c`` — the call gate that takes single-state calls from Python into the
   compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
   kernels through numba's dispatcher (same numbers, about 2 µs more per call).
 * ``dqdyn/_kernels_portable/<python>/`` and ``dqdyn/_kernels/`` — every numba kernel ready at
   install, so that the first call after ``pip install`` loads machine code instead of compiling
-  it: ``python -m dqdyn.precompile`` (see ``dqdyn/_jit.py``) unpacks the portable kernels the
+  it: ``python -m dqdyn._engine.precompile`` (see ``dqdyn/_engine/jit.py``) unpacks the portable kernels the
   source ships for this CPython (``_kernels_portable-cpython-3XX.tar.xz``, compiled for any
   x86-64 CPU with AVX2 / FMA, for the numba that ``pyproject.toml`` pins) where they fit, then
   compiles what they lack — everything, elsewhere — into ``_kernels/``, with progress.  It runs after the extension is built, in parallel worker processes, and never
@@ -39,7 +39,7 @@ def say(msg: str) -> None:
 class build_ext_and_kernels(build_ext):
     def run(self):
         super().run()
-        if not os.path.exists(self.get_ext_fullpath("dqdyn._gate")):
+        if not os.path.exists(self.get_ext_fullpath("dqdyn._engine._gate")):
             say("dqdyn: no C compiler was found, so the C call gate was not built: every result "
                 "is the same, but single-state calls go through numba's dispatcher (about "
                 "2 µs more per call; `dqdyn doctor --measure` times it). Install a C compiler "
@@ -57,7 +57,7 @@ class build_ext_and_kernels(build_ext):
             "kernels shipped for this Python, 5 to 10 minutes on 2 cores without; "
             "DQDYN_SKIP_PRECOMPILE=1 skips it)")
         try:
-            subprocess.run([sys.executable, "-m", "dqdyn.precompile"], env=env, check=True,
+            subprocess.run([sys.executable, "-m", "dqdyn._engine.precompile"], env=env, check=True,
                            cwd=root)
         except (OSError, subprocess.CalledProcessError) as e:  # never fail the install
             say(f"dqdyn: precompiling the kernels failed ({e}); they compile on first use")
@@ -82,7 +82,7 @@ class build_ext_and_kernels(build_ext):
 
 setup(
     ext_modules=[
-        Extension("dqdyn._gate", ["src/dqdyn/_gate.c"], include_dirs=[numpy.get_include()],
+        Extension("dqdyn._engine._gate", ["src/dqdyn/_engine/_gate.c"], include_dirs=[numpy.get_include()],
                   optional=True),
     ],
     cmdclass={"build_ext": build_ext_and_kernels},

@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn.algorithms.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
-from dqdyn.algorithms.forward import aba, mass_matrix_inverse  # noqa: E402
+from dqdyn.dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
+from dqdyn.dynamics.forward import aba, mass_matrix_inverse  # noqa: E402
 from harness import best_time, interleaved, print_table, write_results  # noqa: E402
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import interleaved  # noqa: E402
 
 import dqdyn  # noqa: E402
-from dqdyn.elastic.demo import arm7, elastic_arm7, reference7  # noqa: E402
+from dqdyn.reproduce.elastic import arm7, elastic_arm7, reference7  # noqa: E402
 from dqdyn.symbolic import dynamics  # noqa: E402
 
 

@@ -1,10 +1,10 @@
 """Where the install's kernel compile goes: numba compile time per kernel, for precompile groups.
 
-Runs each group of :mod:`dqdyn.precompile` in its own process with the kernel cache off
+Runs each group of :mod:`dqdyn._engine.precompile` in its own process with the kernel cache off
 (``DQDYN_NO_CACHE=1``: everything compiles) and listens to numba's ``numba:compile`` events:
 per kernel, its *self* time (its compile minus the kernels compiled inside it), the part of it
 spent under numba's LLVM lock (LLVM optimising and emitting code), how many times it was
-compiled (one per signature: two for one kernel is what ``dqdyn._jit``, "Literals", is about),
+compiled (one per signature: two for one kernel is what ``dqdyn._engine.jit``, "Literals", is about),
 and which kernel or Python line asked for it.  Not a timing to compare across machines: a map of
 where the seconds are.
 
@@ -68,7 +68,7 @@ def _in_process(group: str) -> dict:
 
     event.register("numba:compile", Listener())
     event.register("numba:llvm_lock", LLVM())
-    from dqdyn import precompile
+    from dqdyn._engine import precompile
 
     t0 = time.perf_counter()
     precompile._run_group(group)
@@ -78,7 +78,7 @@ def _in_process(group: str) -> dict:
 
 
 def main(argv=None) -> int:
-    from dqdyn.precompile import GROUPS
+    from dqdyn._engine.precompile import GROUPS
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("groups", nargs="*", help=f"precompile groups (default: all of {list(GROUPS)})")

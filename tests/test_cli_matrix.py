@@ -45,7 +45,7 @@ def stops(monkeypatch):
     """Replace the work of every command by a Stop that carries the resolved model."""
     import dqdyn.cli as cli
     import dqdyn.simulation.run as run
-    import dqdyn.sweep as sweep
+    import dqdyn.scale.sweep as sweep
     import dqdyn.viz.viewer as viewer
 
     def raise_stop(model, *a, **k):

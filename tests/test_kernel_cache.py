@@ -1,4 +1,4 @@
-"""The kernel cache (dqdyn._jit): stamps that follow the imports, lookups in order, and a fresh
+"""The kernel cache (dqdyn._engine.jit): stamps that follow the imports, lookups in order, and a fresh
 process that loads what an earlier one compiled — with the same bits as a fresh compile."""
 
 import json
@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn import _jit
+from dqdyn._engine import jit as _jit
 
 
 def test_stamp_covers_the_files_a_kernel_inlines_and_nothing_else():
-    c = _jit._closure("algorithms/aba.py")
+    c = _jit._closure("dynamics/aba.py")
     # what the ABA kernels call or read constants from …
-    for rel in ("algorithms/aba.py", "algorithms/hybrid.py", "algorithms/articulated.py",
-                "algorithms/linalg.py", "algorithms/newton_euler.py", "algebra/_core.py",
+    for rel in ("dynamics/aba.py", "dynamics/hybrid.py", "dynamics/articulated.py",
+                "_engine/linalg.py", "dynamics/newton_euler.py", "algebra/_core.py",
                 "multibody/joints.py", "multibody/model.py", "_jit.py"):
         assert rel in c, rel
     # … and not the files it has nothing to do with
-    for rel in ("parallel/cable.py", "algorithms/derivatives.py", "cli.py", "__init__.py"):
+    for rel in ("parallel/cable.py", "dynamics/derivatives.py", "cli.py", "__init__.py"):
         assert rel not in c, rel
 
 
@@ -90,7 +90,7 @@ def test_a_writer_of_an_older_source_never_leaves_the_newer_index_pointing_at_it
 
 
 def test_stamp_changes_when_an_imported_file_changes(monkeypatch):
-    before = _jit.source_stamp("algorithms/aba.py")
+    before = _jit.source_stamp("dynamics/aba.py")
     other = _jit.source_stamp("parallel/cable.py")
     real = _jit._file_hash
 
@@ -100,7 +100,7 @@ def test_stamp_changes_when_an_imported_file_changes(monkeypatch):
     monkeypatch.setattr(_jit, "_file_hash", edited)
     _jit.source_stamp.cache_clear()
     try:
-        assert _jit.source_stamp("algorithms/aba.py") != before
+        assert _jit.source_stamp("dynamics/aba.py") != before
         assert _jit.source_stamp("parallel/cable.py") != other  # cable.py uses _core too
         assert "algebra/_core.py" in _jit._closure("parallel/cable.py")
     finally:
@@ -108,12 +108,12 @@ def test_stamp_changes_when_an_imported_file_changes(monkeypatch):
 
 
 def test_stamp_keeps_kernels_whose_imports_did_not_change(monkeypatch):
-    before = _jit.source_stamp("algorithms/newton_euler.py")
+    before = _jit.source_stamp("dynamics/newton_euler.py")
     real = _jit._file_hash
     monkeypatch.setattr(_jit, "_file_hash", lambda rel: b"x" if rel == "parallel/cable.py" else real(rel))
     _jit.source_stamp.cache_clear()
     try:
-        assert _jit.source_stamp("algorithms/newton_euler.py") == before
+        assert _jit.source_stamp("dynamics/newton_euler.py") == before
     finally:
         _jit.source_stamp.cache_clear()
 
@@ -155,7 +155,7 @@ out = [dqdyn.rnea(m, Q[0], V[0], A[0]), dqdyn.aba(m, Q, V, A), dqdyn.forward_kin
        dqdyn.twist_jacobian(m, Q[2], m.frame_names[-1], "body"), *dqdyn.aba_derivatives(m, Q[3], V[3], A[3])]
 mm, cons, q0 = mobile_manipulator()
 out.append(constrained_forward_dynamics(mm, q0, np.ones(mm.nv), np.zeros(mm.nv), cons).qdd)
-from dqdyn.algorithms import gate
+from dqdyn._engine import gate
 misses = sum(sum(d.stats.cache_misses.values()) for mod in list(sys.modules.values())
              if getattr(mod, "__name__", "").startswith("dqdyn") for d in vars(mod).values()
              if hasattr(getattr(d, "stats", None), "cache_misses"))
@@ -173,7 +173,7 @@ def test_a_fresh_process_loads_kernels_without_numbas_registries_and_gets_the_sa
     the same calls — single states, a parallel batch, the derivatives, a Jacobian, constrained
     dynamics — give the same bits as with numba's own load (``DQDYN_NUMBA_LIGHT_LOAD=0``), and
     with every kernel from the cache nothing refreshed or imported the registries."""
-    from dqdyn.precompile import precompile
+    from dqdyn._engine.precompile import precompile
 
     precompile(["dynamics", "forward", "kinematics", "derivatives", "constraints"], quiet=True)
 
@@ -192,8 +192,8 @@ def test_a_fresh_process_loads_kernels_without_numbas_registries_and_gets_the_sa
 
 
 def test_small_batches_run_serially_and_agree_with_the_parallel_kernel():
-    from dqdyn.algorithms.batching import SERIAL_WORK, for_batch
-    from dqdyn.algorithms.newton_euler import rnea_batch
+    from dqdyn._engine.batching import SERIAL_WORK, for_batch
+    from dqdyn.dynamics.newton_euler import rnea_batch
 
     m = dqdyn.random_tree(9, seed=11)
     nb1 = m.nbodies + 1
@@ -250,7 +250,7 @@ def _current_index_entries():
 
 
 def test_no_kernel_is_compiled_twice_for_a_literal_or_a_read_only_twin_of_one_signature():
-    """dqdyn._jit, "Literals": a kernel given ``False`` (``Literal[bool](False)``) by one caller
+    """dqdyn._engine.jit, "Literals": a kernel given ``False`` (``Literal[bool](False)``) by one caller
     and a ``bool`` by another, or a read-only array beside a writable one, was compiled once for
     each (``hybrid_kernel`` twice, the derivatives' sweeps three times).  Read from the
     kernel cache that ``pip install`` fills: no two signatures of one kernel may differ only in
@@ -285,7 +285,7 @@ def test_faster_inlining_is_installed_and_copies_one_scope_per_ir():
     import numba
     from numba.core import inline_closurecall as icc
 
-    from dqdyn import _jit
+    from dqdyn._engine import jit as _jit
 
     @numba.njit(inline="always")
     def helper(x, k):
@@ -312,7 +312,7 @@ def test_untyped_passes_run_once_per_dqdyn_helper_however_many_sites_inline_it(m
     and computes the product numba's plain inlining computes."""
     from numba.core import inline_closurecall as icc
 
-    from dqdyn import _jit
+    from dqdyn._engine import jit as _jit
     from dqdyn.algebra._core import dq_mul
 
     runs = []
@@ -415,7 +415,7 @@ def test_the_portable_kernels_are_looked_up_after_the_packages_own_and_only_wher
 def test_portable_entries_are_keyed_on_the_portable_cpu_and_host_entries_on_the_host():
     from numba.core.registry import cpu_target
 
-    from dqdyn.algorithms.newton_euler import rnea_batch
+    from dqdyn.dynamics.newton_euler import rnea_batch
 
     codegen = cpu_target.target_context.codegen()
     sig = (np.float64,)
@@ -443,7 +443,7 @@ def _fake_archive(path, manifest, files):
 
 def test_the_portable_archive_is_unpacked_only_for_its_python_numba_platform_and_cpu(
         tmp_path, monkeypatch, capsys):
-    from dqdyn import precompile as pc
+    from dqdyn._engine import precompile as pc
 
     arc, dest = tmp_path / "k.tar.xz", tmp_path / "k"
     monkeypatch.setattr(_jit, "PORTABLE_ARCHIVE", str(arc))
@@ -481,7 +481,7 @@ def test_the_portable_archive_is_unpacked_only_for_its_python_numba_platform_and
 
 def test_the_install_runs_no_group_when_the_archive_was_made_from_this_very_source(
         tmp_path, monkeypatch):
-    from dqdyn import precompile as pc
+    from dqdyn._engine import precompile as pc
 
     arc, dest = tmp_path / "k.tar.xz", tmp_path / "k"
     monkeypatch.setattr(_jit, "PORTABLE_ARCHIVE", str(arc))
@@ -532,7 +532,7 @@ def _portable_archive_fits():
     """Why the shipped archive cannot be used here, or ``None``."""
     import tarfile
 
-    from dqdyn.precompile import _platform_tag
+    from dqdyn._engine.precompile import _platform_tag
 
     if not os.path.isfile(_jit.PORTABLE_ARCHIVE):
         return "no portable archive in this source"
@@ -549,7 +549,7 @@ def _portable_archive_fits():
 def test_the_shipped_portable_kernels_are_current():
     """The archive the source ships holds every kernel of the current source: a kernel edited
     since it was made compiles at install instead of loading — make it again with
-    ``python -m dqdyn.precompile --portable``.  (Where the archive cannot be used — another
+    ``python -m dqdyn._engine.precompile --portable``.  (Where the archive cannot be used — another
     Python, numba, platform or CPU — there is nothing to check.)"""
     why = _portable_archive_fits()
     if why:
@@ -559,13 +559,13 @@ def test_the_shipped_portable_kernels_are_current():
                     if not os.path.isfile(os.path.join(_jit.PKG_DIR, rel))
                     or stamp != _jit.source_stamp(rel)})
     assert not stale, ("the portable kernels are older than these files' kernels (run `python -m "
-                       "dqdyn.precompile --portable`): " + ", ".join(stale))
+                       "dqdyn._engine.precompile --portable`): " + ", ".join(stale))
     assert len(entries) >= 140  # every group's kernels, not a part
 
 
 FRESH_PROBE = r"""
 import json, sys, numpy as np, dqdyn
-from dqdyn.algorithms import gate
+from dqdyn._engine import gate
 m = dqdyn.random_tree(9, seed=11)
 Q = dqdyn.random_configuration(m, size=4, seed=3)
 rng = np.random.default_rng(4)
@@ -608,7 +608,7 @@ def test_a_fresh_process_loads_every_kernel_and_gets_the_bits_of_a_compile_for_t
         os.symlink(_jit.PORTABLE_CACHE, pkg / "_kernels_portable" / _jit.PY_TAG)
         env = {"PYTHONPATH": str(tmp_path / "site"), "DQDYN_CACHE_DIR": str(tmp_path / "user")}
     else:
-        from dqdyn.precompile import precompile
+        from dqdyn._engine.precompile import precompile
 
         precompile(["dynamics", "derivatives"], quiet=True)  # fills the cache (nothing to do when full)
 

@@ -4,8 +4,8 @@ The public API is re-exported here; see the README for conventions (vec8 / vec6 
 q / v layouts per joint type).  Kernels compile lazily on first use and are cached on disk.
 """
 
-from . import algebra, constraints, errors
-from .algorithms.kinematics import (
+from dqdyn import algebra, constraints, errors
+from dqdyn.kinematics.forward import (
     body_twists,
     com_poses,
     difference,
@@ -18,7 +18,7 @@ from .algorithms.kinematics import (
     random_configuration,
     tangent_bracket,
 )
-from .algorithms.jacobians import (
+from dqdyn.kinematics.jacobians import (
     jacobian_dot_times_v,
     jacobian_time_derivative,
     joint_jacobians,
@@ -26,34 +26,34 @@ from .algorithms.jacobians import (
     pose_jacobian_derivative,
     twist_jacobian,
 )
-from .algorithms.derivatives import (
+from dqdyn.dynamics.derivatives import (
     aba_derivatives,
     hybrid_dynamics_derivatives,
     inertial_parameters,
     joint_torque_regressor,
     rnea_derivatives,
 )
-from .constraints.dynamics import (
+from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     constrained_inverse_dynamics,
     constraint_errors,
     project_state,
     udwadia_kalaba,
 )
-from .algorithms.gauss import gauss_model
-from .algorithms.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
-from .algorithms.mobile import fierro_lewis
-from .algorithms.modular import Assembly, ModularResult
-from .algorithms.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
-from .algorithms.forward import (
+from dqdyn.dynamics.gauss import gauss_model
+from dqdyn.dynamics.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
+from dqdyn.dynamics.mobile import fierro_lewis
+from dqdyn.composition.modular import Assembly, ModularResult
+from dqdyn.dynamics.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
+from dqdyn.dynamics.forward import (
     aba,
     constrained_aba,
     constrained_hybrid_dynamics,
     hybrid_dynamics,
     mass_matrix_inverse,
 )
-from .algorithms.coriolis import coriolis_matrix
-from .contact import (
+from dqdyn.dynamics.coriolis import coriolis_matrix
+from dqdyn.contact import (
     ContactDynamicsResult,
     FrameContact,
     ImpulseDynamicsResult,
@@ -67,20 +67,20 @@ from .contact import (
     frame_velocity,
     impulse_dynamics,
 )
-from .algorithms.lagrange import (
+from dqdyn.dynamics.lagrange import (
     gravity,
     mass_matrix,
     nonlinear_effects,
     solve_mass_matrix,
 )
-from .algorithms.newton_euler import NewtonEulerResult, newton_euler, rnea
-from .config import get_num_threads, set_num_threads
-from .multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
-from .parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
-from .parsers.mjcf import load_mjcf
-from .models import list_models, load_example, model_info
-from .loading import load
-from .config import get_batch_chunk, set_batch_chunk
+from dqdyn.dynamics.newton_euler import NewtonEulerResult, newton_euler, rnea
+from dqdyn.config import get_num_threads, set_num_threads
+from dqdyn.multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
+from dqdyn.parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
+from dqdyn.parsers.mjcf import load_mjcf
+from dqdyn.models import list_models, load_example, model_info
+from dqdyn.loading import load
+from dqdyn.config import get_batch_chunk, set_batch_chunk
 
 __version__ = "0.1.0"
 

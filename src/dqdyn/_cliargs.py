@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import DqdynError
+from dqdyn.errors import DqdynError
 
 
 class UsageError(DqdynError):
@@ -41,7 +41,7 @@ _FILE_SUFFIXES = (".urdf", ".xml", ".mjcf", ".xacro")
 
 
 def _bundled_names() -> str:
-    from .models import list_models
+    from dqdyn.models import list_models
 
     return ", ".join(list_models("bundled", kind="model"))
 
@@ -122,14 +122,14 @@ def load_model(args):
     Errors are re-raised with the sub-command and argument in front; a missing file (an
     argument that looks like a path: a separator or a .urdf / .xml / .mjcf suffix) gives
     `no_such_file`'s text in every command."""
-    from .loading import load
+    from dqdyn.loading import load
 
     src = model_source(args)
     kw = model_options(args)
     try:
         return load(src, menagerie=getattr(args, "menagerie", None), **kw)
     except DqdynError as e:
-        from .errors import UnknownNameError
+        from dqdyn.errors import UnknownNameError
 
         if isinstance(e, UnknownNameError) and _looks_like_path(src) and \
                 not os.path.exists(os.path.expanduser(src)):
@@ -152,7 +152,7 @@ def model_file(args):
     robot_descriptions."""
     from pathlib import Path
 
-    from . import loading, models
+    from dqdyn import loading, models
 
     src = model_source(args)
     p = Path(src).expanduser()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import MissingExtraError
+from dqdyn.errors import MissingExtraError
 
 #: extra -> the top-level modules it provides
 EXTRAS = {

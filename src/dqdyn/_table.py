@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from ._optional import available
+from dqdyn._optional import available
 
 HAVE_RICH = available("rich")
 

@@ -40,11 +40,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import __version__
-from ._cliargs import (MODEL_HELP, HelpFormatter, UsageError, _bundled_names, _positive, add_model_arguments,
+from dqdyn import __version__
+from dqdyn._cliargs import (MODEL_HELP, HelpFormatter, UsageError, _bundled_names, _positive, add_model_arguments,
                        check_input_file, check_output_dir, check_output_file, load_model,
                        model_file, model_options, model_source, no_such_file)
-from .errors import DqdynError
+from dqdyn.errors import DqdynError
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad command line or bad input file
@@ -54,7 +54,7 @@ EXIT_USAGE = 2  # bad command line or bad input file
 def _console(file=None):
     """A console that never cuts a table at the terminal width (rich when installed, extra
     ``cli``; plain text otherwise)."""
-    from ._table import console
+    from dqdyn._table import console
 
     return console(file)
 
@@ -80,7 +80,7 @@ def _slice(s: slice) -> str:
 # ------------------------------------------------------------------------------------- info
 def _info_tables(model):
     """The (bodies, joints) rich tables of `cmd_info`."""
-    from ._table import Table, escape
+    from dqdyn._table import Table, escape
 
     bodies = Table(title=f"Bodies of {model.name}", title_justify="left")
     bodies.add_column("#", justify="right")
@@ -143,8 +143,8 @@ def _info_tables(model):
 
 def _frames_table(model):
     """Named frames: the body carrying each one and its position in that body's frame."""
-    from ._table import Table, escape
-    from .algebra.rotations import translation_of
+    from dqdyn._table import Table, escape
+    from dqdyn.algebra.rotations import translation_of
 
     t = Table(title=f"Frames of {model.name}", title_justify="left")
     t.add_column("frame", overflow="fold")
@@ -196,15 +196,15 @@ def _add_info(sub) -> None:
 # -------------------------------------------------------------------------------- reproduce
 def cmd_reproduce(args) -> int:
     """``dqdyn reproduce``: the papers' experiments against MuJoCo (tables, CSV, figures)."""
-    from ._optional import require
-    from .reproduce.runner import available_cases
+    from dqdyn._optional import require
+    from dqdyn.reproduce.runner import available_cases
 
     bad = [c for c in args.cases if c not in available_cases()]
     if bad:
         raise UsageError(f"CASE: unknown case(s) {', '.join(map(repr, bad))}; expected some of "
                          f"{', '.join(available_cases())}")
     if getattr(args, "list", False):
-        from .reproduce.runner import print_catalog
+        from dqdyn.reproduce.runner import print_catalog
 
         print_catalog(_console())
         return EXIT_OK
@@ -215,7 +215,7 @@ def cmd_reproduce(args) -> int:
         except DqdynError:
             raise DqdynError(f"{args.command} needs mujoco, matplotlib and rich ({mod!r} is "
                              f"missing); install them with: pip install \"dqdyn[demo]\"") from None
-    from .reproduce import reproduce
+    from dqdyn.reproduce import reproduce
 
     print(f"writing results.md, results.csv and figures to {os.path.abspath(args.out)}"
           f"{os.sep}", flush=True)
@@ -228,7 +228,7 @@ def cmd_reproduce(args) -> int:
 
 
 def _add_reproduce(sub) -> None:
-    from .reproduce.runner import available_cases
+    from dqdyn.reproduce.runner import available_cases
 
     cases = ", ".join(available_cases())
     p = _parser(sub, "reproduce",
@@ -282,14 +282,14 @@ def _check_simulate(args) -> None:
         if x is not None and not (np.isfinite(x) and x >= 0):
             raise UsageError(f"--{k} must be a finite number >= 0, got {x!r}")
     if args.plot:
-        from ._optional import require
+        from dqdyn._optional import require
 
         require("plot", "matplotlib")  # before simulating: fail fast, naming the extra
         check_output_file("--plot", args.plot, PLOT_SUFFIXES)
     if args.save:
         check_output_file("--save", args.save, (".npz",))
     if args.view is not None:
-        from ._optional import require
+        from dqdyn._optional import require
 
         require("viz", "viser")
         if not 0 < args.view < 65536:
@@ -304,7 +304,7 @@ def cmd_simulate(args) -> int:
     files."""
     _check_simulate(args)
     model = load_model(args)
-    from .simulation import run as _run
+    from dqdyn.simulation import run as _run
 
     res = _run.run_simulation(model, duration=args.duration, dt=args.dt,
                               controller=args.controller, kp=args.kp, kd=args.kd,
@@ -324,11 +324,11 @@ def cmd_simulate(args) -> int:
     if args.save:
         con.print(f"wrote {traj.save(args.save)}")
     if args.plot:
-        from .simulation.plots import plot_simulation
+        from dqdyn.simulation.plots import plot_simulation
 
         con.print(f"wrote {plot_simulation(res, args.plot)}")
     if getattr(args, "view", None) is not None:  # dqdyn[viz]: the motion in the browser
-        from .viz.cli import show_trajectory
+        from dqdyn.viz.cli import show_trajectory
 
         f = model_file(args)
         kw = {} if f is None else {f[0]: f[1]}
@@ -454,8 +454,8 @@ def _add_bench(sub) -> None:
 # ----------------------------------------------------------------------------------- models
 def cmd_models(args) -> int:
     """``dqdyn models``: every robot dqdyn.load_example can load, with its source and size."""
-    from ._table import Table
-    from .models import ERD_INSTALL, example_robot_data_dir, list_models, model_info
+    from dqdyn._table import Table
+    from dqdyn.models import ERD_INSTALL, example_robot_data_dir, list_models, model_info
 
     t = Table(title="Models (dqdyn.load_example(NAME); dqdyn info NAME)", title_justify="left")
     for col in ("name", "source", "kind", "root", "description"):
@@ -483,20 +483,20 @@ def _add_models(sub) -> None:
 
 # ------------------------------------------------------------------------------------- view
 def cmd_view(args) -> int:
-    from .viz.cli import run
+    from dqdyn.viz.cli import run
 
     return run(args)
 
 
 def _add_view(sub) -> None:
-    from .viz.cli import add_parser
+    from dqdyn.viz.cli import add_parser
 
     add_parser(sub, cmd_view)
 
 
 # ------------------------------------------------------------------------------------ sweep
 def _add_sweep(sub) -> None:
-    from .sweep import add_sweep_parser  # logic in dqdyn.sweep (Dask, Zarr imported lazily)
+    from dqdyn.scale.sweep import add_sweep_parser  # logic in dqdyn.scale.sweep (Dask, Zarr imported lazily)
 
     add_sweep_parser(sub)
 
@@ -505,7 +505,7 @@ def _add_sweep(sub) -> None:
 def cmd_precompile(args) -> int:
     """``dqdyn precompile``: compile every kernel into the kernel cache (``pip install`` does it),
     after unpacking the shipped portable kernels where they fit; ``--portable`` makes those."""
-    from .precompile import make_portable, precompile, unpack_portable
+    from dqdyn._engine.precompile import make_portable, precompile, unpack_portable
 
     if args.portable:
         print(f"dqdyn precompile: wrote {make_portable(args.jobs)}")
@@ -516,7 +516,7 @@ def cmd_precompile(args) -> int:
 
 
 def _add_precompile(sub) -> None:
-    from .precompile import GROUPS
+    from dqdyn._engine.precompile import GROUPS
 
     p = sub.add_parser("precompile", help="compile every kernel now (pip install already does)",
                        description="Compile every numba kernel of dqdyn into its kernel cache, in "
@@ -535,7 +535,7 @@ def _add_precompile(sub) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import format_report, report
+    from dqdyn.doctor import format_report, report
 
     r = report(measure=args.measure)
     print(json.dumps(r, indent=1) if args.json else format_report(r))

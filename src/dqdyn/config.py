@@ -42,7 +42,7 @@ import threading
 
 import numba
 
-from .errors import ShapeError
+from dqdyn.errors import ShapeError
 
 #: True when the layer is numba's ``workqueue`` and dqdyn's gate admits one parallel region at a
 #: time (see the module docstring)
@@ -203,7 +203,7 @@ _select_threading_layer()
 def parallel_regions() -> int:
     """How many parallel regions (``prange`` kernel launches on the threading layer) this
     process has run through dqdyn's gate; batches small enough to run serially
-    (`dqdyn.algorithms.batching.SERIAL_WORK`) start none."""
+    (`dqdyn._engine.batching.SERIAL_WORK`) start none."""
     gate = _GUARD.get("gate")
     return gate.regions if gate is not None else 0
 

@@ -6,7 +6,7 @@ kernels shipped for this Python were found, fit this machine and are current; th
 the user's kernel caches (where, how large); the C call gate; the threading layer.  It ends with
 a verdict — ready, or what is not and the command that fixes it.  ``pip install`` prints the
 verdict at its end (``setup.py``), and the first compilation in a process names it
-(`dqdyn._jit`).
+(`dqdyn._engine.jit`).
 
     dqdyn doctor [--measure] [--json]
 """
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import sysconfig
 
-from . import _jit
+from dqdyn._engine import jit as _jit
 
 #: what LLVM calls the features of each x86-64 psABI level above the baseline
 _X86_LEVELS = (
@@ -74,7 +74,7 @@ def _folder_size(path: str) -> tuple[int, int]:
 
 def _shipped() -> dict:
     """The portable kernels of this Python: shipped, unpacked, fitting, current."""
-    from .precompile import _platform_tag, _portable_is_this_source
+    from dqdyn._engine.precompile import _platform_tag, _portable_is_this_source
 
     out = {"archive": os.path.basename(_jit.PORTABLE_ARCHIVE),
            "archive_present": os.path.isfile(_jit.PORTABLE_ARCHIVE),
@@ -94,7 +94,7 @@ def _shipped() -> dict:
 
 
 def _gate() -> bool:
-    from .algorithms import gate
+    from dqdyn._engine import gate
 
     return gate.GATE is not None
 
@@ -128,7 +128,7 @@ def report(measure: bool = False) -> dict:
     import numba
     import numpy
 
-    from . import config
+    from dqdyn import config
 
     host, level = _host_cpu()
     roots = _jit.cache_roots()
@@ -226,7 +226,7 @@ def format_report(r: dict) -> str:
 
 def main(argv=None) -> int:
     """``python -m dqdyn.doctor``: the same as ``dqdyn doctor``."""
-    from .cli import main as cli
+    from dqdyn.cli import main as cli
 
     return cli(["doctor", *(sys.argv[1:] if argv is None else argv)])
 

@@ -47,7 +47,7 @@ import pkgutil
 import re
 from pathlib import Path
 
-from .errors import DqdynError, MissingExtraError, MJCFError, UnknownNameError, URDFError
+from dqdyn.errors import DqdynError, MissingExtraError, MJCFError, UnknownNameError, URDFError
 
 __all__ = ["load", "menagerie_dir", "menagerie_robot_file"]
 
@@ -87,14 +87,14 @@ def _check_options(fn, options: dict, what: str, err) -> None:
 
 
 def _load_urdf(source, options: dict, what: str):
-    from .parsers.urdf import load_urdf
+    from dqdyn.parsers.urdf import load_urdf
 
     _check_options(load_urdf, options, what, URDFError)
     return load_urdf(source, **options)
 
 
 def _load_mjcf(source, options: dict, what: str):
-    from .parsers.mjcf import load_mjcf
+    from dqdyn.parsers.mjcf import load_mjcf
 
     _check_options(load_mjcf, options, what, MJCFError)
     return load_mjcf(source, **options)
@@ -318,7 +318,7 @@ def _rd_load(mod, options: dict):
 
 # --------------------------------------------------------------------------------- names
 def _load_registered(name: str, options: dict):
-    from . import models
+    from dqdyn import models
 
     e = models.model_info(name)
     if e.kind != "model":
@@ -327,7 +327,7 @@ def _load_registered(name: str, options: dict):
         raise DqdynError(f"load: {name!r} is a {e.kind} robot, not a Model; load it with "
                          f"dqdyn.load_example({name!r}), which returns {returns}")
     if e.target.startswith(("file:", "erd:")):
-        from .parsers.urdf import load_urdf
+        from dqdyn.parsers.urdf import load_urdf
 
         _check_options(load_urdf, options, f"{name!r} (a URDF model)", URDFError)
     else:
@@ -338,7 +338,7 @@ def _load_registered(name: str, options: dict):
 
 
 def _known_names(root: Path | None) -> list[str]:
-    from . import models
+    from dqdyn import models
 
     names = set(models.list_models()) | set(models._ERD)
     names.update(_menagerie_names(root))
@@ -443,7 +443,7 @@ def load(source, *, menagerie=None, **options):
         raise _not_found(os.fspath(source), root, None)
     name = source.strip()
     pending: Exception | None = None
-    from . import models
+    from dqdyn import models
 
     registered = False
     try:

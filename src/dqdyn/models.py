@@ -41,7 +41,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import DqdynError, MissingExtraError, UnknownNameError
+from dqdyn.errors import DqdynError, MissingExtraError, UnknownNameError
 
 __all__ = ["ModelEntry", "list_models", "model_info", "load_example", "model_path",
            "example_robot_data_dir"]
@@ -290,7 +290,7 @@ def model_path(name: str) -> Path:
     """
     e = model_info(name)
     if e.target.startswith("file:"):
-        from .parsers.urdf import bundled
+        from dqdyn.parsers.urdf import bundled
 
         return bundled(e.target[5:])
     if e.target.startswith("erd:"):
@@ -333,7 +333,7 @@ def load_example(name: str, **kwargs):
     """
     e = model_info(name)
     if e.target.startswith(("file:", "erd:")):
-        from .parsers.urdf import load_urdf
+        from dqdyn.parsers.urdf import load_urdf
 
         root = kwargs.pop("root_joint", _UNSET)
         if root is _UNSET:

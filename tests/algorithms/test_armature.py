@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.batching import SERIAL_WORK
-from dqdyn.algorithms.derivatives import aba_derivatives, rnea_derivatives
+from dqdyn._engine.batching import SERIAL_WORK
+from dqdyn.dynamics.derivatives import aba_derivatives, rnea_derivatives
 from dqdyn.errors import ModelError, ShapeError, UnknownNameError
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.joints import PLANAR
@@ -365,7 +365,7 @@ def test_gauss_principle_with_rotors_gives_aba_and_is_stationary_there():
     """Gauss's function with the rotors' acceleration energy ½ Σ armature v̇² [Silva2022,
     eqs. (31), (45)]: its minimizer is ABA's answer, its gradient vanishes there, and Kane's
     inertia forces balance the active ones."""
-    from dqdyn.algorithms import gauss
+    from dqdyn.dynamics import gauss
 
     m = dqdyn.serial_chain(4).with_armature(np.array([0.1, 0.2, 0.3, 0.4]))
     q = dqdyn.random_configuration(m, seed=3)

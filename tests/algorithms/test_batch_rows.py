@@ -1,14 +1,14 @@
 """Batch kernels that run blocks of states through one ``*_rows`` kernel (the recursion compiled
 once for the parallel kernel and its serial twin), on arrays without reference counts
-(``dqdyn._views.unmanaged``)."""
+(``dqdyn._engine.views.unmanaged``)."""
 
 import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn import _jit
-from dqdyn._views import unmanaged
-from dqdyn.algorithms.batching import BLOCKS
+from dqdyn._engine import jit as _jit
+from dqdyn._engine.views import unmanaged
+from dqdyn._engine.batching import BLOCKS
 
 
 def test_unmanaged_is_the_same_array_without_its_reference_count():

@@ -1,4 +1,4 @@
-"""The C call gate (src/dqdyn/_gate.c): single-state calls of plain float64 vectors go through
+"""The C call gate (src/dqdyn/_engine/_gate.c): single-state calls of plain float64 vectors go through
 it; everything else takes the numba dispatcher / general path.  Both must give the same numbers
 and the same errors."""
 
@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms import aba, coriolis, gate, jacobians, kinematics, lagrange, minverse, newton_euler
-from dqdyn.algorithms.boundary import BAD_SHAPE
+from dqdyn.dynamics import aba, coriolis, lagrange, minverse, newton_euler
+from dqdyn._engine import gate
+from dqdyn.kinematics import jacobians, forward as kinematics
+from dqdyn._engine.boundary import BAD_SHAPE
 from dqdyn.errors import ModelError, NonFiniteError, NotUnitError, ShapeError
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
@@ -39,7 +41,7 @@ CALLS = {
 
 def test_gate_is_built_and_agrees_with_the_model_tables():
     """CI builds the extension; its idea of the model tables' layout is the model's."""
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     assert gate.GATE is _gate.call
     assert (_gate.MI_COLS, _gate.MF_COLS) == (MI_COLS, MF_COLS)
@@ -51,7 +53,7 @@ def test_split_views_against_numpy_slicing():
     alive, and come as the requested tuple subclass; bad layouts raise."""
     from typing import NamedTuple
 
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     class Parts(NamedTuple):
         a: np.ndarray
@@ -134,7 +136,7 @@ def test_a_front_looks_like_its_python_function(name):
     import pickle
     import pydoc
 
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     f = getattr(dqdyn, name)
     fn = f.__wrapped__
@@ -351,7 +353,7 @@ def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tre
     with or without ``out=`` (None: no array), and an ndarray from the entry are answered in C;
     anything else — other keywords, other counts, inputs the entry declines, a status code —
     goes to the Python function with the caller's arguments unchanged."""
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     calls = []
 
@@ -372,7 +374,7 @@ def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tre
         calls.clear()
         assert front(*args, **kw) == "python" and calls == [(len(args), sorted(kw))]
     # skip: a model whose entry answered that code goes to the Python function; others do not
-    from dqdyn.algorithms.articulated import MIMIC
+    from dqdyn.dynamics.articulated import MIMIC
 
     try:
         mimic = dqdyn.load_example("panda")  # (its second finger mimics the first)
@@ -398,7 +400,7 @@ def test_a_front_calls_its_python_function_for_everything_but_the_plain_call(tre
 def no_gate(monkeypatch):
     """Every public function's gate entry replaced by what it is in a build without the gate,
     and every compiled front (gate.fast_front) by its Python function, as that build has it."""
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     def off():
         n, fronts = 0, set()
@@ -418,10 +420,10 @@ def no_gate(monkeypatch):
 
 
 def test_an_entry_is_the_gate_call_with_the_model_read_in_c():
-    """gate_entry (src/dqdyn/_gate.c ``entry``): the same bits as ``GATE`` with the tables,
+    """gate_entry (src/dqdyn/_engine/_gate.c ``entry``): the same bits as ``GATE`` with the tables,
     sizes and workspace passed from Python; anything but a model and the bound number of
     inputs is declined (None: the caller's general path), never read past its inputs."""
-    from dqdyn import _gate
+    from dqdyn._engine import _gate
 
     m = dqdyn.random_tree(7, seed=4)
     rng = np.random.default_rng(3)
@@ -526,8 +528,8 @@ def test_small_batches_through_the_gate(tree, name):
     """A small batch of (N, n) arrays runs state by state in the gate: the same bits as a loop
     of single calls and as the batch kernels (reached here through lists); 1-D inputs are
     shared by every state; a batch too large for one thread is left to the batch kernels."""
-    from dqdyn import _gate
-    from dqdyn.algorithms.batching import SERIAL_WORK
+    from dqdyn._engine import _gate
+    from dqdyn._engine.batching import SERIAL_WORK
 
     assert _gate.SERIAL_WORK == SERIAL_WORK
     f = CALLS[name]

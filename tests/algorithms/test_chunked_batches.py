@@ -126,8 +126,8 @@ def test_one_state_with_external_wrenches_is_one_gate_call_with_the_batchs_bits(
     (``newton_euler._c_rnea_fext``, ``fext`` passed as a flat view): the general path is not
     reached, and the bits are the batch's.  A read-only or Fortran-ordered ``fext``, a small
     batch sharing one ``fext``, lists: the same bits.  Bad wrenches are named."""
-    from dqdyn.algorithms import newton_euler as ne
-    from dqdyn.algorithms.gate import GATE
+    from dqdyn.dynamics import newton_euler as ne
+    from dqdyn._engine.gate import GATE
 
     Q, V, A = _states(arm, 3, seed=7)
     F = np.random.default_rng(8).normal(size=(3, arm.nbodies + 1, 6))
@@ -206,7 +206,7 @@ def test_read_only_inputs_compile_no_second_kernel(arm, chunk, name):
     reached (over a minute for aba).  The batch paths hand the kernels writable views of such
     rows (boundary.kernel_rows): no batch kernel is compiled for a read-only state array, and
     the numbers are those of writable inputs."""
-    from dqdyn.algorithms import aba, coriolis, hybrid, lagrange, newton_euler
+    from dqdyn.dynamics import aba, coriolis, hybrid, lagrange, newton_euler
 
     chunk(7)
     f = CALLS[name]

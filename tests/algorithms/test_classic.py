@@ -5,7 +5,7 @@ import pytest
 from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 import dqdyn
-from dqdyn.algorithms.classic import classic_forward_dynamics, classic_newton_euler
+from dqdyn.dynamics.classic import classic_forward_dynamics, classic_newton_euler
 from dqdyn.errors import ModelError
 
 

@@ -6,8 +6,8 @@ import pytest
 
 import dqdyn
 from dqdyn import errors
-from dqdyn.algorithms.derivatives import aba_derivatives, rnea_derivatives
-from dqdyn.algorithms.forward import aba, hybrid_dynamics
+from dqdyn.dynamics.derivatives import aba_derivatives, rnea_derivatives
+from dqdyn.dynamics.forward import aba, hybrid_dynamics
 
 from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
@@ -188,7 +188,7 @@ def test_hybrid_derivatives_refuse_mimic():
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_regressor_is_the_inertial_parameter_derivative(seed):
-    from dqdyn.algorithms.derivatives import inertial_parameters, joint_torque_regressor
+    from dqdyn.dynamics.derivatives import inertial_parameters, joint_torque_regressor
 
     m = dqdyn.random_tree(8, seed=seed)  # all joint types, mimic-free
     rng = np.random.default_rng(seed)
@@ -216,7 +216,7 @@ def test_regressor_is_the_inertial_parameter_derivative(seed):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_hybrid_dynamics_derivatives_finite_differences(seed):
-    from dqdyn.algorithms.derivatives import hybrid_dynamics_derivatives
+    from dqdyn.dynamics.derivatives import hybrid_dynamics_derivatives
 
     m = dqdyn.random_tree(8, seed=seed)
     rng = np.random.default_rng(seed + 20)
@@ -246,7 +246,7 @@ def test_hybrid_dynamics_derivatives_finite_differences(seed):
 # covers the planar joint, which Pinocchio's comparison cannot.
 def _table5_oracle(m, q, v, a, fext=None):
     from dqdyn.algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
-    from dqdyn.algorithms.articulated import body_inertia6
+    from dqdyn.dynamics.articulated import body_inertia6
     from dqdyn.multibody.joints import (PLANAR, joint_column, joint_nv, joint_transform,
                                         joint_velocity, joint_velocity_bias)
     from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE,
@@ -444,7 +444,7 @@ def test_mimic_derivatives_compiled_chain_rule_equals_the_numpy_one():
     numpy one it replaced (Gᵀ D G with numpy products around the independent model's kernel,
     itself checked by finite differences above): equal to round-off, single states and a small
     batch; the gate path did run (its address was set)."""
-    from dqdyn.algorithms import derivatives as DV
+    from dqdyn.dynamics import derivatives as DV
 
     m = _mimic_model()
     rng = np.random.default_rng(11)
@@ -470,7 +470,7 @@ ROUTE_CASES = [(6, ("revolute",)), (7, ("spherical", "revolute")), (14, ("revolu
 
 
 def test_route_cases_cover_both_inverse_routes():
-    from dqdyn.algorithms import derivatives as DV
+    from dqdyn.dynamics import derivatives as DV
 
     nvs = [dqdyn.random_tree(n, joint_types=t, seed=n).nv for n, t in ROUTE_CASES]
     assert min(nvs) <= DV.CHOL_MINV_UPTO < max(nvs)
@@ -501,7 +501,7 @@ def test_aba_derivatives_both_inverse_routes_match_pinocchio(nbodies, types):
 def test_spd_inverse_against_numpy_and_refusals():
     """``linalg.spd_inverse``: numpy's inverse to round-off, exactly symmetric, and False (no
     result) for an indefinite, a singular and a NaN matrix."""
-    from dqdyn.algorithms.linalg import spd_inverse
+    from dqdyn._engine.linalg import spd_inverse
 
     rng = np.random.default_rng(5)
     for n in (1, 2, 6, 9, 16):
@@ -522,7 +522,7 @@ def test_cholesky_with_reciprocal_diagonal_against_scipy():
     indefinite, a singular and a NaN matrix."""
     import scipy.linalg as sl
 
-    from dqdyn.algorithms.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r
+    from dqdyn._engine.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r
 
     rng = np.random.default_rng(6)
     for n in (1, 3, 7, 12):
@@ -574,7 +574,7 @@ def test_derivatives_on_long_chains_match_pinocchio(n, branch_at):
     ancestors together with its parent's (``derivatives.PAIR_FROM``; a branch makes a parent
     whose child is not the next body): ``rnea_derivatives`` and ``aba_derivatives`` equal
     Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives``."""
-    from dqdyn.algorithms import derivatives as DV
+    from dqdyn.dynamics import derivatives as DV
 
     m = _chain(n, seed=n, branch_at=branch_at)
     assert m.nv > DV.PAIR_FROM + 1

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.energy import center_of_mass, kinetic_energy, potential_energy
-from dqdyn.algorithms.forward import aba
+from dqdyn.dynamics.energy import center_of_mass, kinetic_energy, potential_energy
+from dqdyn.dynamics.forward import aba
 
 from pinconv import pin, pin_from_model, q_to_pin, v_transform
 

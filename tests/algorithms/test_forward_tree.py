@@ -5,7 +5,7 @@ import pytest
 
 import dqdyn
 from dqdyn import errors
-from dqdyn.algorithms.forward import aba, hybrid_dynamics, mass_matrix_inverse
+from dqdyn.dynamics.forward import aba, hybrid_dynamics, mass_matrix_inverse
 
 from pinconv import pin, pin_from_model, q_to_pin, tdot_v, v_transform
 
@@ -158,7 +158,7 @@ def test_errors():
 
 
 def test_structured_inertia_transform_equals_dense_product():
-    from dqdyn.algorithms.articulated import (body_inertia6, transform_inertia_to_parent,
+    from dqdyn.dynamics.articulated import (body_inertia6, transform_inertia_to_parent,
                                           transform_inertia_to_parent_dense)
     from dqdyn.algebra.rotations import pose_from_rt, quat_from_axis_angle
 
@@ -181,7 +181,7 @@ def _dense(m, pm, pd, q, v):
 
 
 def test_constrained_aba_equals_kkt(tree):
-    from dqdyn.algorithms.forward import constrained_aba
+    from dqdyn.dynamics.forward import constrained_aba
 
     m, pm = tree
     pd = pm.createData()
@@ -204,7 +204,7 @@ def test_constrained_aba_equals_kkt(tree):
 
 
 def test_constrained_hybrid_equals_dense(tree):
-    from dqdyn.algorithms.forward import constrained_hybrid_dynamics
+    from dqdyn.dynamics.forward import constrained_hybrid_dynamics
 
     m, pm = tree
     pd = pm.createData()

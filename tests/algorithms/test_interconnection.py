@@ -1,4 +1,4 @@
-"""Interconnection graph and black-box subsystems (thesis ch. 5; algorithms/interconnection.py).
+"""Interconnection graph and black-box subsystems (thesis ch. 5; composition/interconnection.py).
 
 Oracles: the monolithic model (``dqdyn.rnea`` / ``newton_euler`` on ``graph.build()`` or on the
 model the graph was split from), Pinocchio's ``rnea`` (claims tests), and the exact linear map
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.interconnection import (
+from dqdyn.composition.interconnection import (
     InterconnectionGraph,
     ModelBlackBox,
     RecordedWrench,

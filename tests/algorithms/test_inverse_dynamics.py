@@ -349,7 +349,7 @@ def test_massless_leaf_singular_mass_matrix():
 
 
 def test_assembly_and_wrench_input_bad_input():
-    from dqdyn.algorithms.modular import Assembly
+    from dqdyn.composition.modular import Assembly
 
     m = dqdyn.serial_chain(3)
     asm = Assembly()

@@ -6,8 +6,8 @@ import pytest
 
 import dqdyn
 from dqdyn import errors
-from dqdyn.algorithms import jacobians as JK
-from dqdyn.algorithms import kinematics as K
+from dqdyn.kinematics import jacobians as JK
+from dqdyn.kinematics import forward as K
 from dqdyn.algebra._core import dq_mul
 from dqdyn.algebra.rotations import matrix_from_pose
 from dqdyn.multibody.joints import joint_transform

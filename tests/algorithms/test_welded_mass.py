@@ -16,8 +16,8 @@ pin = pytest.importorskip("pinocchio")
 
 import dqdyn  # noqa: E402
 from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy  # noqa: E402
-from dqdyn.algorithms.interconnection import InterconnectionGraph  # noqa: E402
-from dqdyn.algorithms.modular import Assembly  # noqa: E402
+from dqdyn.composition.interconnection import InterconnectionGraph  # noqa: E402
+from dqdyn.composition.modular import Assembly  # noqa: E402
 
 ERD = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data",
                    "robots")
@@ -177,7 +177,7 @@ def test_welded_mass_on_a_robot_mounted_on_the_world_is_kept_welded(urdf):
 def test_model_black_box(urdf):
     # the UR5 as a black box with its own (constant) joint state: the cart's generalized
     # forces are Pinocchio's, the welded base included; its mass properties include the base
-    from dqdyn.algorithms.interconnection import ModelBlackBox
+    from dqdyn.composition.interconnection import ModelBlackBox
 
     pm = _pin_composite(urdf)
     pd = pm.createData()

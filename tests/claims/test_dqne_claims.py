@@ -8,9 +8,9 @@ from scipy.spatial.transform import Rotation
 import dqdyn
 from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
 from dqdyn.algebra.dualquat import matrix_from_pose
-from dqdyn.algorithms.dqel import dq_euler_lagrange, wrench_input
-from dqdyn.algorithms.mobile import fierro_lewis
-from dqdyn.algorithms.modular import Assembly
+from dqdyn.dynamics.dqel import dq_euler_lagrange, wrench_input
+from dqdyn.dynamics.mobile import fierro_lewis
+from dqdyn.composition.modular import Assembly
 from dqdyn.multibody.joints import PRISMATIC, REVOLUTE
 
 from pinconv import ROBOTS, erd, pin, pin_from_model, q_to_pin, v_transform

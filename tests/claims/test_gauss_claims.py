@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms import gauss
+from dqdyn.dynamics import gauss
 from dqdyn.constraints import mobile_manipulator
 from dqdyn.multibody.builders import random_tree, serial_chain
 

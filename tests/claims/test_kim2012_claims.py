@@ -73,7 +73,7 @@ def test_claim23_adjoint_twist_transform_and_inertia_congruence(forward):
     𝓘_b = Ad*ᵀ 𝓘_a Ad (21), and the structured form (22) equals the dense one.  Oracles: the
     twist of a moving frame by finite differences of its pose, and the kinetic energy, which
     does not depend on the frame it is computed in."""
-    from dqdyn.algorithms.articulated import body_inertia6, transform_inertia_to_parent_dense
+    from dqdyn.dynamics.articulated import body_inertia6, transform_inertia_to_parent_dense
 
     forward.test_structured_inertia_transform_equals_dense_product()  # (22) ≡ (21)
     rng = np.random.default_rng(23)
@@ -145,7 +145,7 @@ def test_claim28_rk4_over_aba_conserves_energy():
     """Integrating ABA with RK4 at h = 1e-3 over 0.3 s conserves the total energy (the paper:
     drift 7e-11).  Oracle: kinetic + potential energy, computed apart from ABA."""
     energy = _suite("algorithms/test_energy.py")
-    from dqdyn.algorithms.energy import kinetic_energy, potential_energy
+    from dqdyn.dynamics.energy import kinetic_energy, potential_energy
 
     cases = [(dqdyn.serial_chain(7, seed=3), 1e-9),  # a 7-link arm (the paper: 7e-11)
              # a tree with spherical joints, whose speeds grow to ~15 rad/s under gravity

@@ -441,7 +441,7 @@ def test_claim23_cayley_cubics():
     assert np.all(sp.segment_angles() < np.pi)
 # ================================================================== claim 25 (operation counts)
 from dqdyn.algebra.vector_parameter import matrix_from_vp, vp_compose
-from dqdyn.analysis import opcount as oc
+from dqdyn.reproduce import opcount as oc
 
 
 def test_claim25_table1_totals_and_counted_vector_parameter_chain():

@@ -13,7 +13,7 @@ from pinconv import pin, pin_from_model, q_to_pin, v_transform
 import dqdyn
 from dqdyn.algebra.dualquat import Ad, cross, exp, mul
 from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
-from dqdyn.algorithms.interconnection import (
+from dqdyn.composition.interconnection import (
     InterconnectionGraph,
     RecordedWrench,
     recorded_connection_wrench,
@@ -202,7 +202,7 @@ def test_claim18_appending_a_body_keeps_F_and_adds_one_term_to_B():
 
 
 # ------------------------------------------------------------------ claims 7, 13, 23: costs
-from dqdyn.analysis import opcount as oc
+from dqdyn.reproduce import opcount as oc
 
 
 def test_claim7_table42_elementary_operation_counts():

@@ -167,7 +167,7 @@ def test_one_world_frame_sweep_gives_crba_and_rnea(seed):
     sweep, its composite inertias and forces) against the body-frame CRBA and dqNE of
     ``mass_matrix`` / ``nonlinear_effects`` on random trees of every joint type, and against
     Pinocchio's ``crba`` / ``nonLinearEffects`` where the velocity conventions agree."""
-    from dqdyn.algorithms.derivatives import dynamics_sweep, dynamics_sweep_size
+    from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size
 
     m = dqdyn.random_tree(9, seed=seed)
     rng = np.random.default_rng(seed)
@@ -205,8 +205,8 @@ def test_constraint_frames_from_the_sweep_equal_the_drift_kernel(seed):
     from the frame to the root in the frame's axes, itself tested against Pinocchio and
     finite differences) for every body of random trees, frames placed off the body, in the
     frame's axes and world-aligned."""
-    from dqdyn.algorithms.derivatives import dynamics_sweep, dynamics_sweep_size
-    from dqdyn.algorithms.jacobians import jacobian_drift_kernel
+    from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size
+    from dqdyn.kinematics.jacobians import jacobian_drift_kernel
     from dqdyn.constraints.base import frame_rotation
     from dqdyn.algebra._core import pose_translation
 
@@ -275,7 +275,7 @@ def test_a_states_numbers_do_not_depend_on_the_batch_it_comes_in(name, m, cons, 
     jaco6 above ~585 states once took the general path, whose M and h — CRBA and RNEA — differ
     from the one-call sweep's in the last bits: q̈ ~1e-12 apart, and a Dask chunk's result
     depended on the chunk size)."""
-    from dqdyn.algorithms.batching import SERIAL_WORK
+    from dqdyn._engine.batching import SERIAL_WORK
 
     N = SERIAL_WORK // m.mi.shape[0] + 3
     rng = np.random.default_rng(8)
@@ -328,7 +328,7 @@ def test_more_rows_than_the_models_workspace_holds(monkeypatch):
     needs 3·40² floats, the workspace ~1000) the kernel allocates its own block.  Oracles: the
     general path (CRBA + RNEA, numpy rows: to round-off), the rows' own equation A q̈ = b, and
     the same state in a batch larger than the gate runs (each state allocating: bit for bit)."""
-    from dqdyn.algorithms.batching import SERIAL_WORK
+    from dqdyn._engine.batching import SERIAL_WORK
 
     mb = dqdyn.ModelBuilder("chain3")
     parent = "world"

@@ -114,7 +114,7 @@ def test_paper_eq62_literally_with_gauss_terms(mm):
         r = constrained_forward_dynamics(model, q, v, tau, cons)
         rg = constrained_forward_dynamics(model, q, v, tau, cons, dynamics="gauss")
         assert _rel(rg.qdd, r.qdd) < 1e-11
-        from dqdyn.algorithms.gauss import gauss_model
+        from dqdyn.dynamics.gauss import gauss_model
 
         G = gauss_model(model, q, v)
         Q = tau - G.C @ v - G.g

@@ -1,4 +1,4 @@
-"""dqdyn.distributed and dqdyn.sweep on a LocalCluster(n_workers=2, processes=True) started here.
+"""dqdyn.scale.distributed and dqdyn.scale.sweep on a LocalCluster(n_workers=2, processes=True) started here.
 
 Oracles: the in-process batched call (bit for bit), the graph itself (one model key), counts of
 model unpickles inside the workers, an uninterrupted run of the same sweep (bit for bit), the

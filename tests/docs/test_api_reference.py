@@ -119,7 +119,7 @@ def test_the_walk_finds_the_public_api():
               "dqdyn.parallel.StewartPlatform", "dqdyn.parallel.lie.commutator",
               "dqdyn.symbolic.dynamics", "dqdyn.trajectory.SE3Spline", "dqdyn.elastic.elastic",
               "dqdyn.interop.pinocchio.to_pinocchio", "dqdyn.interop.dqrobotics.to_dq",
-              "dqdyn.viz.Viewer", "dqdyn.distributed.apply", "dqdyn.errors.ShapeError",
+              "dqdyn.viz.Viewer", "dqdyn.scale.distributed.apply", "dqdyn.errors.ShapeError",
               "dqdyn.config.threading_layer", "dqdyn.algebra.mul", "dqdyn.models.ModelEntry"]:
         assert p in paths, p
     assert len(EXPORTS) > 350

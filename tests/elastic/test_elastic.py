@@ -221,7 +221,7 @@ def test_bad_joints(chain3):
 def test_feedback_linearisation_tracks_seven_dof_arm():
     """Spong's static feedback on a 7-DoF elastic arm (xArm7 with its URDF gear ratios, exact
     reduced model): RMS link tracking error below 1e-6 rad."""
-    from dqdyn.elastic.demo import elastic_arm7, tracking
+    from dqdyn.reproduce.elastic import elastic_arm7, tracking
 
     em = elastic_arm7()
     assert em.n == 7 and em.m == 7

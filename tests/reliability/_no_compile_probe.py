@@ -205,7 +205,7 @@ def main(out_path: str, models: list[str]) -> None:
                         mismatches.append(CURRENT[0])
     with open(out_path, "w") as f:
         json.dump({"compiles": COMPILES, "mismatches": mismatches, "skipped": skipped,
-                   "calls": calls, "cpu_target": dqdyn._jit.CPU_TARGET}, f, indent=1)
+                   "calls": calls, "cpu_target": dqdyn._engine.jit.CPU_TARGET}, f, indent=1)
 
 
 if __name__ == "__main__":

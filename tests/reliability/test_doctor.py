@@ -9,7 +9,8 @@ import sys
 
 import numba
 
-from dqdyn import _jit, doctor
+from dqdyn._engine import jit as _jit
+from dqdyn import doctor
 
 
 def test_the_report_describes_this_installation():

@@ -1,6 +1,6 @@
 """fork() under every threading layer dqdyn offers (``tbb``, ``workqueue``, ``omp`` and dqdyn's
 default), with batches large enough to start the parallel layer (``N · nb1`` above
-:data:`dqdyn.algorithms.batching.SERIAL_WORK`; :func:`dqdyn.config.parallel_regions` counts the
+:data:`dqdyn._engine.batching.SERIAL_WORK`; :func:`dqdyn.config.parallel_regions` counts the
 regions that ran).  Children are forked after a batch and while another thread of the parent is
 inside one; each child runs a batch itself.
 
@@ -27,7 +27,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(dqdyn.__file__)))
 PRELUDE = """
 import os, sys, threading, time
 import numpy as np, numba, dqdyn
-from dqdyn.algorithms.batching import SERIAL_WORK
+from dqdyn._engine.batching import SERIAL_WORK
 m = dqdyn.serial_chain(7)
 N = 2 * SERIAL_WORK // (m.nbodies + 1) + 64   # twice the work the serial path takes
 assert N * (m.nbodies + 1) > SERIAL_WORK

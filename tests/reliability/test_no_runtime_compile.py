@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from dqdyn import _jit
+from dqdyn._engine import jit as _jit
 
 PROBE = os.path.join(os.path.dirname(__file__), "_no_compile_probe.py")
 

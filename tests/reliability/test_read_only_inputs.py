@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algorithms.boundary import kernel_rows
-#: every public batched function that dqdyn.distributed evaluates (its FUNCTIONS registry)
+from dqdyn._engine.boundary import kernel_rows
+#: every public batched function that dqdyn.scale.distributed evaluates (its FUNCTIONS registry)
 NAMES = ("rnea", "aba", "gravity", "nonlinear_effects", "mass_matrix", "coriolis_matrix",
          "mass_matrix_inverse", "forward_kinematics", "rnea_derivatives", "aba_derivatives",
          "constrained_forward_dynamics")

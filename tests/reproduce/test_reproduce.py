@@ -53,7 +53,7 @@ def test_two_routes_agree_to_roundoff(name):
     np.testing.assert_allclose(M @ a + dqdyn.nonlinear_effects(m, q, v), tau, atol=1e-12 * scale)
     np.testing.assert_allclose(dqdyn.aba(m, q, v, tau), a, atol=1e-10 * (1 + np.abs(a).max()))
     try:
-        from dqdyn.algorithms.gauss import mass_matrix_gp
+        from dqdyn.dynamics.gauss import mass_matrix_gp
     except ImportError:  # pragma: no cover
         return
     np.testing.assert_allclose(mass_matrix_gp(m, q), M, atol=1e-12 * (1 + np.abs(M).max()))

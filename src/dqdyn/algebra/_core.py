@@ -23,12 +23,12 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from dqdyn._engine.jit import kernel
 
 # Small helpers, inlined into their callers by numba at the IR level (cheap to inline, and an
 # ordinary call would reference-count every array view passed to it, in the innermost loops).
 # The algorithms' cores (ne_core, crba_core, hybrid_kernel, …) are ordinary kernels instead,
-# compiled once and called: see dqdyn._jit.
+# compiled once and called: see dqdyn._engine.jit.
 jit = kernel(inline="always", error_model="numpy")
 
 

@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import errors
-from .vector_parameter import matrix_from_vp, vp_compose
+from dqdyn import errors
+from dqdyn.algebra.vector_parameter import matrix_from_vp, vp_compose
 
 
 class PrincipalAxes(NamedTuple):

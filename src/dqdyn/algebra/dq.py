@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from . import dualquat as _dq
+from dqdyn.algebra import dualquat as _dq
 
 
 class DQ:

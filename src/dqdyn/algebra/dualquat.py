@@ -33,11 +33,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import kernel
+from dqdyn._engine.jit import kernel
 
-from .. import errors
-from . import _core
-from . import rotations as _rot
+from dqdyn import errors
+from dqdyn.algebra import _core
+from dqdyn.algebra import rotations as _rot
 
 # --------------------------------------------------------------------------- validation
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
-from .dualquat import _arr, _cross3, _qrot
-from .rotations import matrix_from_quat, quat_conj
+from dqdyn import errors
+from dqdyn.algebra.dualquat import _arr, _cross3, _qrot
+from dqdyn.algebra.rotations import matrix_from_quat, quat_conj
 
 
 def _mat3(I, name):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
+from dqdyn import errors
 
 
 def quat_multiply(a, b):

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
-from .dualquat import _arr, _cross3, _dot, _qmul, _qconj
-from .inertia import _mat3, skew
+from dqdyn import errors
+from dqdyn.algebra.dualquat import _arr, _cross3, _dot, _qmul, _qconj
+from dqdyn.algebra.inertia import _mat3, skew
 
 
 def _outer(a, b):

@@ -24,10 +24,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import errors
-from .dualquat import _arr, _cross3, _dot
-from .inertia import skew
-from .vector_parameter import matrix_from_vp, vp_compose
+from dqdyn import errors
+from dqdyn.algebra.dualquat import _arr, _cross3, _dot
+from dqdyn.algebra.inertia import skew
+from dqdyn.algebra.vector_parameter import matrix_from_vp, vp_compose
 
 
 # --------------------------------------------------------------------------- conversions
@@ -223,8 +223,8 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
     link transforms are composed as dual vector-parameters ``⟨ĉ_ϑ, ĉ_α⟩`` of dual angles
     ``ϑ̂ = ϑ + μ d``, ``α̂ = α + μ a`` (153)–(156) — for the standard convention.
     Returns ``(lines (n, 6) = [K_i, K*_i], J (6, 2n))``."""
-    from .vector_parameter import dual_vp_compose, pose_from_dual_vp
-    from .dualquat import Ad6
+    from dqdyn.algebra.vector_parameter import dual_vp_compose, pose_from_dual_vp
+    from dqdyn.algebra.dualquat import Ad6
 
     dh = np.asarray(dh, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -256,7 +256,7 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
 def expm_symmetric(A, t=1.0, method: str = "closed_form"):
     """``Exp(tA) = O diag(e^{μ_i t}) Oᵀ`` for symmetric 3×3 ``A`` [Mladenova, eq. (204)], ``O``, ``μ`` from
     `principal_axes`.  ``t`` scalar or (...) → (..., 3, 3)."""
-    from .diagonalize import principal_axes
+    from dqdyn.algebra.diagonalize import principal_axes
 
     pa = principal_axes(A, method=method)
     t = np.asarray(t, dtype=float)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DqdynError, ShapeError
+from dqdyn.errors import DqdynError, ShapeError
 
 
 def cmc_waveforms(Y) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DqdynError, ShapeError
+from dqdyn.errors import DqdynError, ShapeError
 
 
 def butter_lowpass(x, cutoff: float, fs: float, order: int = 6, axis: int = 0) -> np.ndarray:

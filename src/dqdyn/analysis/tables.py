@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .cmc import summary
+from dqdyn.analysis.cmc import summary
 
 COLUMNS = ("case", "quantity", "n", "min", "mean", "std", "max", "paper mean", "ok")
 
@@ -31,7 +31,7 @@ def _fmt(v, column=None):
     if isinstance(v, float):
         if column == "std" or abs(v) < 1e-3:
             return f"{v:.1e}"
-        from .cmc import format_cmc
+        from dqdyn.analysis.cmc import format_cmc
 
         return format_cmc(v)
     return str(v)

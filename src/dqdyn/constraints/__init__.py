@@ -17,11 +17,11 @@ The dynamics live in `dqdyn.constraints.dynamics` (``constrained_forward_dynamic
 `dqdyn.simulation.simulate` (``constraints=...``).
 """
 
-from .base import Constraint, as_constraint_list, frame_kinematics, resolve_frame
-from .loops import JointCoupling, LoopClosure, UserConstraint
-from .models import five_bar, four_bar, mobile_manipulator, slider_crank
-from .nonholonomic import DifferentialDriveConstraint, model_constraints
-from .pseudo_coordinates import HamelResult, PseudoCoordinates, diff_drive_quasi_velocities
+from dqdyn.constraints.base import Constraint, as_constraint_list, frame_kinematics, resolve_frame
+from dqdyn.constraints.loops import JointCoupling, LoopClosure, UserConstraint
+from dqdyn.constraints.models import five_bar, four_bar, mobile_manipulator, slider_crank
+from dqdyn.constraints.nonholonomic import DifferentialDriveConstraint, model_constraints
+from dqdyn.constraints.pseudo_coordinates import HamelResult, PseudoCoordinates, diff_drive_quasi_velocities
 
 __all__ = [
     "Constraint",

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import kernel
-from ..algebra import dualquat
-from ..algebra._core import jit, pose_translation
-from ..algebra.rotations import pose_from_matrix, pose_from_rt
-from ..algorithms.jacobians import jacobian_drift_kernel
-from ..errors import ModelError, ShapeError
-from ..multibody.model import Model
+from dqdyn._engine.jit import kernel
+from dqdyn.algebra import dualquat
+from dqdyn.algebra._core import jit, pose_translation
+from dqdyn.algebra.rotations import pose_from_matrix, pose_from_rt
+from dqdyn.kinematics.jacobians import jacobian_drift_kernel
+from dqdyn.errors import ModelError, ShapeError
+from dqdyn.multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
@@ -131,8 +131,8 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
     """Compiled pose / Jacobian / J̇ v of the frame ``(body, placement)`` for states ``Q`` (N, nq),
     ``V`` (N, nv) (C-contiguous float64).  ``frame``: ``"body"``, ``"spatial"`` or
     ``"world_aligned"``."""
-    from ..algorithms.boundary import raise_status
-    from ..algorithms.kinematics import FRAMES
+    from dqdyn._engine.boundary import raise_status
+    from dqdyn.kinematics.forward import FRAMES
 
     code = FRAMES[frame]
     N, nb1, nv = Q.shape[0], model.nbodies + 1, model.nv
@@ -152,7 +152,7 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
 
 def as_states(model: Model, q, v=None):
     """``(Q (N, nq), V (N, nv), batch_shape)`` from one state or a batch (``v=None``: zeros)."""
-    from ..algorithms.boundary import as_vector_batch, broadcast_batch
+    from dqdyn._engine.boundary import as_vector_batch, broadcast_batch
 
     Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
     if v is None:

@@ -45,10 +45,10 @@ import math
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
-from .._views import unmanaged, view
+from dqdyn._engine.jit import kernel
+from dqdyn._engine.views import unmanaged, view
 
-from .base import (
+from dqdyn.constraints.base import (
     COUPLING,
     DIFF_DRIVE,
     Constraint,
@@ -61,17 +61,17 @@ from .base import (
     frame_rotation,
     stack_terms,
 )
-from ..errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
-from ..multibody.joints import REVOLUTE, SPHERICAL
-from ..multibody.model import MF_PLACEMENT, MI_IQ, MI_IV, MI_JTYPE, MI_NV, MI_PARENT, Model
-from ..algorithms.gate import GATE, SPLIT, fast_front, gate_address, gate_entry, gate_tables, gate_vector
-from ..algorithms.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r, spd_inverse
-from ..algorithms.configuration import integrate
-from ..algorithms.articulated import _has_mimic
-from ..algorithms.boundary import check_q
-from ..algorithms.derivatives import dynamics_sweep, dynamics_sweep_size, sweep_views
-from ..algorithms.kinematics import local_pose
-from ..algebra._core import dq_mul, pose_translation
+from dqdyn.errors import ConvergenceError, InfeasibleError, NonFiniteError, ShapeError, SingularError
+from dqdyn.multibody.joints import REVOLUTE, SPHERICAL
+from dqdyn.multibody.model import MF_PLACEMENT, MI_IQ, MI_IV, MI_JTYPE, MI_NV, MI_PARENT, Model
+from dqdyn._engine.gate import GATE, SPLIT, fast_front, gate_address, gate_entry, gate_tables, gate_vector
+from dqdyn._engine.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r, spd_inverse
+from dqdyn.kinematics.configuration import integrate
+from dqdyn.dynamics.articulated import _has_mimic
+from dqdyn._engine.boundary import check_q
+from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size, sweep_views
+from dqdyn.kinematics.forward import local_pose
+from dqdyn.algebra._core import dq_mul, pose_translation
 
 njit = kernel()
 ijit = kernel(inline="always")  # small helpers, inlined at the IR level
@@ -99,7 +99,7 @@ class ConstrainedInverseResult(NamedTuple):
 def _dynamics_terms(model: Model, q, v, dynamics: str):
     """``(M, h)`` at one state, or batched (leading axes of ``q``, ``v``)."""
     if dynamics == "gauss":
-        from ..algorithms.gauss import gauss_model
+        from dqdyn.dynamics.gauss import gauss_model
 
         G = gauss_model(model, q, v)
         if np.ndim(v) == 1:
@@ -107,7 +107,7 @@ def _dynamics_terms(model: Model, q, v, dynamics: str):
         return G.M, np.matmul(G.C, v[..., None])[..., 0] + G.g  # (a batch: C v state by state)
     if dynamics != "crba":
         raise ShapeError(f"dynamics must be 'crba' or 'gauss', got {dynamics!r}")
-    from ..algorithms.lagrange import mass_matrix, nonlinear_effects
+    from dqdyn.dynamics.lagrange import mass_matrix, nonlinear_effects
 
     return mass_matrix(model, q), nonlinear_effects(model, q, v)
 
@@ -440,7 +440,7 @@ def _mass_projection(M, A, v, rcond, out):
 
 def _rcond_tol(rcond, tol) -> tuple[float, float]:
     """``rcond`` in [0, 1) (the relative singular-value cut-off) and ``tol`` >= 0, as floats."""
-    from .._checks import real_scalar
+    from dqdyn._engine.checks import real_scalar
 
     rcond = real_scalar(rcond, "rcond", "a number in [0, 1) (relative singular-value cut-off)")
     tol = real_scalar(tol, "tol", "a number >= 0 (relative residual tolerance)")
@@ -902,9 +902,9 @@ def _one_call_batch(model: Model, q, v, tau, sp, par):
     the batch it comes in (the general path's M and h come from CRBA and RNEA, last bits apart).
     None where the general path must run: input it must convert or name, a state the kernel
     declines (a singular M, inconsistent constraints, an overflow)."""
-    from ..algorithms.batching import SERIAL_WORK, run_chunked
-    from ..algorithms.boundary import as_vector_batch, broadcast_batch, kernel_rows
-    from ..errors import DqdynError
+    from dqdyn._engine.batching import SERIAL_WORK, run_chunked
+    from dqdyn._engine.boundary import as_vector_batch, broadcast_batch, kernel_rows
+    from dqdyn.errors import DqdynError
 
     try:
         Q, V, batch = as_states(model, q, v)
@@ -967,7 +967,7 @@ def _general_path(model, q, v, tau, constraints, baumgarte, dynamics, rcond, tol
     cons = as_constraint_list(constraints)
     rcond, tol = _rcond_tol(rcond, tol)
     Q, V, batch = as_states(model, q, v)
-    from ..algorithms.boundary import as_vector_batch, broadcast_batch
+    from dqdyn._engine.boundary import as_vector_batch, broadcast_batch
 
     T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
     (Q, V, T), batch = broadcast_batch([Q, V, T], [batch, batch, bt])
@@ -1184,7 +1184,7 @@ def project_state(model: Model, q, v, constraints, *, tol: float = 1e-12, max_it
             if ve is not None:
                 rows.append(A_[0])
         if rows:
-            from ..algorithms.lagrange import mass_matrix
+            from dqdyn.dynamics.lagrange import mass_matrix
 
             out = np.empty(model.nv)
             if not _mass_projection(mass_matrix(model, q), np.ascontiguousarray(np.concatenate(rows)),

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConvergenceError, InfeasibleError, ModelError, ShapeError
-from ..multibody.joints import PLANAR, REVOLUTE
-from ..multibody.model import Model
-from ..trajectory.joint import PiecewisePolynomial
-from ..trajectory.se3 import time_scaling
+from dqdyn.errors import ConvergenceError, InfeasibleError, ModelError, ShapeError
+from dqdyn.multibody.joints import PLANAR, REVOLUTE
+from dqdyn.multibody.model import Model
+from dqdyn.trajectory.joint import PiecewisePolynomial
+from dqdyn.trajectory.se3 import time_scaling
 
 
 @dataclass
@@ -122,9 +122,9 @@ def plan_platform(start, goal, duration: float, *, axle_offset=(0.0, 0.0), t0: f
 
 
 def _ik_position(model, frame, p_goal, q, arm, iters=300, damping=1e-6):
-    from ..algebra.rotations import translation_of
-    from ..algorithms.jacobians import twist_jacobian
-    from ..algorithms.kinematics import frame_pose
+    from dqdyn.algebra.rotations import translation_of
+    from dqdyn.kinematics.jacobians import twist_jacobian
+    from dqdyn.kinematics.forward import frame_pose
 
     q = q.copy()
     for _ in range(iters):
@@ -197,7 +197,7 @@ def plan_mobile_manipulator(model: Model, q_start, base_goal, tool_goals, goal_t
     ``duration`` (default: the last goal time) and the arm through the tool positions
     ``tool_goals`` (K, 3) at ``goal_times`` (K,) (module docstring).  ``axle_offset`` defaults to
     the model's declared `DifferentialDrive`."""
-    from ..trajectory._checks import times as _times
+    from dqdyn.trajectory._checks import times as _times
 
     i = model.joint_index(base_joint)
     if int(model.joint_type[i]) != PLANAR:

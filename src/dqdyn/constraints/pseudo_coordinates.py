@@ -32,11 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError, SingularError
-from ..multibody.joints import PLANAR
-from ..multibody.model import Model
-from .base import as_constraint_list
-from .dynamics import constraint_terms
+from dqdyn.errors import ModelError, ShapeError, SingularError
+from dqdyn.multibody.joints import PLANAR
+from dqdyn.multibody.model import Model
+from dqdyn.constraints.base import as_constraint_list
+from dqdyn.constraints.dynamics import constraint_terms
 
 
 class HamelResult(NamedTuple):
@@ -55,7 +55,7 @@ _LAG = None
 
 def _load_lagrange():
     global _LAG
-    from ..algorithms.lagrange import mass_matrix, nonlinear_effects
+    from dqdyn.dynamics.lagrange import mass_matrix, nonlinear_effects
 
     _LAG = (mass_matrix, nonlinear_effects)
 
@@ -222,7 +222,7 @@ class PseudoCoordinates:
         motion ``(q, q̇, q̈)``, with ``P = Bᵀ (τ − g)`` (applied + gravity forces), ``R = Bᵀ D`` and the
         constraint force ``D = H q̈ + h − τ``.  ``T*`` derivatives by 4th-order differences; zero (to
         the differences' accuracy) for any ``(q, q̇, q̈)`` — an identity that checks (231)."""
-        from ..algorithms.lagrange import gravity, mass_matrix
+        from dqdyn.dynamics.lagrange import gravity, mass_matrix
 
         q, qd, qdd = (np.asarray(a, dtype=float) for a in (q, qd, qdd))
         tau = np.asarray(tau, dtype=float)
@@ -254,7 +254,7 @@ class PseudoCoordinates:
         gam = self.gamma(q)
         Bk = dpdt - dTdpi + np.einsum("kij,i,j->k", gam, p_star(q, pi), pi)
         H = mass_matrix(self.model, q)
-        from ..algorithms.lagrange import nonlinear_effects
+        from dqdyn.dynamics.lagrange import nonlinear_effects
 
         D = H @ qdd + nonlinear_effects(self.model, q, qd) - tau
         P = Bfull.T @ (tau - gravity(self.model, q))

@@ -10,16 +10,16 @@ and impulse dynamics (docs: "Legged robots").
 * `impulse` — `impulse_dynamics` (restitution, [Featherstone2008, ch. 11]).
 """
 
-from .centroidal import (
+from dqdyn.contact.centroidal import (
     centroidal_momentum,
     centroidal_momentum_matrix,
     centroidal_momentum_rate,
     com_jacobian,
 )
-from .contacts import FrameContact, PointContact
-from .dynamics import ContactDynamicsResult, contact_dynamics
-from .impulse import ImpulseDynamicsResult, impulse_dynamics
-from .kinematics import frame_acceleration, frame_velocity
+from dqdyn.contact.contacts import FrameContact, PointContact
+from dqdyn.contact.dynamics import ContactDynamicsResult, contact_dynamics
+from dqdyn.contact.impulse import ImpulseDynamicsResult, impulse_dynamics
+from dqdyn.contact.kinematics import frame_acceleration, frame_velocity
 
 __all__ = [
     "centroidal_momentum_matrix",

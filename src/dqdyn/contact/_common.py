@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.boundary import as_vector_batch, broadcast_batch
-from ..errors import NonFiniteError, ShapeError
-from ..multibody.model import Model
+from dqdyn._engine.boundary import as_vector_batch, broadcast_batch
+from dqdyn.errors import NonFiniteError, ShapeError
+from dqdyn.multibody.model import Model
 
 
 def states(model: Model, names_values):

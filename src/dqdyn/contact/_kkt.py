@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InfeasibleError, ShapeError, SingularError
+from dqdyn.errors import InfeasibleError, ShapeError, SingularError
 
 
 def check_settings(regularization, proximal, max_iter, tol):

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra.rotations import pose_from_rt
-from ..constraints.base import frame_kinematics
-from ..multibody.model import Model
-from ._common import qv_what, skew, states
+from dqdyn.algebra.rotations import pose_from_rt
+from dqdyn.constraints.base import frame_kinematics
+from dqdyn.multibody.model import Model
+from dqdyn.contact._common import qv_what, skew, states
 
 
 def _com_placements(model: Model) -> np.ndarray:

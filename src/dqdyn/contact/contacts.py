@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_pose, pose_from_matrix, translation_of
-from ..constraints.base import Constraint, frame_kinematics, resolve_frame
-from ..constraints.loops import _rotvec
-from ..errors import ModelError, ShapeError
-from ..multibody.model import Model
+from dqdyn.algebra.rotations import matrix_from_pose, pose_from_matrix, translation_of
+from dqdyn.constraints.base import Constraint, frame_kinematics, resolve_frame
+from dqdyn.constraints.loops import _rotvec
+from dqdyn.errors import ModelError, ShapeError
+from dqdyn.multibody.model import Model
 
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
 

@@ -18,12 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.lagrange import mass_matrix, nonlinear_effects
-from ..errors import NonFiniteError
-from ..multibody.model import Model
-from . import _kkt
-from ._common import qv_what, states
-from .contacts import as_contact_list
+from dqdyn.dynamics.lagrange import mass_matrix, nonlinear_effects
+from dqdyn.errors import NonFiniteError
+from dqdyn.multibody.model import Model
+from dqdyn.contact import _kkt
+from dqdyn.contact._common import qv_what, states
+from dqdyn.contact.contacts import as_contact_list
 
 
 class ContactDynamicsResult(NamedTuple):

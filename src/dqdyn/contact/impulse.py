@@ -18,13 +18,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.lagrange import mass_matrix
-from ..errors import NonFiniteError, ShapeError
-from ..multibody.model import Model
-from . import _kkt
-from ._common import qv_what, states
-from .contacts import as_contact_list
-from .dynamics import split_forces
+from dqdyn.dynamics.lagrange import mass_matrix
+from dqdyn.errors import NonFiniteError, ShapeError
+from dqdyn.multibody.model import Model
+from dqdyn.contact import _kkt
+from dqdyn.contact._common import qv_what, states
+from dqdyn.contact.contacts import as_contact_list
+from dqdyn.contact.dynamics import split_forces
 
 
 class ImpulseDynamicsResult(NamedTuple):

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints.base import frame_kinematics, resolve_frame
-from ..errors import ShapeError
-from ..multibody.model import Model
-from ._common import qv_what, states
+from dqdyn.constraints.base import frame_kinematics, resolve_frame
+from dqdyn.errors import ShapeError
+from dqdyn.multibody.model import Model
+from dqdyn.contact._common import qv_what, states
 
 REFERENCES = ("body", "spatial", "world_aligned")
 

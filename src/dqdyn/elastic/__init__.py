@@ -12,8 +12,8 @@
 * `single_link_arm` — §7.5's Lie brackets (needs sympy).
 """
 
-from .model import ElasticModel, Rotor, elastic, load_elastic_urdf, read_sidecar, read_transmissions
-from .taylor import rnea_taylor
+from dqdyn.elastic.model import ElasticModel, Rotor, elastic, load_elastic_urdf, read_sidecar, read_transmissions
+from dqdyn.elastic.taylor import rnea_taylor
 
 __all__ = ["ElasticModel", "Rotor", "elastic", "load_elastic_urdf", "read_sidecar",
            "read_transmissions", "rnea_taylor"]

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_pose, translation_of
-from ..errors import InfeasibleError, ModelError, ShapeError
-from ..multibody.builders import ModelBuilder
-from ..multibody.joints import PRISMATIC, REVOLUTE
+from dqdyn.algebra.rotations import matrix_from_pose, translation_of
+from dqdyn.errors import InfeasibleError, ModelError, ShapeError
+from dqdyn.multibody.builders import ModelBuilder
+from dqdyn.multibody.joints import PRISMATIC, REVOLUTE
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class Rotor:
 def _parse_transmissions(urdf_xml: str) -> dict:
     """``{joint: mechanicalReduction}`` of a URDF's ``<transmission>`` elements (both the
     ROS-1 ``<actuator><mechanicalReduction>`` and the old direct form)."""
-    from ..parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
+    from dqdyn.parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
 
     root = etree_root(urdf_xml)
     out = {}
@@ -285,7 +285,7 @@ class ElasticModel:
 
     def mass_matrix(self, x, model: str = "reduced") -> np.ndarray:
         """``M(x)`` ((n+m)²) of the elastic system."""
-        from ..algorithms.lagrange import mass_matrix
+        from dqdyn.dynamics.lagrange import mass_matrix
 
         x = self._x(x, "x")
         if self._which(model) == "reduced":
@@ -298,7 +298,7 @@ class ElasticModel:
 
     def coriolis_matrix(self, x, xd, model: str = "reduced") -> np.ndarray:
         """Christoffel ``C(x, ẋ)`` of the elastic system (springs excluded)."""
-        from ..algorithms.coriolis import coriolis_matrix
+        from dqdyn.dynamics.coriolis import coriolis_matrix
 
         x, xd = self._x(x, "x"), self._x(xd, "xd")
         if self._which(model) == "reduced":
@@ -310,7 +310,7 @@ class ElasticModel:
 
     def gravity(self, x, model: str = "reduced") -> np.ndarray:
         """``g(x)`` of the elastic system."""
-        from ..algorithms.lagrange import gravity
+        from dqdyn.dynamics.lagrange import gravity
 
         x = self._x(x, "x")
         if self._which(model) == "reduced":
@@ -321,7 +321,7 @@ class ElasticModel:
     def forward_dynamics(self, x, xd, u=None, tau_rigid=None, model: str = "reduced") -> np.ndarray:
         """``ẍ`` of the elastic system under motor torques ``u`` (m) and the torques of the
         rigid (not elastic) joints ``tau_rigid``."""
-        from ..algorithms.forward import aba
+        from dqdyn.dynamics.forward import aba
 
         x, xd = self._x(x, "x"), self._x(xd, "xd")
         u, tr = self._u(u, tau_rigid)
@@ -336,7 +336,7 @@ class ElasticModel:
 
     def energy(self, x, xd, model: str = "reduced") -> float:
         """Kinetic + gravitational + spring energy."""
-        from ..algorithms.energy import mechanical_energy
+        from dqdyn.dynamics.energy import mechanical_energy
 
         x, xd = self._x(x, "x"), self._x(xd, "xd")
         e = x[self.elastic_v] - x[self.n:]
@@ -364,7 +364,7 @@ class ElasticModel:
         sol = solve_ivp(rhs, (0.0, float(t_end)), np.concatenate([x0, xd0]), method=method,
                         rtol=rtol, atol=atol, t_eval=t_eval, max_step=max_step)
         if not sol.success:
-            from ..errors import ConvergenceError
+            from dqdyn.errors import ConvergenceError
 
             raise ConvergenceError(f"simulate: the integrator failed: {sol.message}")
         sol.x = sol.y[:nx].T
@@ -374,7 +374,7 @@ class ElasticModel:
     # ------------------------------------------------------------------ rigid limit
     def rigid_mass_matrix(self, q) -> np.ndarray:
         """``K → ∞`` limit: ``D(q) + diag(N² J_a)`` on the elastic joints (eq. 290's ``H + J_m``)."""
-        from ..algorithms.lagrange import mass_matrix
+        from dqdyn.dynamics.lagrange import mass_matrix
 
         M = mass_matrix(self.link_model, q).copy()
         M[self.elastic_v, self.elastic_v] += self.B
@@ -383,7 +383,7 @@ class ElasticModel:
     def rigid_forward_dynamics(self, q, v, tau) -> np.ndarray:
         """``K → ∞`` limit: ``q̈ = (D + N² J_a)⁻¹ (τ − c − g)``, ``τ`` the motor torques reflected
         (and the rigid joints' torques)."""
-        from ..algorithms.lagrange import nonlinear_effects
+        from dqdyn.dynamics.lagrange import nonlinear_effects
 
         rhs = np.asarray(tau, dtype=float) - nonlinear_effects(self.link_model, q, v)
         return np.linalg.solve(self.rigid_mass_matrix(q), rhs)
@@ -401,7 +401,7 @@ class ElasticModel:
         ``τ(t) = D q̈ + c + g`` of the link model and its exact time derivatives
         (`rnea_taylor`).  Returns ``theta``, ``theta_d``,
         ``theta_dd``, ``u`` (m) and ``tau_rigid`` (torques of the rigid joints)."""
-        from .taylor import rnea_taylor
+        from dqdyn.elastic.taylor import rnea_taylor
 
         self._require_undamped("inverse_dynamics")
         arrs = []
@@ -423,8 +423,8 @@ class ElasticModel:
 
     def link_derivatives(self, x, xd):
         """``(q̈, q⁽³⁾)`` of the reduced model at state ``(x, ẋ)`` (independent of the input)."""
-        from ..algorithms.lagrange import mass_matrix, nonlinear_effects
-        from .taylor import rnea_taylor
+        from dqdyn.dynamics.lagrange import mass_matrix, nonlinear_effects
+        from dqdyn.elastic.taylor import rnea_taylor
 
         n = self.n
         q, qd = x[:n], xd[:n]
@@ -445,7 +445,7 @@ class ElasticModel:
         ``q⁽⁴⁾ = w``.  ``reference(t) -> (q, q̇, q̈, q⁽³⁾, q⁽⁴⁾)``; ``gains`` = ``(k0, k1, k2, k3)``
         (default the poles all at −20: 160000, 32000, 2400, 80).  All joints must be elastic and
         undamped.  Returns ``u(t, x, xd)``."""
-        from .taylor import rnea_taylor
+        from dqdyn.elastic.taylor import rnea_taylor
 
         self._require_undamped("feedback_linearizing_control")
         if self.m != self.n:
@@ -504,7 +504,7 @@ def elastic(model, rotors=None, *, sidecar=None, urdf=None, defaults=None) -> El
 def load_elastic_urdf(path, sidecar=None, **load_kw) -> ElasticModel:
     """Load a URDF and its elastic-joint YAML sidecar (default ``<path without .urdf>.elastic.yaml``
     next to it); gear ratios default to the URDF's ``<transmission>`` reductions."""
-    from ..parsers.urdf import load_urdf
+    from dqdyn.parsers.urdf import load_urdf
 
     path = os.fspath(path)
     if sidecar is None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_pose
-from ..errors import ModelError, ShapeError
-from ..multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
+from dqdyn.algebra.rotations import matrix_from_pose
+from dqdyn.errors import ModelError, ShapeError
+from dqdyn.multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
 
 K = 3  # orders kept: t⁰, t¹, t²
 
@@ -121,7 +121,7 @@ def rnea_taylor(model, Q) -> np.ndarray:
         raise ShapeError(f"Q: expected the Taylor coefficients [q, q̇, q̈/2, q⁽³⁾/6, q⁽⁴⁾/24] with "
                          f"shape (5, {model.nq}), got {Q.shape}")
     if not np.all(np.isfinite(Q)):
-        from ..errors import NonFiniteError
+        from dqdyn.errors import NonFiniteError
 
         raise NonFiniteError("Q: contains NaN or infinity")
     nb = tb.nb

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError
-from ..multibody.model import Model
+from dqdyn.errors import ModelError, ShapeError
+from dqdyn.multibody.model import Model
 
 REVOLUTE, PRISMATIC = 0, 1  # DQ Robotics' DQ_JointType values of the DH / MDH classes
 
@@ -76,7 +76,7 @@ def from_dqrobotics(robot, *, name: str = "dqrobotics_robot", gravity=(0.0, 0.0,
     DQ Robotics models carry no inertia; ``masses``, ``coms``, ``inertias`` are passed on to
     `serial_from_dh` (CoMs and inertias in DH frame i).
     """
-    from ..parsers.dh import serial_from_dh
+    from dqdyn.parsers.dh import serial_from_dh
 
     conv = _convention(robot)
     types = np.asarray(robot.get_types(), dtype=float).ravel()
@@ -103,8 +103,8 @@ def from_dqrobotics(robot, *, name: str = "dqrobotics_robot", gravity=(0.0, 0.0,
 
 def _rel(model, a, b):
     """Constant pose of frame b in frame a (same body chain, at q = 0), sign as stored."""
-    from ..algebra.dualquat import conj, mul
-    from ..algorithms.kinematics import frame_pose, neutral
+    from dqdyn.algebra.dualquat import conj, mul
+    from dqdyn.kinematics.forward import frame_pose, neutral
 
     q0 = neutral(model)
     return mul(conj(frame_pose(model, q0, a)), frame_pose(model, q0, b))
@@ -115,9 +115,9 @@ def to_dqrobotics(model: Model, convention: str = "standard"):
     (``"modified"``) of a dqdyn serial model with ``serial_from_dh``'s frames (``link0`` …
     ``link{n}``, ``flange``, ``tool``), its base frame and effector set; DH parameters are read
     from the link frames at q = 0 (a frame chain that is not DH raises `ModelError`)."""
-    from ..algebra.rotations import matrix_from_pose
-    from ..multibody.joints import PRISMATIC as JP
-    from ..multibody.joints import REVOLUTE as JR
+    from dqdyn.algebra.rotations import matrix_from_pose
+    from dqdyn.multibody.joints import PRISMATIC as JP
+    from dqdyn.multibody.joints import REVOLUTE as JR
 
     dqr = _dqr()
     rm = dqr.robot_modeling
@@ -141,11 +141,11 @@ def to_dqrobotics(model: Model, convention: str = "standard"):
         if convention == "standard":  # rz(θ) tz(d) tx(a) rx(α)
             th, al = np.arctan2(R[1, 0], R[0, 0]), np.arctan2(R[2, 1], R[2, 2])
             d, a = p[2], p[0] * np.cos(th) + p[1] * np.sin(th)
-            from ..parsers.dh import dh_matrix
+            from dqdyn.parsers.dh import dh_matrix
         else:  # rx(α) tx(a) rz(θ) tz(d)
             th, al = np.arctan2(-R[0, 1], R[0, 0]), np.arctan2(-R[1, 2], R[2, 2])
             a, d = p[0], p[2] * np.cos(al) - p[1] * np.sin(al)
-            from ..parsers.dh import dh_matrix
+            from dqdyn.parsers.dh import dh_matrix
         if np.abs(dh_matrix(th, d, a, al, convention) - T).max() > 1e-9:
             raise ModelError(f"to_dqrobotics: link {i} of {model.name!r} is not a {convention} DH "
                              "link (its frames do not decompose into the DH factors)")

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_pose, pose_from_rt, translation_of
-from ..errors import ModelError, ShapeError
-from ..multibody.builders import ModelBuilder
-from ..multibody.joints import CYLINDRICAL, FREE, HELICAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL
-from ..multibody.model import Model
+from dqdyn.algebra.rotations import matrix_from_pose, pose_from_rt, translation_of
+from dqdyn.errors import ModelError, ShapeError
+from dqdyn.multibody.builders import ModelBuilder
+from dqdyn.multibody.joints import CYLINDRICAL, FREE, HELICAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL
+from dqdyn.multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
@@ -50,7 +50,7 @@ def _se3(x8):
 
 def _pose(M) -> np.ndarray:
     """vec8 of a ``pin.SE3`` (scalar part ≥ 0, as the matrix → quaternion map gives)."""
-    from ..algebra.rotations import pose_from_matrix
+    from dqdyn.algebra.rotations import pose_from_matrix
 
     return pose_from_matrix(np.asarray(M.homogeneous, dtype=float))
 

@@ -1,8 +1,8 @@
 """Models of multibody systems: joints, the immutable Model, builders."""
 
-from .builders import ALL_JOINT_TYPES, ModelBuilder, random_tree, serial_chain
-from .joints import JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES
-from .model import DifferentialDrive, Model
+from dqdyn.multibody.builders import ALL_JOINT_TYPES, ModelBuilder, random_tree, serial_chain
+from dqdyn.multibody.joints import JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES
+from dqdyn.multibody.model import DifferentialDrive, Model
 
 __all__ = [
     "Model",

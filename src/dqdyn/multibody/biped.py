@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from dqdyn.errors import ShapeError
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def biped_model(params: BipedParams = BipedParams()):
     ``q_model = S q_paper``.  Model joints: ``x`` (prismatic X), ``z`` (prismatic Z, carries the
     pelvis mass), ``trunk`` (revolute Y), ``hip1``/``hip2`` (revolute Y, absolute α_i),
     ``knee1``/``knee2`` (revolute Y, relative β_i − α_i); frames ``foot1``, ``foot2``."""
-    from .builders import ModelBuilder
+    from dqdyn.multibody.builders import ModelBuilder
 
     p = params
 

@@ -23,16 +23,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..algebra.rotations import (
+from dqdyn.algebra.rotations import (
     pose_from_matrix,
     pose_from_rt,
     quat_from_axis_angle,
     matrix_from_quat,
     translation_of,
 )
-from ..errors import ModelError, UnknownNameError
-from .joints import FIXED, FREE, JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES, PLANAR, SPHERICAL
-from .model import DifferentialDrive, Model, armature_values, pack_model
+from dqdyn.errors import ModelError, UnknownNameError
+from dqdyn.multibody.joints import FIXED, FREE, JOINT_DIMS, JOINT_TYPE_NAMES, JOINT_TYPES, PLANAR, SPHERICAL
+from dqdyn.multibody.model import DifferentialDrive, Model, armature_values, pack_model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 _ORIGIN = _IDENT8.copy()  # (shared, read-only: the pose of a body's own link in the body)
@@ -166,7 +166,7 @@ class ModelBuilder:
                              f"{inertia_check!r}")
         self.inertia_check = inertia_check
         self.name = name
-        from .._checks import real_array
+        from dqdyn._engine.checks import real_array
 
         self.gravity = real_array(gravity, "gravity", (3,), "a 3-vector in the world frame, m/s²")
         self._bodies: list[dict] = [dict(name="world", joint_name="universe")]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from ..algebra._core import dq_exp_pure, dq_log_unit, dq_mul, jit
+from dqdyn.algebra._core import dq_exp_pure, dq_log_unit, dq_mul, jit
 
 FIXED = 0
 REVOLUTE = 1

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError, UnknownNameError
-from .joints import FREE, JOINT_DIMS, JOINT_TYPE_NAMES, PLANAR, SPHERICAL
+from dqdyn.errors import ModelError, ShapeError, UnknownNameError
+from dqdyn.multibody.joints import FREE, JOINT_DIMS, JOINT_TYPE_NAMES, PLANAR, SPHERICAL
 
 # integer table columns
 MI_PARENT, MI_JTYPE, MI_IQ, MI_NQ, MI_IV, MI_NV = 0, 1, 2, 3, 4, 5

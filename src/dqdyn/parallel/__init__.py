@@ -27,9 +27,9 @@ a singular pose (`SingularError`; `FKSingularError` from forward
 kinematics), and forward kinematics that does not converge (`ConvergenceError`).
 """
 
-from . import lie
-from .cable import CableRobot, TensionResult, cable_robot_8
-from .dynamics import (
+from dqdyn.parallel import lie
+from dqdyn.parallel.cable import CableRobot, TensionResult, cable_robot_8
+from dqdyn.parallel.dynamics import (
     Platform,
     SimulationResult,
     forward_dynamics,
@@ -39,7 +39,7 @@ from .dynamics import (
     theorem1_wrench,
     theorem2_wrench,
 )
-from .lie import (
+from dqdyn.parallel.lie import (
     beta_to_twist,
     beta_to_wrench,
     lie_derivative,
@@ -51,7 +51,7 @@ from .lie import (
     twist_to_beta,
     wrench_to_beta,
 )
-from .stewart import (
+from dqdyn.parallel.stewart import (
     FKBatchResult,
     FKResult,
     FKSingularError,

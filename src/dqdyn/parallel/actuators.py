@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
-from .lie import inline, k_dir_to_body, k_normalize, k_rot_trans, k_world_to_body
+from dqdyn._engine.jit import kernel
+from dqdyn.parallel.lie import inline, k_dir_to_body, k_normalize, k_rot_trans, k_world_to_body
 
 __all__ = [
     "NCOL",

@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import errors
-from . import lie
-from .actuators import C_KIND, C_N, C_OFF, C_P, C_R, C_S, C_W, KIND_LEG, KIND_PULLEY, NCOL, k_pulley  # noqa: F401
-from .actuators import eval_any, eval_any_batch, k_eval_any  # noqa: F401  (re-exported)
-from .newton import LSFKBatchResult, LSFKResult, batch_outputs, fk_global_batch, fk_ls  # noqa: F401
-from .stewart import ParallelRobot, _as_points
+from dqdyn import errors
+from dqdyn.parallel import lie
+from dqdyn.parallel.actuators import C_KIND, C_N, C_OFF, C_P, C_R, C_S, C_W, KIND_LEG, KIND_PULLEY, NCOL, k_pulley  # noqa: F401
+from dqdyn.parallel.actuators import eval_any, eval_any_batch, k_eval_any  # noqa: F401  (re-exported)
+from dqdyn.parallel.newton import LSFKBatchResult, LSFKResult, batch_outputs, fk_global_batch, fk_ls  # noqa: F401
+from dqdyn.parallel.stewart import ParallelRobot, _as_points
 
 __all__ = ["CableRobot", "TensionResult", "cable_robot_8", "pulley_cable_length"]
 

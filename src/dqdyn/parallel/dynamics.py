@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import errors
-from . import lie
+from dqdyn import errors
+from dqdyn.parallel import lie
 
 __all__ = [
     "Platform",

@@ -42,16 +42,16 @@ import math
 
 import numpy as np
 
-from .._jit import kernel
+from dqdyn._engine.jit import kernel
 
-from .. import errors
-from ..algorithms.boundary import kernel_rows
-from ..algebra._core import dq_mul as k_dq_mul
-from ..algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q [MontgomerySmith2023, eq. (121)]
-from ..algebra.dualquat import conj as dq_conj
-from ..algebra.dualquat import mul as dq_mul
-from ..algebra.rotations import quat_conj as _qconj
-from ..algebra.rotations import quat_multiply as _qmul
+from dqdyn import errors
+from dqdyn._engine.boundary import kernel_rows
+from dqdyn.algebra._core import dq_mul as k_dq_mul
+from dqdyn.algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q [MontgomerySmith2023, eq. (121)]
+from dqdyn.algebra.dualquat import conj as dq_conj
+from dqdyn.algebra.dualquat import mul as dq_mul
+from dqdyn.algebra.rotations import quat_conj as _qconj
+from dqdyn.algebra.rotations import quat_multiply as _qmul
 
 __all__ = [
     "beta_to_dq",

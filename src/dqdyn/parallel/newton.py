@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .._jit import kernel
-from .. import errors
-from .actuators import C_OFF, k_eval, k_lam_row, k_leg
-from .lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff
+from dqdyn._engine.jit import kernel
+from dqdyn import errors
+from dqdyn.parallel.actuators import C_OFF, k_eval, k_lam_row, k_leg
+from dqdyn.parallel.lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff
 
 __all__ = [
     "OK", "MAXITER", "SINGULAR", "NONFINITE", "LOCALMIN", "STATUS",

@@ -7,6 +7,6 @@ same module object.
 
 import sys
 
-from ..reproduce import parallel_robots
+from dqdyn.reproduce import parallel_robots
 
 sys.modules[__name__] = parallel_robots

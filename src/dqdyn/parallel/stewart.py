@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .. import errors
-from ..algorithms.boundary import kernel_rows
-from . import lie
-from .actuators import (  # noqa: F401  (re-exported: their home is .actuators)
+from dqdyn import errors
+from dqdyn._engine.boundary import kernel_rows
+from dqdyn.parallel import lie
+from dqdyn.parallel.actuators import (  # noqa: F401  (re-exported: their home is .actuators)
     C_KIND,
     C_N,
     C_OFF,
@@ -54,7 +54,7 @@ from .actuators import (  # noqa: F401  (re-exported: their home is .actuators)
     k_leg_G,
     k_second,
 )
-from .newton import (  # noqa: F401  (re-exported: their home is .newton)
+from dqdyn.parallel.newton import (  # noqa: F401  (re-exported: their home is .newton)
     LOCALMIN,
     MAXITER,
     NONFINITE,
@@ -180,7 +180,7 @@ class ParallelRobot:
     @home.setter
     def home(self, value) -> None:
         # (the kernels get ``_home``, writable, of the same numba type as a user's guess: a
-        # read-only array is typed apart and compiled each solver twice; dqdyn._jit, "Literals")
+        # read-only array is typed apart and compiled each solver twice; dqdyn._engine.jit, "Literals")
         self._home = lie.normalize(np.array(value, dtype=float))
         self._home_view = self._home.view()
         self._home_view.setflags(write=False)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..constraints.loops import LoopClosure
+from dqdyn.constraints.loops import LoopClosure
 
 
 def _mujoco():
@@ -192,7 +192,7 @@ def loop_equalities(mj, records: list, frame_of_site) -> list:
                 fa, fb = (a, b) if site else ((a, tuple(data[0:3])), (b, tuple(data[3:6])))
                 loop = MJCFLoop(fa, fb, "3d", name=ename)
             else:
-                from ..algebra.rotations import pose_from_rt
+                from dqdyn.algebra.rotations import pose_from_rt
 
                 if site:
                     fa, fb = a, b

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from ..multibody.builders import ModelBuilder
-from ..multibody.model import Model
+from dqdyn.multibody.builders import ModelBuilder
+from dqdyn.multibody.model import Model
 
 
 def warn_massless(model: Model, lump: dict, has_inertial: dict, label: str) -> None:
@@ -64,8 +64,8 @@ def _mass_matrix_singular(model: Model, suspects=()) -> bool:
     time and O(nv²) memory) from the blocks of M of the joints around each massless body in
     ``suspects`` (its joint, those of its massless descendants and of the first massive bodies
     below them; every other joint locked at q): M is singular when such a block is."""
-    from ..algorithms.kinematics import neutral, random_configuration
-    from ..algorithms.lagrange import mass_matrix
+    from dqdyn.kinematics.forward import neutral, random_configuration
+    from dqdyn.dynamics.lagrange import mass_matrix
 
     for q in (neutral(model), random_configuration(model, seed=0)):
         if model.nv > _EIG_NV_MAX:
@@ -86,10 +86,10 @@ def _window_singular(model: Model, s: int, q) -> bool:
     mass matrix of a small model: ``s``'s joint on a fixed base (its parent body locked), the
     massless bodies below it, and the first massive bodies below those, each carrying its whole
     subtree lumped at ``q`` (the joints inside locked)."""
-    from ..algebra.rotations import matrix_from_pose
-    from ..algorithms.kinematics import forward_kinematics
-    from ..algorithms.lagrange import mass_matrix
-    from ..multibody.joints import JOINT_TYPE_NAMES
+    from dqdyn.algebra.rotations import matrix_from_pose
+    from dqdyn.kinematics.forward import forward_kinematics
+    from dqdyn.dynamics.lagrange import mass_matrix
+    from dqdyn.multibody.joints import JOINT_TYPE_NAMES
 
     if model.mimic_joints:
         return False  # (not checked: a mimic coupling may reach outside the block)

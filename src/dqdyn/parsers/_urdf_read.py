@@ -17,8 +17,8 @@ import threading
 import warnings
 from pathlib import Path
 
-from ..errors import URDFError
-from ._urdf_xml import log, normalize_prologue
+from dqdyn.errors import URDFError
+from dqdyn.parsers._urdf_xml import log, normalize_prologue
 
 # urdf_parser_py reports unknown tags through a module-level hook; swapping it is not thread safe
 _PARSER_LOCK = threading.Lock()

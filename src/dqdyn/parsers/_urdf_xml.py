@@ -18,7 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ..errors import URDFError
+from dqdyn.errors import URDFError
 
 log = logging.getLogger("dqdyn.parsers.urdf")
 

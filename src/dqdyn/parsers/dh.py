@@ -46,9 +46,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ModelError
-from ..multibody.builders import ModelBuilder
-from ..multibody.model import Model
+from dqdyn.errors import ModelError
+from dqdyn.multibody.builders import ModelBuilder
+from dqdyn.multibody.model import Model
 
 
 def _rz(t):
@@ -105,7 +105,7 @@ def _dq_tx(a):
 def _dq_prod(*xs):
     """Product of unit dual quaternions, as written (no sign normalization): DQ Robotics'
     ``dh2dq`` factors, so the link poses keep DQ Robotics' signs for any θ, α."""
-    from ..multibody.builders import _pose_mul
+    from dqdyn.multibody.builders import _pose_mul
 
     out = xs[0]
     for x in xs[1:]:

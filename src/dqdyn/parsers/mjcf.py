@@ -69,11 +69,11 @@ import warnings
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_angle, translation_of
-from ..errors import MJCFError, ModelError, UnknownNameError
-from ..multibody.builders import ModelBuilder
-from ..multibody.model import Model
-from ._mjcf_extras import MJCFInfo
+from dqdyn.algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_angle, translation_of
+from dqdyn.errors import MJCFError, ModelError, UnknownNameError
+from dqdyn.multibody.builders import ModelBuilder
+from dqdyn.multibody.model import Model
+from dqdyn.parsers._mjcf_extras import MJCFInfo
 
 _IGNORABLE = ("armature", "tendon", "equality")
 _ID4 = np.array([1.0, 0.0, 0.0, 0.0])
@@ -140,7 +140,7 @@ def _translation(p) -> np.ndarray:
 
 
 def _mul(a, b):
-    from ..multibody.builders import _pose_mul
+    from dqdyn.multibody.builders import _pose_mul
 
     return _pose_mul(a, b)
 
@@ -150,7 +150,7 @@ def _add_welded_body(b: ModelBuilder, name: str, parent: str, X, mass, com, iner
     inertia stays in the model (the builder merges fixed bodies into a moving parent, and has no
     moving parent to merge into here).  Added as a 1-DoF body and then marked fixed, so that every
     per-body entry the builder keeps is present."""
-    from ..multibody.joints import FIXED
+    from dqdyn.multibody.joints import FIXED
 
     b.add_body(name, parent, "revolute", joint_name=f"{name}__weld", placement=X, mass=mass,
                com=com, inertia=inertia)
@@ -188,7 +188,7 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
     -------
     Model, or ``(Model, MJCFInfo)`` with ``return_info=True``.
     """
-    from . import _mjcf_extras as X_
+    from dqdyn.parsers import _mjcf_extras as X_
 
     mujoco = _mujoco()
     ignore = tuple(ignore)

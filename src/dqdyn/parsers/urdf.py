@@ -118,12 +118,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DqdynError, URDFError
-from ._urdf_checks import warn_massless as _warn_massless
-from ._urdf_read import parse as _parse_doc
-from ._urdf_read import read_source as _read_source
-from ..multibody.builders import CHECKED, ModelBuilder
-from ..multibody.model import Model
+from dqdyn.errors import DqdynError, URDFError
+from dqdyn.parsers._urdf_checks import warn_massless as _warn_massless
+from dqdyn.parsers._urdf_read import parse as _parse_doc
+from dqdyn.parsers._urdf_read import read_source as _read_source
+from dqdyn.multibody.builders import CHECKED, ModelBuilder
+from dqdyn.multibody.model import Model
 
 log = logging.getLogger("dqdyn.parsers.urdf")
 
@@ -213,7 +213,7 @@ def _rpy_matrix(rpy) -> np.ndarray:
     r, p, y = (float(a) for a in rpy)
     if r == 0.0 and p == 0.0 and y == 0.0:
         return np.eye(3)
-    from ..multibody.builders import _qm
+    from dqdyn.multibody.builders import _qm
 
     hr, hp, hy = 0.5 * r, 0.5 * p, 0.5 * y
     w, x, y, z = _qm(math.cos(hy), 0.0, 0.0, math.sin(hy),

@@ -34,38 +34,20 @@ PD / computed torque on a 7-DoF arm, computed by dqdyn and applied to the MuJoCo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..algorithms.aba import aba
-from ..algorithms.jacobians import twist_jacobian
-from ..algorithms.lagrange import mass_matrix
-from ..algorithms.mobile import fierro_lewis
-from ..algorithms.newton_euler import rnea
-from ..analysis import butter_lowpass, cmc, richardson_derivative, summary
-from ..simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
-from . import robots
-from .tables import case_dqel, case_opcounts
-
-
-@dataclass
-class CaseResult:
-    name: str
-    title: str
-    quantity: str
-    values: np.ndarray  # per-joint CMCs (dynamics cases) or the metric values (control cases)
-    paper: float | None  # the paper's mean CMC to reach (None: no CMC threshold)
-    passed: bool
-    seconds: float = 0.0
-    figures: list = field(default_factory=list)
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def stats(self):
-        return summary(self.values)
+from dqdyn.dynamics.aba import aba
+from dqdyn.kinematics.jacobians import twist_jacobian
+from dqdyn.dynamics.lagrange import mass_matrix
+from dqdyn.dynamics.mobile import fierro_lewis
+from dqdyn.dynamics.newton_euler import rnea
+from dqdyn.analysis import butter_lowpass, cmc, richardson_derivative, summary
+from dqdyn.simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
+from dqdyn.reproduce import robots
+from dqdyn.reproduce.result import CaseResult
+from dqdyn.reproduce.tables import case_dqel, case_opcounts
 
 
 # ------------------------------------------------------------------------------ MuJoCo runs
@@ -131,7 +113,7 @@ def run_mujoco(mj, iq, iv, q0, ref, duration, *, kp=100.0, kd=20.0, controller=N
             if k < n:
                 mujoco.mj_step(mj, d)
                 if not np.all(np.isfinite(d.qvel)):
-                    from ..errors import NonFiniteError
+                    from dqdyn.errors import NonFiniteError
 
                     raise NonFiniteError(f"MuJoCo simulation diverged at t = {t:.4g} s")
     finally:
@@ -170,7 +152,7 @@ def compare(model, log, mode, cutoff):
 
 def _units(model, mode):
     """Unit of each velocity coordinate's torque (inverse) or acceleration (forward)."""
-    from ..simulation.defaults import coordinate_kinds
+    from dqdyn.simulation.defaults import coordinate_kinds
 
     rot, _ = coordinate_kinds(model)
     if mode == "inverse":
@@ -190,7 +172,7 @@ def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None, un
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..analysis.cmc import format_cmc
+    from dqdyn.analysis.cmc import format_cmc
 
     n = ours.shape[1]
     if joints is None:
@@ -215,7 +197,7 @@ def _plot_waveforms(path, t, ours, theirs, values, label, title, joints=None, un
 def _route_cmcs(model, log, mode, cutoff, theirs_f, main=None):
     """CMC of the papers' alternative routes (`routes`), same filtering as the main row;
     ``main``: extra routes ``{name: waveform}``."""
-    from .routes import alternative_routes
+    from dqdyn.reproduce.routes import alternative_routes
 
     acc = richardson_derivative(log["v"], log["dt"])
     fs = 1.0 / log["dt"]
@@ -282,7 +264,7 @@ def case_holonomic(quick=False, out_dir=None):
 def _graph_tau(model, log, acc):
     """τ of robots.tree38 by the interconnection graph of its 9 subsystems (thesis ch. 5,
     eqs. 5.8–5.16), in the model's layout."""
-    from .routes import tree38_graph
+    from dqdyn.reproduce.routes import tree38_graph
 
     g, iq, iv = tree38_graph(model)
     out = np.empty_like(acc)
@@ -306,8 +288,8 @@ def case_tree38_blackbox(quick=False, out_dir=None, *, every: int = 5):
     sample and interpolated (cubic spline); τ of the other 34 joints from the graph against
     MuJoCo's applied torques (CMC, Table 5.1's pipeline).  Also reported: the interpolation error
     of the wrench and the τ difference to the full (white-box) graph."""
-    from ..algorithms.interconnection import RecordedWrench
-    from .routes import mujoco_connection_wrench, tree38_graph
+    from dqdyn.composition.interconnection import RecordedWrench
+    from dqdyn.reproduce.routes import mujoco_connection_wrench, tree38_graph
 
     t0 = time.perf_counter()
     model, mj, iq_mj, iv_mj = robots.with_mujoco("tree38")
@@ -371,8 +353,8 @@ def pioneer_run(d, duration, dt=1e-3, *, mass=16.0, i33=2.0906):
     slipping at the axle midpoint, [Silva2022, eq. (64)], by Udwadia–Kalaba) under wheel torques from a
     velocity loop tracking sinusoidal unicycle references; returns ``(model, trajectory,
     wheel torques (N, 2))``."""
-    from ..constraints import DifferentialDriveConstraint
-    from ..simulation import simulate
+    from dqdyn.constraints import DifferentialDriveConstraint
+    from dqdyn.simulation import simulate
 
     model = robots.pioneer(d, mass, i33)
     r, w = robots.PIONEER_WHEEL_RADIUS, robots.PIONEER_TRACK
@@ -445,7 +427,7 @@ def case_fierro_lewis(quick=False, out_dir=None):
 
         t, o, f, fp = wave[0.15]
         fig, axes = plt.subplots(3, 1, figsize=(8, 6), sharex=True)
-        from ..analysis.cmc import format_cmc
+        from dqdyn.analysis.cmc import format_cmc
 
         for j, (ax, lab) in enumerate(zip(axes, (r"$f_x$ (N)", r"$f_y$ (N)", r"$\tau_z$ (N·m)"))):
             ax.plot(t, f[:, j], "k-", lw=2.2, alpha=0.45, label="Fierro–Lewis (corrected sign)")
@@ -553,7 +535,7 @@ def run_wheeled_mm(mj, maps, q0, duration, *, settle=0.3, seed=8, arm_amp=0.5, k
             if k < n:
                 mujoco.mj_step(mj, d)
                 if not np.all(np.isfinite(d.qvel)):
-                    from ..errors import NonFiniteError
+                    from dqdyn.errors import NonFiniteError
 
                     raise NonFiniteError(f"MuJoCo simulation diverged at t = {d.time:.4g} s")
     finally:
@@ -568,7 +550,7 @@ def compare_nonholonomic(model, cons, log, cutoff=25.0, constrained=True):
     constraint eq. (64); one batched call) at the logged states and mapped forces, against the
     Richardson-differentiated MuJoCo velocities; both Butterworth-filtered; CMC per coordinate.
     ``constrained=False``: plain ABA (no rolling constraint) — a negative control."""
-    from ..constraints.dynamics import constrained_forward_dynamics
+    from dqdyn.constraints.dynamics import constrained_forward_dynamics
 
     acc = richardson_derivative(log["v"], log["dt"])
     if constrained:
@@ -740,8 +722,8 @@ def case_tracking(quick=False, out_dir=None):
 
 #: name -> (function, kind); kind "cmc" (dynamics comparison) or "control"
 def case_elastic(quick=False, out_dir=None):
-    """Elastic joints and symbolic dynamics [Mladenova, §7–8]: the logic lives in `dqdyn.elastic.demo`."""
-    from ..elastic.demo import case_elastic as _case
+    """Elastic joints and symbolic dynamics [Mladenova, §7–8]: the logic lives in `dqdyn.reproduce.elastic`."""
+    from dqdyn.reproduce.elastic import case_elastic as _case
 
     return _case(quick=quick, out_dir=out_dir)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import CaseResult
+from dqdyn.reproduce.cases import CaseResult
 
 
 def _plt():
@@ -35,7 +35,7 @@ def _plt():
 def case_cayley_cubic(quick=False, out_dir=None):
     from scipy.spatial.transform import Rotation
 
-    from ..trajectory import CayleySpline
+    from dqdyn.trajectory import CayleySpline
 
     t0 = time.perf_counter()
     n = 6
@@ -88,16 +88,16 @@ def case_cayley_cubic(quick=False, out_dir=None):
 
 def case_mm_planning(quick=False, out_dir=None):
     import dqdyn
-    from ..algebra.rotations import translation_of
-    from ..constraints import mobile_manipulator
-    from ..constraints.planning import plan_mobile_manipulator
+    from dqdyn.algebra.rotations import translation_of
+    from dqdyn.constraints import mobile_manipulator
+    from dqdyn.constraints.planning import plan_mobile_manipulator
 
     t0 = time.perf_counter()
     mm, cons, q0 = mobile_manipulator()
     gt = np.array([2.0, 4.0])
     base_goal = np.array([2.0, 1.0, 0.5])
     # tool goals ahead of and beside the planned base at the goal times
-    from ..constraints.planning import plan_platform
+    from dqdyn.constraints.planning import plan_platform
 
     pb = plan_platform(q0[:3], base_goal, gt[-1], axle_offset=(-0.12, 0.0))(gt)[0]
     rel = np.array([[0.75, 0.25, 0.75], [0.7, -0.3, 0.45]])
@@ -145,10 +145,10 @@ def case_mm_planning(quick=False, out_dir=None):
 def pseudo_coordinate_table(n_states: int = 20, seed: int = 246):
     """Rows ``(system, n, m, max |Δq̈|, max |Δλ|, max |ΔD|, max relative Δ)`` of Hamel vs
     Udwadia–Kalaba (relative: each difference over ``1 + max |x|`` of the Hamel quantity)."""
-    from ..constraints import DifferentialDriveConstraint, mobile_manipulator
-    from ..constraints.dynamics import constrained_forward_dynamics
-    from ..constraints.pseudo_coordinates import PseudoCoordinates, diff_drive_quasi_velocities
-    from ..multibody.builders import ModelBuilder
+    from dqdyn.constraints import DifferentialDriveConstraint, mobile_manipulator
+    from dqdyn.constraints.dynamics import constrained_forward_dynamics
+    from dqdyn.constraints.pseudo_coordinates import PseudoCoordinates, diff_drive_quasi_velocities
+    from dqdyn.multibody.builders import ModelBuilder
 
     rng = np.random.default_rng(seed)
     b = ModelBuilder("knife_edge")

@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..parallel import dynamics as dy
-from ..parallel import lie
-from ..parallel.cable import cable_robot_8
-from ..parallel.stewart import stewart_6_6
+from dqdyn.parallel import dynamics as dy
+from dqdyn.parallel import lie
+from dqdyn.parallel.cable import cable_robot_8
+from dqdyn.parallel.stewart import stewart_6_6
 
 __all__ = ["reproduce_parallel", "render", "ParallelReproduction", "PAPER", "COLUMNS"]
 

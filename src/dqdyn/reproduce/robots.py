@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..multibody.builders import ModelBuilder, serial_chain
-from ..parsers.urdf import bundled, load_urdf
-from ..errors import ModelError
-from .mujoco_bridge import mjcf_from_model, mujoco_from_model, mujoco_from_urdf, state_maps
+from dqdyn.multibody.builders import ModelBuilder, serial_chain
+from dqdyn.parsers.urdf import bundled, load_urdf
+from dqdyn.errors import ModelError
+from dqdyn.reproduce.mujoco_bridge import mjcf_from_model, mujoco_from_model, mujoco_from_urdf, state_maps
 
 
 def jaco6():
@@ -229,7 +229,7 @@ def wheeled_mm_with_mujoco(arm_dof: int = 5, **kw):
     (`wheeled_mm_mjcf`, keyword arguments passed on); ``maps`` a `WheeledMaps`."""
     import mujoco
 
-    from ..constraints.models import mobile_manipulator
+    from dqdyn.constraints.models import mobile_manipulator
 
     model, cons, q0 = mobile_manipulator(arm_dof=arm_dof)
     con = cons[0]

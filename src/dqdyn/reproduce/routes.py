@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.classic import classic_forward_dynamics, classic_newton_euler
-from ..algorithms.gauss import gauss_model
-from ..algorithms.lagrange import mass_matrix
-from ..algorithms.newton_euler import rnea
-from ..errors import ModelError
+from dqdyn.dynamics.classic import classic_forward_dynamics, classic_newton_euler
+from dqdyn.dynamics.gauss import gauss_model
+from dqdyn.dynamics.lagrange import mass_matrix
+from dqdyn.dynamics.newton_euler import rnea
+from dqdyn.errors import ModelError
 
 
 def _chunked(f, n, size, *arrays):
@@ -76,7 +76,7 @@ def alternative_routes(model, log, mode, acc):
 def tree38_graph(model):
     """robots.tree38 as an interconnection graph of its 9 subsystems (a 6-DoF trunk ``s1`` and
     eight 4-DoF limbs); returns ``(graph, iq, iv)`` (graph coordinates = ``q[iq]``)."""
-    from ..algorithms.interconnection import InterconnectionGraph
+    from dqdyn.composition.interconnection import InterconnectionGraph
 
     return InterconnectionGraph.from_model(model, {f"s{s}": f"s{s}_l1" for s in range(2, 10)},
                                            root="s1")

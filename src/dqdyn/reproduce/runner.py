@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..analysis import to_csv, to_markdown
-from ..analysis.tables import COLUMNS, _fmt
-from ..errors import DqdynError
-from .cases import CASES as _PAPER_CASES
-from .mladenova import MLADENOVA_CASES
+from dqdyn.analysis import to_csv, to_markdown
+from dqdyn.analysis.tables import COLUMNS, _fmt
+from dqdyn.errors import DqdynError
+from dqdyn.reproduce.cases import CASES as _PAPER_CASES
+from dqdyn.reproduce.mladenova import MLADENOVA_CASES
 
 #: every case by name ([Mladenova]'s constructions registered here: mladenova.py builds on cases.py)
 CASES = {**_PAPER_CASES, **MLADENOVA_CASES}
@@ -74,7 +74,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
         if console is not None:
             console.print(f"[bold]{name}[/bold] …")
         if name == "parallel":
-            from .parallel_robots import render, reproduce_parallel
+            from dqdyn.reproduce.parallel_robots import render, reproduce_parallel
 
             res = reproduce_parallel(quick=quick)
             render(res, console, out)
@@ -157,7 +157,7 @@ def reproduce(cases=None, out_dir="reproduce-out", quick: bool = False, console=
 def print_catalog(console=None) -> list[list[str]]:
     """``dqdyn reproduce --list``: every numeric table and figure of the five publications, with the
     case that regenerates it or why none can."""
-    from .tables import catalog_rows
+    from dqdyn.reproduce.tables import catalog_rows
 
     rows = catalog_rows()
     if console is not None:

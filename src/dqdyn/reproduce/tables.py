@@ -21,11 +21,11 @@ def case_dqel(quick=False, out_dir=None):
     against dqNE on 1000 random ``(q, q̇, q̈)`` of a 7-DoF arm (the KUKA LWR's parameters are
     not published: `robots.arm7` stands in); per joint mean and variance of
     ``τ_e = ‖Γ_dqNE − Γ_dqEL‖``.  Passes if every mean is below 1e-12 (round-off)."""
-    from ..algorithms.dqel import dq_euler_lagrange
-    from ..algorithms.kinematics import random_configuration
-    from ..algorithms.newton_euler import newton_euler
-    from . import robots
-    from .cases import CaseResult
+    from dqdyn.dynamics.dqel import dq_euler_lagrange
+    from dqdyn.kinematics.forward import random_configuration
+    from dqdyn.dynamics.newton_euler import newton_euler
+    from dqdyn.reproduce import robots
+    from dqdyn.reproduce.result import CaseResult
 
     t0 = time.perf_counter()
     m = robots.arm7()
@@ -53,10 +53,10 @@ def case_dqel(quick=False, out_dir=None):
 
 def case_opcounts(quick=False, out_dir=None):
     """Operation counts by a counting scalar beside the printed tables
-    (`dqdyn.analysis.opcount`); passes if every count the papers derive from the printed
+    (`dqdyn.reproduce.opcount`); passes if every count the papers derive from the printed
     algorithm's lines (Tables 4.2, 4.3, the twist / derivative / wrench parts of 4.4) matches."""
-    from ..analysis.opcount import count_tables
-    from .cases import CaseResult
+    from dqdyn.reproduce.opcount import count_tables
+    from dqdyn.reproduce.result import CaseResult
 
     t0 = time.perf_counter()
     tabs = count_tables()

@@ -9,11 +9,11 @@
 (11, 2)
 """
 
-from .controllers import ComputedTorque, JointPD, WrenchControl
-from .integrators import INTEGRATORS, rkmk4, semi_implicit_euler
-from .references import SinusoidalReference
-from .simulate import simulate
-from .trajectory import Trajectory
+from dqdyn.simulation.controllers import ComputedTorque, JointPD, WrenchControl
+from dqdyn.simulation.integrators import INTEGRATORS, rkmk4, semi_implicit_euler
+from dqdyn.simulation.references import SinusoidalReference
+from dqdyn.simulation.simulate import simulate
+from dqdyn.simulation.trajectory import Trajectory
 
 __all__ = ["simulate", "Trajectory", "rkmk4", "semi_implicit_euler", "INTEGRATORS", "JointPD",
            "ComputedTorque", "WrenchControl", "SinusoidalReference"]

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_quat, translation_of
-from ..algorithms.jacobians import twist_jacobian
-from ..algorithms.kinematics import difference, frame_pose
-from ..algorithms.lagrange import gravity, mass_matrix, nonlinear_effects
-from ..algorithms.newton_euler import rnea
-from ..errors import DqdynError, ShapeError
+from dqdyn.algebra.rotations import matrix_from_quat, translation_of
+from dqdyn.kinematics.jacobians import twist_jacobian
+from dqdyn.kinematics.forward import difference, frame_pose
+from dqdyn.dynamics.lagrange import gravity, mass_matrix, nonlinear_effects
+from dqdyn.dynamics.newton_euler import rnea
+from dqdyn.errors import DqdynError, ShapeError
 
 
 def _gain(k, n, name):

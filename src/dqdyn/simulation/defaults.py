@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.kinematics import neutral
-from ..algorithms.lagrange import mass_matrix
-from ..errors import DqdynError, SingularError
-from .references import SinusoidalReference, staggered_lags
+from dqdyn.kinematics.forward import neutral
+from dqdyn.dynamics.lagrange import mass_matrix
+from dqdyn.errors import DqdynError, SingularError
+from dqdyn.simulation.references import SinusoidalReference, staggered_lags
 
 #: joint types with one scalar coordinate whose limits `JointLimits` enforces
 _SCALAR = ("revolute", "prismatic", "helical")

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..algorithms.configuration import integrate, tangent_bracket
+from dqdyn.kinematics.configuration import integrate, tangent_bracket
 
 Accel = Callable[[float, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -75,9 +75,9 @@ def implicit_midpoint(model, accel: Accel, t: float, q, v, dt: float, *, tol: fl
     forces are part of ``a``.  Raises `ConvergenceError` when the iteration
     does not converge (``dt`` too large for the velocities).  Returns ``(q⁺, v⁺, a, tau)`` with
     ``a``, ``tau`` at ``(t, q, v)``."""
-    from ..algorithms.coriolis import coriolis_matrix
-    from ..algorithms.lagrange import mass_matrix
-    from ..errors import ConvergenceError
+    from dqdyn.dynamics.coriolis import coriolis_matrix
+    from dqdyn.dynamics.lagrange import mass_matrix
+    from dqdyn.errors import ConvergenceError
 
     a0, tau = accel(t, q, v)
     p0 = mass_matrix(model, q) @ v

@@ -26,8 +26,8 @@ import warnings
 
 import numpy as np
 
-from ..algorithms.energy import kinetic_energy, potential_energy
-from ..errors import DqdynError, EnergyDriftError, EnergyDriftWarning
+from dqdyn.dynamics.energy import kinetic_energy, potential_energy
+from dqdyn.errors import DqdynError, EnergyDriftError, EnergyDriftWarning
 
 #: samples per batched energy evaluation
 BLOCK = 64
@@ -62,8 +62,8 @@ def external_potential(model, q0, tau_or_controller):
 
 def gravity_scale(model, q) -> float:
     """``U_g = |g| Σᵢ mᵢ ‖cᵢ(q) − o‖`` (J), ``o`` the origin of the root body (module doc)."""
-    from ..algebra.rotations import translation_of
-    from ..algorithms.kinematics import com_poses, forward_kinematics
+    from dqdyn.algebra.rotations import translation_of
+    from dqdyn.kinematics.forward import com_poses, forward_kinematics
 
     g = float(np.linalg.norm(np.asarray(model.gravity)))
     if g == 0.0 or model.nbodies < 1:
@@ -129,7 +129,7 @@ class Monitor:
     def _constraint_check(self, ts, Q, V):
         if not self.cons:
             return
-        from ..constraints.dynamics import constraint_errors
+        from dqdyn.constraints.dynamics import constraint_errors
 
         for t, q, v in zip(ts, Q, V):
             pe = float(constraint_errors(self.model, q, v, self.cons)[0])

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._optional import require
-from ..algebra.rotations import translation_of
-from ..errors import DqdynError, ShapeError
+from dqdyn._optional import require
+from dqdyn.algebra.rotations import translation_of
+from dqdyn.errors import DqdynError, ShapeError
 
 #: a signal whose peak-to-peak range is below this fraction of max(1, its largest magnitude)
 #: counts as constant (not drawn; named in the figure's note)
@@ -98,7 +98,7 @@ def _constant(y) -> bool:
 
 def _inputs(result, model, q_ref):
     """``(model, trajectory, q_ref, title)`` of a SimulationRun or a Trajectory."""
-    from .trajectory import Trajectory
+    from dqdyn.simulation.trajectory import Trajectory
 
     if isinstance(result, Trajectory):
         if model is None:
@@ -134,7 +134,7 @@ def panels_of(result, *, model=None, q_ref=None):
     """The panels `plot_simulation` draws, without drawing them: ``(panels, constants,
     title)`` with ``panels`` a list of ``(title, ylabel, [(label, y, reference, colour key)])``
     and ``constants`` the ``(label, value, unit)`` of the signals left out as constant."""
-    from .defaults import coordinate_kinds
+    from dqdyn.simulation.defaults import coordinate_kinds
 
     model, traj, q_ref, title = _inputs(result, model, q_ref)
     rot, labels = coordinate_kinds(model)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.configuration import integrate
-from ..errors import DqdynError, ShapeError
+from dqdyn.kinematics.configuration import integrate
+from dqdyn.errors import DqdynError, ShapeError
 
 
 class SinusoidalReference:

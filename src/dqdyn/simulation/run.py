@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algorithms.kinematics import difference
-from ..errors import DqdynError
-from .controllers import ComputedTorque, JointPD
-from .defaults import (JointLimits, WithLimits, coordinate_kinds, effective_inertia,
+from dqdyn.kinematics.forward import difference
+from dqdyn.errors import DqdynError
+from dqdyn.simulation.controllers import ComputedTorque, JointPD
+from dqdyn.simulation.defaults import (JointLimits, WithLimits, coordinate_kinds, effective_inertia,
                        start_configuration, tracking_reference)
-from .simulate import simulate
-from .trajectory import Trajectory
+from dqdyn.simulation.simulate import simulate
+from dqdyn.simulation.trajectory import Trajectory
 
 
 @dataclass

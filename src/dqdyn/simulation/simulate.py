@@ -6,16 +6,16 @@ import sys
 
 import numpy as np
 
-from ..algorithms.aba import aba
-from .._checks import real_scalar
-from ..algorithms.configuration import normalize_configuration
-from ..errors import DivergenceError, DqdynError, ModelError, NonFiniteError, ShapeError, SingularError
-from .integrators import INTEGRATORS
-from .trajectory import Trajectory
+from dqdyn.dynamics.aba import aba
+from dqdyn._engine.checks import real_scalar
+from dqdyn.kinematics.configuration import normalize_configuration
+from dqdyn.errors import DivergenceError, DqdynError, ModelError, NonFiniteError, ShapeError, SingularError
+from dqdyn.simulation.integrators import INTEGRATORS
+from dqdyn.simulation.trajectory import Trajectory
 
 
 def _progress(enabled, total, desc):
-    from .._optional import available
+    from dqdyn._optional import available
 
     if not enabled or not available("rich"):  # the progress bar is the extra ``cli``'s
         return None
@@ -82,7 +82,7 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
 
     ``progress``: show a rich progress bar (default: for runs of ≥ 20 000 steps when stderr is a
     terminal).  Returns a `Trajectory` sampled every ``record_every`` steps."""
-    from .monitor import make_monitor
+    from dqdyn.simulation.monitor import make_monitor
 
     if not isinstance(integrator, str) or integrator not in INTEGRATORS:
         raise DqdynError(f"integrator must be one of {sorted(INTEGRATORS)}, got {integrator!r}")
@@ -127,11 +127,11 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
                        every=monitor_every, integrator=integrator, dt=dt, constraints=cons,
                        baumgarte=baumgarte, constraint_tolerance=constraint_tolerance)
     if auto:
-        from .defaults import coordinate_kinds
+        from dqdyn.simulation.defaults import coordinate_kinds
 
         rot = coordinate_kinds(model)[0]
     if cons:
-        from ..constraints.dynamics import constrained_forward_dynamics, project_state
+        from dqdyn.constraints.dynamics import constrained_forward_dynamics, project_state
 
         def accel(t, q, v):
             tau = np.asarray(ctrl(t, q, v), dtype=float)
@@ -148,7 +148,7 @@ def simulate(model, q0, v0, tau_or_controller=None, duration: float = 1.0, dt: f
             try:
                 aba(model, q, v, np.zeros(model.nv))
             except ModelError:  # aba refuses mimic joints: the dense route
-                from ..algorithms.lagrange import nonlinear_effects, solve_mass_matrix
+                from dqdyn.dynamics.lagrange import nonlinear_effects, solve_mass_matrix
 
                 def accel(t, q, v):
                     tau = np.asarray(ctrl(t, q, v), dtype=float)

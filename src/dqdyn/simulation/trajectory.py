@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DqdynError, ShapeError
+from dqdyn.errors import DqdynError, ShapeError
 
 
 @dataclass(frozen=True)

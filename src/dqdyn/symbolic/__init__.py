@@ -14,6 +14,6 @@ Entry point: `dynamics`.  Needs the optional dependency ``sympy`` (``pip install
 dqdyn[symbolic]``).
 """
 
-from .dynamics import PARAMETER_NAMES, SymbolicDynamics, dynamics
+from dqdyn.symbolic.dynamics import PARAMETER_NAMES, SymbolicDynamics, dynamics
 
 __all__ = ["dynamics", "SymbolicDynamics", "PARAMETER_NAMES"]

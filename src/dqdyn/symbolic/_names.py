@@ -12,7 +12,7 @@ from __future__ import annotations
 import keyword
 import re
 
-from ..errors import UnsafeNameError
+from dqdyn.errors import UnsafeNameError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, ShapeError
+from dqdyn.errors import ModelError, ShapeError
 
 try:
     import sympy as sp
@@ -40,9 +40,9 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without sympy
     raise ImportError("dqdyn.symbolic needs sympy: pip install 'dqdyn[symbolic]'") from exc
 
-from ..algebra.rotations import matrix_from_pose
-from ..multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
-from ._names import c_identifier, python_identifier, tag
+from dqdyn.algebra.rotations import matrix_from_pose
+from dqdyn.multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
+from dqdyn.symbolic._names import c_identifier, python_identifier, tag
 
 #: order of the ten inertial parameters of a body (as `dqdyn.inertial_parameters`):
 #: mass, first moment ``h = m c`` and the rotational inertia about the body origin
@@ -253,7 +253,7 @@ class SymbolicDynamics:
         self.K_b = [sp.zeros(3, 3)] * (nb + 1)  # rotational inertia about the world origin
         self.r_b = [None] * (nb + 1)  # world CoM (numeric parameters only)
         self.Ic_b = [None] * (nb + 1)  # centroidal inertia in world axes (numeric parameters only)
-        from ..algorithms.derivatives import inertial_parameters
+        from dqdyn.dynamics.derivatives import inertial_parameters
 
         pi = inertial_parameters(m)
         for i in range(1, nb + 1):

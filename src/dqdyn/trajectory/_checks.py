@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
-from ..algebra.dualquat import _arr, _check_unit
+from dqdyn import errors
+from dqdyn.algebra.dualquat import _arr, _check_unit
 
 
 def times(t, name: str = "times", *, min_len: int = 2) -> np.ndarray:
@@ -89,7 +89,7 @@ def rotations_any(x, name: str = "rotations", *, tol: float = 1e-9) -> np.ndarra
     ``[w, x, y, z]`` (..., 4) or unit dual quaternions (..., 8) (their rotation part); the
     kind is told by the trailing shape.  A quaternion and its negative give the same rotation
     (the curves through them take the shorter way)."""
-    from ..algebra.rotations import matrix_from_quat
+    from dqdyn.algebra.rotations import matrix_from_quat
 
     try:
         a = np.asarray(x, dtype=float)
@@ -118,7 +118,7 @@ def rotations_any(x, name: str = "rotations", *, tol: float = 1e-9) -> np.ndarra
 def poses_any(x, name: str = "poses", *, atol: float = 1e-9) -> np.ndarray:
     """Unit dual quaternions (..., 8) from unit dual quaternions (..., 8) or homogeneous
     matrices (..., 4, 4) (rotation block checked as in `rotations`, last row ``0 0 0 1``)."""
-    from ..algebra.rotations import pose_from_matrix
+    from dqdyn.algebra.rotations import pose_from_matrix
 
     try:
         a = np.asarray(x, dtype=float)

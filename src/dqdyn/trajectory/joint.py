@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
-from . import _checks
+from dqdyn import errors
+from dqdyn.trajectory import _checks
 
 
 def _vec(a, name, n=None):
@@ -248,7 +248,7 @@ def ctraj(x0, x1, t, *, scaling: str = "trapezoidal"):
     """Robotics Toolbox ``ctraj``: Cartesian (screw) interpolation between the poses ``x0`` and
     ``x1`` (unit dual quaternions) over the times ``t`` (or ``t`` steps on [0, 1]), trapezoidal
     time scaling by default.  Returns the poses (len(t), 8)."""
-    from .se3 import ScrewInterpolation
+    from dqdyn.trajectory.se3 import ScrewInterpolation
 
     if np.ndim(t) == 0:
         t = np.linspace(0.0, 1.0, int(t))

@@ -26,12 +26,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import errors
-from ..algebra import dualquat as dq
-from ..algebra.dualquat import _cross3
-from ..algebra.rotations import matrix_from_quat, quat_conj, quat_multiply
-from . import _checks
-from ._checks import is_body_frame as _frame
+from dqdyn import errors
+from dqdyn.algebra import dualquat as dq
+from dqdyn.algebra.dualquat import _cross3
+from dqdyn.algebra.rotations import matrix_from_quat, quat_conj, quat_multiply
+from dqdyn.trajectory import _checks
+from dqdyn.trajectory._checks import is_body_frame as _frame
 
 
 class SE3Sample(NamedTuple):

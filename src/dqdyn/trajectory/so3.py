@@ -32,11 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import errors
-from ..algebra.rotations import matrix_from_quat, quat_from_matrix
-from ..algebra.vector_parameter import vp_angular_acceleration, vp_kde
-from . import _checks
-from ._checks import is_body_frame as _frame
+from dqdyn import errors
+from dqdyn.algebra.rotations import matrix_from_quat, quat_from_matrix
+from dqdyn.algebra.vector_parameter import vp_angular_acceleration, vp_kde
+from dqdyn.trajectory import _checks
+from dqdyn.trajectory._checks import is_body_frame as _frame
 
 
 class SO3Sample(NamedTuple):

@@ -15,8 +15,8 @@ widen) and reads mesh files only inside the URDF's folder and the package folder
 (``allow_outside`` to widen); see the docs' security page.
 """
 
-from .geometry import Visual, inertia_box, inertia_boxes, mjcf_visuals, resolve_uri, skeleton, urdf_visuals
-from .viewer import Viewer, view
+from dqdyn.viz.geometry import Visual, inertia_box, inertia_boxes, mjcf_visuals, resolve_uri, skeleton, urdf_visuals
+from dqdyn.viz.viewer import Viewer, view
 
 __all__ = ["Viewer", "view", "Visual", "inertia_box", "inertia_boxes", "urdf_visuals", "mjcf_visuals",
            "resolve_uri", "skeleton"]

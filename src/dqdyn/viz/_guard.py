@@ -100,7 +100,7 @@ class RequestGuard:
     """
 
     def __init__(self, bound_host: str, allowed_origins=()):
-        from ..errors import DqdynError
+        from dqdyn.errors import DqdynError
 
         if isinstance(allowed_origins, str):
             allowed_origins = [allowed_origins]
@@ -185,7 +185,7 @@ def install(make_server, guard: RequestGuard):
     `DqdynError` (after stopping the server) when no hook could be placed."""
     from websockets.asyncio import server as wss
 
-    from ..errors import DqdynError
+    from dqdyn.errors import DqdynError
 
     with _START_LOCK:
         original = wss.serve

@@ -10,7 +10,7 @@ def load_any(src: str, root=None, **options):
     (``root``: ``"fixed"``, ``"free"``, ``"planar"`` or ``None`` for the robot's own)."""
     import argparse
 
-    from .._cliargs import load_model
+    from dqdyn._cliargs import load_model
 
     ns = argparse.Namespace(command="view", model=src, bundled=None, root=root,
                             fixed_base=False, mimic=options.get("mimic"),
@@ -20,7 +20,7 @@ def load_any(src: str, root=None, **options):
 
 
 def _viewer_kw(args) -> dict:
-    from .._cliargs import model_file
+    from dqdyn._cliargs import model_file
 
     f = model_file(args)
     if f is None:
@@ -34,7 +34,7 @@ def _viewer_kw(args) -> dict:
 def add_parser(sub, run) -> None:
     import argparse
 
-    from .._cliargs import HelpFormatter, add_model_arguments
+    from dqdyn._cliargs import HelpFormatter, add_model_arguments
 
     p = sub.add_parser(
         "view", help="show a robot (and a trajectory) in the browser (viser)",
@@ -79,7 +79,7 @@ def serve(viewer, seconds=None) -> None:
 def show_trajectory(model, t, Q, *, urdf=None, mjcf=None, package_dirs=(), host="127.0.0.1",
                     port=8080, seconds=None) -> None:
     """Serve a trajectory (``simulate --view``)."""
-    from .viewer import Viewer
+    from dqdyn.viz.viewer import Viewer
 
     viewer = Viewer(model, urdf=urdf, mjcf=mjcf, package_dirs=package_dirs, host=host, port=port)
     viewer.play(t, Q, autoplay=True)
@@ -88,8 +88,8 @@ def show_trajectory(model, t, Q, *, urdf=None, mjcf=None, package_dirs=(), host=
 
 def check(args) -> None:
     """Every argument of ``view`` that can be checked before the robot is loaded."""
-    from .._cliargs import UsageError, check_input_file
-    from .._optional import require
+    from dqdyn._cliargs import UsageError, check_input_file
+    from dqdyn._optional import require
 
     check_input_file("--traj", args.traj)
     if not 0 < args.port < 65536:
@@ -100,8 +100,8 @@ def check(args) -> None:
 
 
 def run(args) -> int:
-    from .._cliargs import load_model
-    from ..simulation.trajectory import Trajectory
+    from dqdyn._cliargs import load_model
+    from dqdyn.simulation.trajectory import Trajectory
 
     check(args)
     model = load_model(args)
@@ -109,11 +109,11 @@ def run(args) -> int:
     if args.traj:
         tr = Trajectory.load(args.traj)
         if tr.q.shape[1] != model.nq:
-            from .._cliargs import UsageError
+            from dqdyn._cliargs import UsageError
 
             raise UsageError(f"--traj: {args.traj!r} has configurations of {tr.q.shape[1]} "
                              f"entries; {model.name!r} has nq = {model.nq}")
-    from .viewer import Viewer
+    from dqdyn.viz.viewer import Viewer
 
     viewer = Viewer(model, host=args.host, port=args.port, show_coms=args.coms,
                     allowed_origins=getattr(args, "allowed_origins", ()),

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algebra.rotations import pose_from_rt, quat_from_matrix, quat_from_rpy
-from ..multibody.builders import _pose_mul
+from dqdyn.algebra.rotations import pose_from_rt, quat_from_matrix, quat_from_rpy
+from dqdyn.multibody.builders import _pose_mul
 
 _GREY = (0.7, 0.7, 0.75, 1.0)
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
@@ -74,7 +74,7 @@ def _erd_share():
     """The ``share`` folder holding ``example-robot-data/`` of an installed example-robot-data
     (what ``package://example-robot-data/...`` means), or None."""
     try:
-        from ..models import example_robot_data_dir
+        from dqdyn.models import example_robot_data_dir
 
         d = example_robot_data_dir()
     except Exception:  # noqa: BLE001 - a broken install is "not installed"
@@ -180,7 +180,7 @@ def urdf_visuals(model, urdf_path, package_dirs=(), *, allow_outside: bool = Fal
     was loaded from the same file: every URDF link is a frame of the model).  Mesh files are
     read only inside the URDF's folder and ``package_dirs`` (see `resolve_uri`); a refused
     or missing mesh gives a `UserWarning` and a primitive."""
-    from ..parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
+    from dqdyn.parsers._urdf_xml import etree_root  # (URDFError naming the file and line)
 
     root = etree_root(urdf_path)
     base_dir = os.path.dirname(os.path.abspath(urdf_path))
@@ -250,7 +250,7 @@ def mjcf_visuals(model, mj) -> list[Visual]:
     `load_mjcf` (MuJoCo bodies are frames of the model)."""
     import mujoco
 
-    from ..parsers.mjcf import body_name
+    from dqdyn.parsers.mjcf import body_name
 
     frames = {n: (int(b), np.array(p)) for n, b, p in
               zip(model.frame_names, model.frame_body, model.frame_placement)}
@@ -295,7 +295,7 @@ def skeleton(model) -> list[Visual]:
                           model.body_names[i]))
         p = int(model.parent[i])
         X = np.array(model.joint_placement[i])
-        from ..algebra.rotations import translation_of
+        from dqdyn.algebra.rotations import translation_of
 
         t = translation_of(X)
         L = float(np.linalg.norm(t))
@@ -305,7 +305,7 @@ def skeleton(model) -> list[Visual]:
         d = t / L
         ax = np.cross(z, d)
         ang = np.arctan2(np.linalg.norm(ax), z @ d)
-        from ..algebra.rotations import quat_from_axis_angle
+        from dqdyn.algebra.rotations import quat_from_axis_angle
 
         r = quat_from_axis_angle(ax if np.linalg.norm(ax) > 1e-12 else np.array([1.0, 0, 0]), ang)
         out.append(Visual(p, pose_from_rt(r, t / 2), "cylinder", {"radius": 0.012, "length": L},
@@ -335,8 +335,8 @@ def visual_points(model, visuals, q=None) -> np.ndarray:
     """World points (n, 3) bounding the shapes ``visuals`` of ``model`` at configuration ``q``
     (default neutral): every mesh vertex, and the corners of each primitive's box.  With no
     shapes (or only empty ones), the body origins."""
-    from ..algebra.rotations import matrix_from_quat, translation_of
-    from ..algorithms.kinematics import forward_kinematics, neutral
+    from dqdyn.algebra.rotations import matrix_from_quat, translation_of
+    from dqdyn.kinematics.forward import forward_kinematics, neutral
 
     X = forward_kinematics(model, neutral(model) if q is None else np.asarray(q, dtype=float))
     pts = []

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from ..algebra.rotations import matrix_from_quat, translation_of
-from .geometry import Visual, inertia_boxes, mjcf_visuals, skeleton, urdf_visuals, visual_points
+from dqdyn.algebra.rotations import matrix_from_quat, translation_of
+from dqdyn.viz.geometry import Visual, inertia_boxes, mjcf_visuals, skeleton, urdf_visuals, visual_points
 
 
 def _viser():
@@ -100,7 +100,7 @@ class Viewer:
                  show_coms: bool = False, verbose: bool = False, allowed_origins=(),
                  allow_outside: bool = False):
         viser = _viser()
-        from ._guard import RequestGuard, install
+        from dqdyn.viz._guard import RequestGuard, install
 
         self.model = model
         self.guard = RequestGuard(host, allowed_origins)
@@ -113,7 +113,7 @@ class Viewer:
             if visuals == "auto" and urdf is not None:
                 vis = urdf_visuals(model, urdf, package_dirs, allow_outside=allow_outside)
             elif visuals == "auto" and mjcf is not None:
-                from ..parsers.mjcf import compile_mjcf
+                from dqdyn.parsers.mjcf import compile_mjcf
 
                 vis = mjcf_visuals(model, compile_mjcf(mjcf))
             if not vis:
@@ -138,7 +138,7 @@ class Viewer:
         self._traj = None
         self._playing = None
         self._thread = None
-        from ..algorithms.kinematics import neutral
+        from dqdyn.kinematics.forward import neutral
 
         self.q = neutral(model) if model is not None else np.zeros(0)
         if model is not None:
@@ -191,7 +191,7 @@ class Viewer:
     # ------------------------------------------------------------------------------- state
     def update(self, q) -> None:
         """Show the robot at configuration ``q``."""
-        from ..algorithms.kinematics import forward_kinematics
+        from dqdyn.kinematics.forward import forward_kinematics
 
         q = np.asarray(q, dtype=float)
         X = forward_kinematics(self.model, q)
@@ -213,7 +213,7 @@ class Viewer:
     def show_twists(self, v, scale: float = 0.2) -> None:
         """Body twists at ``(self.q, v)`` as arrows at the body origins (world axes): ω red,
         the origin's linear velocity blue, both times ``scale``."""
-        from ..algorithms.kinematics import body_twists, forward_kinematics
+        from dqdyn.kinematics.forward import body_twists, forward_kinematics
 
         X = forward_kinematics(self.model, self.q)[1:]
         T = body_twists(self.model, self.q, np.asarray(v, dtype=float), frame="world_aligned")[1:]
@@ -225,7 +225,7 @@ class Viewer:
         """Wrenches ``[f, τ]`` (nbodies+1, 6) in body frames at the body origins (e.g.
         ``newton_euler(...).wrenches`` or ``fext``): force green, torque purple, ``scale`` m per
         N / N m."""
-        from ..algorithms.kinematics import forward_kinematics
+        from dqdyn.kinematics.forward import forward_kinematics
 
         W = np.asarray(wrenches, dtype=float)[1:]
         X = forward_kinematics(self.model, self.q)[1:]
@@ -280,7 +280,7 @@ class Viewer:
         ``t`` (K,); samples closer than ``1 / fps`` are thinned out (playback in real time)."""
         t, Q = np.asarray(t, dtype=float), np.asarray(Q, dtype=float)
         if Q.ndim != 2 or Q.shape[1] != self.model.nq or len(t) != len(Q) or len(t) < 1:
-            from ..errors import ShapeError
+            from dqdyn.errors import ShapeError
 
             raise ShapeError(f"play: Q must be (K, nq={self.model.nq}) with K = len(t), got {Q.shape}, "
                              f"{t.shape}")

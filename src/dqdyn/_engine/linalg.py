@@ -1,0 +1,137 @@
+"""Small dense linear algebra inside the kernels: a Cholesky factor, its triangular solves, and
+the inverse of a small SPD matrix.
+
+Used wherever a kernel solves a small SPD system in place (the multi-DoF joint blocks of the
+articulated-body algorithms, M q̈ = τ − h in `lagrange`, the Udwadia–Kalaba kernel of
+`dqdyn.constraints.dynamics`) or needs ``M⁻¹`` of a small model (`derivatives`), so
+there is one Cholesky in the library.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dqdyn._engine.jit import kernel
+
+njit = kernel(error_model="numpy")
+
+
+@njit
+def chol_factor(A, n, L):
+    """Cholesky factor ``L`` of the leading ``n × n`` block of SPD ``A``; False if not PD (or a
+    pivot is NaN)."""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not s > 1e-300:  # (a NaN pivot too: `s <= 1e-300` let it through)
+                    return False
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return True
+
+
+@njit
+def chol_factor_r(A, n, L, d):
+    """`chol_factor` keeping the reciprocals ``d = 1 / diag(L)`` and dividing by nothing
+    else: n divisions instead of n(n + 1)/2, and none in `lower_solve_r` /
+    `lower_t_solve_r`.  On the small systems of the constraint solve (n ≤ ~10) the
+    divisions are most of the time: each sits on the recursion's dependency chain and takes
+    3–5 multiplications' latency.  (``s · (1/r)`` may differ from ``s / r`` in the last bit.)"""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not s > 1e-300:  # (a NaN pivot too)
+                    return False
+                r = math.sqrt(s)
+                L[i, i] = r
+                d[i] = 1.0 / r
+            else:
+                L[i, j] = s * d[j]
+    return True
+
+
+@njit
+def lower_solve_r(L, d, n, x):
+    """In place ``x ← L⁻¹ x`` with ``d = 1 / diag(L)`` (`chol_factor_r`)."""
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s * d[i]
+
+
+@njit
+def lower_t_solve_r(L, d, n, x):
+    """In place ``x ← L⁻ᵀ x`` with ``d = 1 / diag(L)``."""
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s * d[i]
+
+
+@njit
+def lower_solve(L, n, x):
+    """In place ``x ← L⁻¹ x`` (``L`` lower triangular, leading ``n × n`` block)."""
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def lower_t_solve(L, n, x):
+    """In place ``x ← L⁻ᵀ x``."""
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
+@njit
+def chol_solve(L, n, b, x):
+    """Solve ``L Lᵀ x = b`` (``b`` and ``x`` may alias)."""
+    for i in range(n):
+        x[i] = b[i]
+    lower_solve(L, n, x)
+    lower_t_solve(L, n, x)
+
+
+@njit
+def spd_inverse(A, n, L, out):
+    """``out = A⁻¹`` (leading ``n × n`` block, exactly symmetric) of SPD ``A``; False if ``A`` is
+    not positive definite.  ``A = L Lᵀ`` by `chol_factor`; ``L`` is then inverted in place
+    (its diagonal replaced by the reciprocals, then column by column, top down: row ``i`` of
+    column ``j`` needs the original ``L_ik`` for ``k ≥ j`` and the inverse's ``(L⁻¹)_kj`` for
+    ``k < i``), and ``A⁻¹ = L⁻ᵀ L⁻¹``.  About n³/2 multiply-adds and n divisions past the
+    factor (solving for the n columns with `chol_solve` costs n² divisions): for small n.
+    The factor is `chol_factor_r`'s (its reciprocals kept in ``out``'s first row until the
+    product overwrites it: ``out`` must not alias ``A``)."""
+    d = out[0]
+    if not chol_factor_r(A, n, L, d):
+        return False
+    for j in range(n):
+        L[j, j] = d[j]
+    for j in range(n):
+        for i in range(j + 1, n):
+            s = L[i, j] * L[j, j]
+            for k in range(j + 1, i):
+                s += L[i, k] * L[k, j]
+            L[i, j] = -s * L[i, i]
+    for c in range(n):
+        for r in range(c, n):
+            s = 0.0
+            for k in range(r, n):
+                s += L[k, r] * L[k, c]
+            out[r, c] = s
+            out[c, r] = s
+    return True
