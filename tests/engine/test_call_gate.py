@@ -764,7 +764,7 @@ def test_jacobian_time_derivative_through_the_gate_is_the_batched_kernels():
     6 × nv parts split in C); oracle: the batched kernel, which a list input takes (the gate
     declines lists), bit for bit — on trees with every joint type, three frame conventions, a
     frame on a leaf, one inside the tree and the world.  Values against Pinocchio:
-    tests/algorithms/test_kinematics_tree.py.  Bad input still names itself."""
+    tests/kinematics/test_kinematics_tree.py.  Bad input still names itself."""
     for m in [dqdyn.random_tree(14, seed=s) for s in range(2)] + [dqdyn.serial_chain(7)]:
         rng = np.random.default_rng(0)
         Q = dqdyn.random_configuration(m, size=4, seed=1)
