@@ -16,6 +16,10 @@ velocities are ``ω_s = ω_l + δ_s q̇_s`` (328) and ``u_s = u_l + λ_s q̇_s``
   u̇*_l + ω_s × λ_s q̇_s + u_s × δ_s q̇_s``).
 * Gravity (372): ``G_s = −gᵀ(δ_s × H_s + M_s λ_s)``, which is ``+∂V/∂q_s`` (the sign of (350) corrected), so
   ``M q̈ + C(q, q̇) q̇ + g = τ`` — dqdyn's sign convention.
+* Armature (`Model.armature`, rotor inertia geared to the DoFs; a mimic joint's already folded
+  into its master's times ``scale²``): ``M = B + diag(armature)`` in joint space (both inertia
+  formulas), hence ``τ`` gains ``armature ⊙ q̈`` (`rnea`) and ``T`` gains ``½ Σ armature_j v_j²``;
+  ``C`` and ``g`` are unchanged (the diagonal is constant), as in the compiled kernels.
 * The Coriolis *matrix* is the Christoffel one (the factorization dqdyn's ``coriolis_matrix`` and
   Pinocchio compute): ``C_kj = Σ_i Γ_kij v_i`` with the Christoffel symbols of the first kind
   ``Γ_kij = ½(∂M_kj/∂q_i + ∂M_ki/∂q_j − ∂M_ij/∂q_k)``.  They are obtained without
@@ -106,6 +110,10 @@ class SymbolicDynamics:
         (nv×nv) and ``g(q)`` (nv×1, eq. 372): ``M q̈ + C q̇ + g = τ``.
     c:
         the Coriolis / centrifugal vector ``C(q, v) v`` of eq. (368) (nv×1).
+    a:
+        tuple of sympy symbols ``a0 …`` (joint accelerations, for `rnea` and `regressor`).
+    armature:
+        tuple of nv sympy numbers: the model's `Model.armature`, on the diagonal of ``M``.
     params:
         with ``symbolic_params=True``: per body the ten symbols of `PARAMETER_NAMES`
         (``m_1, hx_1, …``), a (nbodies, 10) list; ``param_values`` the model's numbers for them.
@@ -125,6 +133,8 @@ class SymbolicDynamics:
                     "joints (multi-DoF joints are not supported)")
         self.q = tuple(sp.symbols(f"q0:{model.nq}")) if model.nq else ()
         self.v = tuple(sp.symbols(f"v0:{model.nv}")) if model.nv else ()
+        self.a = tuple(sp.symbols(f"a0:{model.nv}")) if model.nv else ()
+        self.armature = tuple(_num(x) for x in model.armature)
         self.gravity_vector = _vec(model.gravity)
         self._cache = {}
         #: the straight-line program: (intermediate symbol, expression) in evaluation order
@@ -172,7 +182,7 @@ class SymbolicDynamics:
 
     @property
     def M(self):
-        """``M(q)`` (sympy matrix in ``q``; the vector formula 364)."""
+        """``M(q)`` (sympy matrix in ``q``; the vector formula 364, plus ``diag(armature)``)."""
         return self._expand_matrix("M")
 
     @property
@@ -318,7 +328,9 @@ class SymbolicDynamics:
         return out
 
     def _to_v(self, joint_level: dict, n):
-        """Map a joint-level symmetric matrix {(s, k): expr} to the v-level nv×nv matrix."""
+        """Map a joint-level symmetric matrix {(s, k): expr} to the v-level nv×nv matrix, plus
+        ``diag(armature)`` (v-level already: a mimic joint's is in its master's entry, times
+        ``scale²``, as the compiled kernels' ``M += diag(armature)``)."""
         out = [[sp.S.Zero] * n for _ in range(n)]
         for (s, k), e in joint_level.items():
             (a, sa), (b, sb) = self._var[s], self._var[k]
@@ -326,6 +338,9 @@ class SymbolicDynamics:
             out[a][b] = out[a][b] + term
             if s != k:
                 out[b][a] = out[b][a] + term
+        for a, r in enumerate(self.armature):
+            if r != 0:
+                out[a][a] = out[a][a] + r
         return sp.Matrix(n, n, lambda i, j: self._let(out[i][j]))
 
     # ---------------------------------------------------------------- B: vector formula (364)
@@ -338,8 +353,9 @@ class SymbolicDynamics:
 
     # ---------------------------------------------------------------- B: trace formula (351)
     def mass_matrix_trace(self, expanded: bool = True):
-        """``B`` by Hollerbach's trace formula (351) with the pseudo-inertias (355)–(357)
-        (``expanded=False``: in program symbols, for `numpy_function`'s ``extra``)."""
+        """``M = B + diag(armature)``, ``B`` by Hollerbach's trace formula (351) with the
+        pseudo-inertias (355)–(357) (``expanded=False``: in program symbols, for
+        `numpy_function`'s ``extra``)."""
         if "trace" in self._cache:
             return self.expand(self._cache["trace"]) if expanded else self._cache["trace"]
         nb = self.nbodies
@@ -461,7 +477,8 @@ class SymbolicDynamics:
 
     # ---------------------------------------------------------------- energies
     def kinetic_energy(self):
-        """``T(q, v) = ½ Σ_j (ω_j, u_j)ᵀ I_j (ω_j, u_j)`` (sympy expression in ``q``, ``v``)."""
+        """``T(q, v) = ½ Σ_j (ω_j, u_j)ᵀ I_j (ω_j, u_j) + ½ Σ_k armature_k v_k²`` (sympy
+        expression in ``q``, ``v``; ``= ½ vᵀ M v``)."""
         if "T" in self._cache:
             return self._cache["T"]
         nb = self.nbodies
@@ -479,6 +496,7 @@ class SymbolicDynamics:
                     u[i] = u[i] + self.lam[i] * (sc * self.v[a])
                 K, H, mass = self.K_b[i], self.H_b[i], self.mass_b[i]
                 T = T + _dot(om[i], K * om[i]) / 2 + _dot(om[i], _cross(H, u[i])) + mass * _dot(u[i], u[i]) / 2
+            T = T + sp.Add(*[r * vj**2 / 2 for r, vj in zip(self.armature, self.v) if r != 0])
             self._cache["T"] = self.expand(T)
         return self._cache["T"]
 
@@ -488,20 +506,29 @@ class SymbolicDynamics:
             return self.expand(-sp.Add(*[_dot(self.gravity_vector, self.H_b[i])
                                          for i in range(1, self.nbodies + 1)]))
 
+    # ---------------------------------------------------------------- inverse dynamics
+    def rnea(self):
+        """``(τ, a)``: ``τ(q, v, a) = M a + C v + g`` (sympy column; ``M`` holds
+        ``diag(armature)``, so ``τ`` holds ``armature ⊙ a``), ``a`` the acceleration symbols —
+        what `dqdyn.rnea` computes."""
+        if "rnea" not in self._cache:
+            self._cache["rnea"] = self.M * sp.Matrix(self.a) + self.c + self.g
+        return self._cache["rnea"], self.a
+
     # ---------------------------------------------------------------- regressor
     def regressor(self):
-        """``(Y, a)``: ``Y(q, v, a)`` (nv × 10·nbodies, sympy) with ``M a + C v + g = Y π``, ``a``
-        the acceleration symbols.  Needs ``symbolic_params=True``; ``π`` in the order of
-        `PARAMETER_NAMES` per body, as `dqdyn.inertial_parameters`.  The dynamics are
-        linear in ``π``, so ``Y`` is the Jacobian of ``τ`` with respect to it (fine for small
-        models; it differentiates the expanded expressions)."""
+        """``(Y, a)``: ``Y(q, v, a)`` (nv × 10·nbodies, sympy) with ``M a + C v + g = Y π +
+        armature ⊙ a``, ``a`` the acceleration symbols.  Needs ``symbolic_params=True``; ``π``
+        in the order of `PARAMETER_NAMES` per body, as `dqdyn.inertial_parameters`.  The
+        dynamics are linear in ``π``, so ``Y`` is the Jacobian of ``τ`` with respect to it
+        (fine for small models; it differentiates the expanded expressions).  The armature
+        (`Model.armature`) is not a body parameter: its term is left out of ``Y π``, as in
+        `dqdyn.joint_torque_regressor` and Pinocchio's regressor."""
         if not self.symbolic_params:
             raise ModelError("regressor: build the dynamics with symbolic_params=True")
         if "regressor" in self._cache:
             return self._cache["regressor"]
-        n = self.model.nv
-        acc = tuple(sp.symbols(f"a0:{n}"))
-        tau = self.M * sp.Matrix(acc) + self.c + self.g
+        tau, acc = self.rnea()
         flat = [s_ for row in self.params for s_ in row]
         Y = tau.jacobian(flat)
         self._cache["regressor"] = (Y, acc)
