@@ -78,7 +78,9 @@ from dqdyn.config import get_num_threads, set_num_threads
 from dqdyn.multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
 from dqdyn.parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 from dqdyn.parsers.mjcf import load_mjcf
-from dqdyn.models import list_models, load_example, model_info
+from dqdyn.models import (ConstrainedExample, list_models, load_constrained_example, load_example,
+                          load_parallel_example, model_info)
+from dqdyn.multibody.payload import attach_payload
 from dqdyn.loading import load
 from dqdyn.config import get_batch_chunk, set_batch_chunk
 
@@ -167,6 +169,10 @@ __all__ = [
     "ImpulseDynamicsResult",
     "load",
     "load_example",
+    "load_constrained_example",
+    "load_parallel_example",
+    "ConstrainedExample",
+    "attach_payload",
     "list_models",
     "model_info",
     "set_batch_chunk",

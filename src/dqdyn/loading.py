@@ -47,7 +47,7 @@ import pkgutil
 import re
 from pathlib import Path
 
-from dqdyn.errors import DqdynError, MissingExtraError, MJCFError, UnknownNameError, URDFError
+from dqdyn.errors import DqdynError, MissingExtraError, MJCFError, ModelError, UnknownNameError, URDFError
 
 __all__ = ["load", "menagerie_dir", "menagerie_robot_file"]
 
@@ -322,10 +322,9 @@ def _load_registered(name: str, options: dict):
 
     e = models.model_info(name)
     if e.kind != "model":
-        returns = {"constrained": "(model, constraints, q0)",
-                   "parallel": "a parallel robot (dqdyn.parallel)"}[e.kind]
-        raise DqdynError(f"load: {name!r} is a {e.kind} robot, not a Model; load it with "
-                         f"dqdyn.load_example({name!r}), which returns {returns}")
+        returns = models._RETURNS[e.kind]
+        raise ModelError(f"load: {name!r} is a {e.kind} robot, not a Model; load it with "
+                         f"dqdyn.{e.loader}({name!r}), which returns {returns}")
     if e.target.startswith(("file:", "erd:")):
         from dqdyn.parsers.urdf import load_urdf
 
@@ -421,7 +420,8 @@ def load(source, *, menagerie=None, **options):
     URDFError, MJCFError
         The file cannot be read, or an option does not apply to its loader.
     DqdynError
-        ``source`` names a constrained or parallel robot (use `load_example`),
+        ``source`` names a constrained or parallel robot (`ModelError`; use
+        `load_constrained_example` or `load_parallel_example`),
         ``menagerie`` is not a folder, or robot_descriptions could not download the robot.
     """
     if isinstance(source, bytes):

@@ -20,13 +20,17 @@ Three sources, one namespace:
   `load_urdf`; legged robots, humanoids and drones get a free root joint as
   example-robot-data gives them (``root_joint=None`` fixes the base).
 
-What `load_example` returns depends on the entry's ``kind`` (see `model_info`):
+One loader per ``kind`` of entry (``model_info(name).kind``; ``model_info(name).loader`` names
+the function), each with one return type:
 
-* ``"model"`` — a `Model`;
-* ``"constrained"`` — ``(model, constraints, q0)`` with ``q0`` satisfying the constraints (pass
-  ``constraints`` to `constrained_forward_dynamics` or
-  `simulate`);
-* ``"parallel"`` — a `ParallelRobot` (Stewart platform, cable robot).
+* ``"model"`` — `load_example` returns a `Model`;
+* ``"constrained"`` — `load_constrained_example` returns a `ConstrainedExample`
+  ``(model, constraints, q0)`` with ``q0`` satisfying the constraints (pass ``constraints`` to
+  `constrained_forward_dynamics` or `simulate`);
+* ``"parallel"`` — `load_parallel_example` returns a `ParallelRobot` (Stewart platform, cable
+  robot).
+
+A loader given a name of another kind raises `ModelError` naming the loader to use.
 
 The files and factories stay where they are (``dqdyn/data``, `dqdyn.reproduce.robots`,
 `dqdyn.constraints.models`, `dqdyn.parallel`); this module is their index.
@@ -40,16 +44,35 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from dqdyn.errors import DqdynError, MissingExtraError, UnknownNameError
+import numpy as np
 
-__all__ = ["ModelEntry", "list_models", "model_info", "load_example", "model_path",
+from dqdyn.errors import DqdynError, MissingExtraError, ModelError, UnknownNameError
+
+if TYPE_CHECKING:  # (annotations only: the loaders import their factories on first use)
+    from dqdyn.multibody.model import Model
+    from dqdyn.parallel import ParallelRobot
+
+__all__ = ["ModelEntry", "ConstrainedExample", "list_models", "model_info", "load_example",
+           "load_constrained_example", "load_parallel_example", "model_path",
            "example_robot_data_dir"]
+
+#: the loader of each kind of entry, and what it returns
+LOADERS = {"model": "load_example", "constrained": "load_constrained_example",
+           "parallel": "load_parallel_example"}
+_RETURNS = {"model": "a Model",
+            "constrained": "ConstrainedExample(model, constraints, q0)",
+            "parallel": "a ParallelRobot (dqdyn.parallel)"}
+_WHAT = {"model": "a robot of kind 'model' (a tree)",
+         "constrained": "a robot of kind 'constrained' (a tree with loop-closure or rolling "
+                        "constraints)",
+         "parallel": "a robot of kind 'parallel'"}
 
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One named robot of `list_models`."""
+    """One named robot of `list_models`; `loader` names the function that loads it."""
 
     name: str
     source: str  # "bundled" or "example-robot-data"
@@ -58,6 +81,29 @@ class ModelEntry:
     target: str  # "file:<name>.urdf", "erd:<relative path>" or "py:<module>:<function>"
     root_joint: str | None = None  # default root joint of a URDF entry
     nv: int | None = None  # degrees of freedom of the default load (documentation only)
+
+    @property
+    def loader(self) -> str:
+        """Name of the ``dqdyn`` function that loads this entry: ``"load_example"`` (kind
+        ``"model"``, a `Model`), ``"load_constrained_example"`` (kind ``"constrained"``, a
+        `ConstrainedExample`) or ``"load_parallel_example"`` (kind ``"parallel"``, a
+        `ParallelRobot`)."""
+        return LOADERS[self.kind]
+
+
+class ConstrainedExample(NamedTuple):
+    """A closed-chain or nonholonomic example of `load_constrained_example`.
+
+    Unpacks as ``model, constraints, q0 = dqdyn.load_constrained_example("four_bar")``.
+    """
+
+    #: the tree the constraints act on
+    model: Model
+    #: `dqdyn.constraints.Constraint` objects (loop closures, rolling without slipping); pass
+    #: them to `constrained_forward_dynamics` or `simulate`
+    constraints: list
+    #: a configuration (nq,) that satisfies the constraints
+    q0: np.ndarray
 
 
 # ----------------------------------------------------------------------------- bundled entries
@@ -232,12 +278,17 @@ def _registry(installed_only: bool = True) -> dict[str, ModelEntry]:
 
 
 def list_models(source: str | None = None, *, kind: str | None = None) -> list[str]:
-    """Names of every robot `load_example` can load here, sorted.
+    """Names of every robot dqdyn can load here by name, sorted.
 
     ``source``: ``None`` (all), ``"bundled"`` (shipped with dqdyn, always available) or
     ``"example-robot-data"`` (listed when that package is installed).  ``kind``: ``None``,
-    ``"model"``, ``"constrained"`` or ``"parallel"`` (what `load_example` returns).
-    `model_info` describes one entry.
+    ``"model"`` (loaded by `load_example`), ``"constrained"`` (by `load_constrained_example`)
+    or ``"parallel"`` (by `load_parallel_example`).  `model_info` describes one entry, and its
+    ``loader`` names the function.
+
+    >>> import dqdyn
+    >>> dqdyn.list_models(kind="constrained")
+    ['five_bar', 'four_bar', 'mobile_manipulator', 'slider_crank']
 
     Raises
     ------
@@ -255,7 +306,12 @@ def list_models(source: str | None = None, *, kind: str | None = None) -> list[s
 
 
 def model_info(name: str) -> ModelEntry:
-    """The `ModelEntry` of ``name`` (source, kind, description).
+    """The `ModelEntry` of ``name`` (source, kind, description, and ``loader``: the function
+    that loads it).
+
+    >>> import dqdyn
+    >>> dqdyn.model_info("four_bar").loader
+    'load_constrained_example'
 
     Raises
     ------
@@ -281,12 +337,32 @@ def model_info(name: str) -> ModelEntry:
 
 
 def model_path(name: str) -> Path:
-    """The URDF file of a URDF-backed model (bundled or example-robot-data).
+    """The URDF file behind a name of `list_models` (a bundled file or one of example-robot-data).
+
+    The file `load_example` reads for ``name``, so that another library can load the same robot
+    — the comparisons with Pinocchio do:
+
+    >>> import dqdyn
+    >>> path = dqdyn.models.model_path("jaco6")
+    >>> path.name
+    'jaco6.urdf'
+    >>> # pm = pinocchio.buildModelFromUrdf(str(path))   (the same robot in Pinocchio)
+
+    A name whose entry has a free root joint (``model_info(name).root_joint == "free"``:
+    example-robot-data's legged robots, humanoids and drones) is loaded by `load_example` with
+    that root joint; give Pinocchio ``pinocchio.JointModelFreeFlyer()`` too
+    (`dqdyn.interop.pinocchio.pin_from_urdf` does).
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute path of the URDF file (it exists).
 
     Raises
     ------
     UnknownNameError, MissingExtraError
-        As `model_info`; ``UnknownNameError`` also when ``name`` is built in code.
+        As `model_info`; ``UnknownNameError`` also when ``name`` is built in code (``arm7``,
+        ``tree38``, the constrained and parallel examples: they have no file).
     """
     e = model_info(name)
     if e.target.startswith("file:"):
@@ -303,23 +379,40 @@ def model_path(name: str) -> Path:
 _UNSET = object()
 
 
-def load_example(name: str, **kwargs):
-    """Load a robot by name: a bundled model or one of example-robot-data's.
+def _entry_of_kind(name: str, kind: str) -> ModelEntry:
+    """`model_info`, refusing (`ModelError`) an entry of another kind: the message names the
+    loader to use instead."""
+    e = model_info(name)
+    if e.kind != kind:
+        raise ModelError(
+            f"{LOADERS[kind]}: {e.name!r} is {_WHAT[e.kind]}, not {_RETURNS[kind]}; load it "
+            f"with dqdyn.{e.loader}({e.name!r}), which returns {_RETURNS[e.kind]}")
+    return e
+
+
+def _call_factory(e: ModelEntry, kwargs: dict):
+    mod, fn = e.target[3:].split(":")
+    return getattr(importlib.import_module(mod), fn)(**kwargs)
+
+
+def load_example(name: str, **kwargs) -> Model:
+    """Load a robot by name: a bundled model or one of example-robot-data's, as a `Model`.
 
     >>> import dqdyn
     >>> m = dqdyn.load_example("jaco6")
     >>> m.nq, m.nv
     (6, 6)
 
-    ``name``: one of `list_models` (e.g. ``"panda"``, ``"ur5"``, ``"talos"``,
-    ``"jaco6"``, ``"tree38"``, ``"four_bar"``).  ``kwargs`` go to `load_urdf` for
-    URDF-backed entries (``root_joint=``, ``mimic=``, ``gravity=``, …) and to the factory for the
-    others.  The default ``root_joint`` is the entry's (``"free"`` for example-robot-data's
-    legged robots, humanoids and drones, as its own loader; ``"planar"`` for ``youbot_jaco``);
-    pass ``root_joint=None`` for a fixed base.
+    ``name``: a name of ``list_models(kind="model")`` (e.g. ``"panda"``, ``"ur5"``,
+    ``"talos"``, ``"jaco6"``, ``"tree38"``).  ``kwargs`` go to `load_urdf` for URDF-backed
+    entries (``root_joint=``, ``mimic=``, ``gravity=``, …) and to the factory for the others.
+    The default ``root_joint`` is the entry's (``"free"`` for example-robot-data's legged
+    robots, humanoids and drones, as its own loader; ``"planar"`` for ``youbot_jaco``); pass
+    ``root_joint=None`` for a fixed base.  The URDF file itself is `model_path` ``(name)``.
 
-    Returns a `Model` (kind ``"model"``), ``(model, constraints, q0)`` (kind
-    ``"constrained"``) or a parallel robot (kind ``"parallel"``); see `model_info`.
+    The closed-chain and nonholonomic examples (``"four_bar"``, ``"mobile_manipulator"``, …)
+    load with `load_constrained_example`, the parallel robots (``"stewart_6_6"``,
+    ``"cable_robot_8"``) with `load_parallel_example`; ``model_info(name).loader`` says which.
 
     Raises
     ------
@@ -328,10 +421,12 @@ def load_example(name: str, **kwargs):
     MissingExtraError
         ``name`` is a robot of example-robot-data and that package is not installed; the message
         says ``pip install example-robot-data``.
+    ModelError
+        ``name`` is a constrained or parallel example; the message names the loader to use.
     URDFError
         The file cannot be represented (see `load_urdf`).
     """
-    e = model_info(name)
+    e = _entry_of_kind(name, "model")
     if e.target.startswith(("file:", "erd:")):
         from dqdyn.parsers.urdf import load_urdf
 
@@ -339,5 +434,62 @@ def load_example(name: str, **kwargs):
         if root is _UNSET:
             root = e.root_joint
         return load_urdf(model_path(e.name), root_joint=root, **kwargs)
-    mod, fn = e.target[3:].split(":")
-    return getattr(importlib.import_module(mod), fn)(**kwargs)
+    return _call_factory(e, kwargs)
+
+
+def load_constrained_example(name: str, **kwargs) -> ConstrainedExample:
+    """Load a closed-chain or nonholonomic example by name: its tree, constraints and a
+    consistent configuration.
+
+    >>> import dqdyn
+    >>> model, constraints, q0 = dqdyn.load_constrained_example("four_bar")
+    >>> model.nq, len(constraints), q0.shape
+    (3, 1, (3,))
+
+    ``name``: a name of ``list_models(kind="constrained")`` — ``"four_bar"``, ``"five_bar"``,
+    ``"slider_crank"`` (one kinematic loop each) or ``"mobile_manipulator"`` (rolling without
+    slipping, [Silva2022, §5]).  ``kwargs`` go to the factory in `dqdyn.constraints.models`
+    (link lengths, ``theta=``, ``gravity=``, …).
+
+    Returns
+    -------
+    ConstrainedExample
+        ``(model, constraints, q0)``: pass ``constraints`` to `constrained_forward_dynamics` or
+        `simulate`; ``q0`` satisfies them.
+
+    Raises
+    ------
+    UnknownNameError
+        No such model; the message lists the available names.
+    ModelError
+        ``name`` is a plain model or a parallel robot; the message names the loader to use.
+    """
+    model, constraints, q0 = _call_factory(_entry_of_kind(name, "constrained"), kwargs)
+    return ConstrainedExample(model, list(constraints), np.asarray(q0, dtype=float))
+
+
+def load_parallel_example(name: str, **kwargs) -> ParallelRobot:
+    """Load a parallel robot by name (Stewart–Gough platforms, a cable robot).
+
+    >>> import dqdyn
+    >>> robot = dqdyn.load_parallel_example("stewart_6_6")
+    >>> type(robot).__name__
+    'StewartPlatform'
+
+    ``name``: a name of ``list_models(kind="parallel")`` — ``"stewart_6_6"``, ``"stewart_3_3"``
+    or ``"cable_robot_8"`` ([MontgomerySmith2023, Fig. 1]).  ``kwargs`` go to the factory in
+    `dqdyn.parallel` (radii, ``home_height=``, ``pulleys=``, …).
+
+    Returns
+    -------
+    ParallelRobot
+        A `dqdyn.parallel.StewartPlatform` or `dqdyn.parallel.CableRobot`.
+
+    Raises
+    ------
+    UnknownNameError
+        No such model; the message lists the available names.
+    ModelError
+        ``name`` is a plain model or a constrained example; the message names the loader to use.
+    """
+    return _call_factory(_entry_of_kind(name, "parallel"), kwargs)

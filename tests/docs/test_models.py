@@ -21,11 +21,12 @@ def test_every_bundled_model_loads_with_its_documented_kind_and_size():
         e = dqdyn.model_info(n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            obj = dqdyn.load_example(n)
+            obj = getattr(dqdyn, e.loader)(n)
         if e.kind == "model":
             assert isinstance(obj, dqdyn.Model), n
             m = obj
         elif e.kind == "constrained":
+            assert isinstance(obj, dqdyn.ConstrainedExample), n
             m, cons, q0 = obj
             assert q0.shape == (m.nq,)
             # q0 satisfies the constraints (oracle: the constraint residual)

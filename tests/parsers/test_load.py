@@ -341,9 +341,10 @@ def test_bundled_names():
                          dqdyn.load_urdf(model_path("youbot_jaco")))
 
 
-def test_names_of_other_kinds_point_to_load_example():
-    for name in ("four_bar", "stewart_6_6"):
-        with pytest.raises(DqdynError, match=rf"load_example\('{name}'\)"):
+def test_names_of_other_kinds_point_to_their_loader():
+    for name, loader in (("four_bar", "load_constrained_example"),
+                         ("stewart_6_6", "load_parallel_example")):
+        with pytest.raises(DqdynError, match=rf"{loader}\('{name}'\)"):
             dqdyn.load(name)
     with pytest.raises(DqdynError, match="'root_joint'"):
         dqdyn.load("arm7", root_joint="free")
