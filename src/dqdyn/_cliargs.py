@@ -16,11 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dqdyn.errors import DqdynError
-
-
-class UsageError(DqdynError):
-    """A bad command-line argument (exit status 2, one line on stderr)."""
+from dqdyn.errors import DqdynError, UsageError  # (UsageError is re-exported: see __all__)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -109,7 +105,7 @@ def _looks_like_path(src: str) -> bool:
     return os.sep in src or "/" in src or src.lower().endswith(_FILE_SUFFIXES)
 
 
-def no_such_file(arg: str, path) -> "UsageError":
+def no_such_file(arg: str, path) -> UsageError:
     """The one error of a file argument that names nothing on disk."""
     path = os.fspath(path)
     where = "" if os.path.isabs(path) else f" (relative to {os.getcwd()})"

@@ -41,10 +41,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dqdyn import __version__
-from dqdyn._cliargs import (MODEL_HELP, HelpFormatter, UsageError, _bundled_names, _positive, add_model_arguments,
+from dqdyn._cliargs import (MODEL_HELP, HelpFormatter, _bundled_names, _positive, add_model_arguments,
                        check_input_file, check_output_dir, check_output_file, load_model,
                        model_file, model_options, model_source, no_such_file)
-from dqdyn.errors import DqdynError
+from dqdyn.errors import DqdynError, UsageError
 
 EXIT_OK = 0
 EXIT_USAGE = 2  # bad command line or bad input file
@@ -453,11 +453,15 @@ def _add_bench(sub) -> None:
 
 # ----------------------------------------------------------------------------------- models
 def cmd_models(args) -> int:
-    """``dqdyn models``: every robot dqdyn.load_example can load, with its source and size."""
+    """``dqdyn models``: every robot dqdyn can load by name, with its source and kind (kind
+    ``model``: ``dqdyn.load_example``; ``constrained``: ``dqdyn.load_constrained_example``;
+    ``parallel``: ``dqdyn.load_parallel_example``)."""
     from dqdyn._table import Table
     from dqdyn.models import ERD_INSTALL, example_robot_data_dir, list_models, model_info
 
-    t = Table(title="Models (dqdyn.load_example(NAME); dqdyn info NAME)", title_justify="left")
+    t = Table(title="Models (kind model: dqdyn.load_example(NAME); constrained: "
+                    "dqdyn.load_constrained_example(NAME); parallel: "
+                    "dqdyn.load_parallel_example(NAME))", title_justify="left")
     for col in ("name", "source", "kind", "root", "description"):
         t.add_column(col)
     for n in list_models(args.source):

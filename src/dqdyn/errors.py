@@ -138,3 +138,12 @@ class EnergyDriftError(DqdynError, ArithmeticError):
 
 
 __all__ += ["EnergyDriftWarning", "EnergyDriftError"]
+
+
+class UsageError(DqdynError, ValueError):
+    """A bad command-line argument of the ``dqdyn`` command (or of ``python -m dqdyn.…``): the
+    message names the option and what it expects; the command prints it on one line of stderr
+    and exits with status 2, as argparse does for its own usage errors."""
+
+
+__all__ += ["UsageError"]

@@ -88,8 +88,9 @@ def show_trajectory(model, t, Q, *, urdf=None, mjcf=None, package_dirs=(), host=
 
 def check(args) -> None:
     """Every argument of ``view`` that can be checked before the robot is loaded."""
-    from dqdyn._cliargs import UsageError, check_input_file
+    from dqdyn._cliargs import check_input_file
     from dqdyn._optional import require
+    from dqdyn.errors import UsageError
 
     check_input_file("--traj", args.traj)
     if not 0 < args.port < 65536:
@@ -109,7 +110,7 @@ def run(args) -> int:
     if args.traj:
         tr = Trajectory.load(args.traj)
         if tr.q.shape[1] != model.nq:
-            from dqdyn._cliargs import UsageError
+            from dqdyn.errors import UsageError
 
             raise UsageError(f"--traj: {args.traj!r} has configurations of {tr.q.shape[1]} "
                              f"entries; {model.name!r} has nq = {model.nq}")
