@@ -18,9 +18,20 @@ the planar one), so ``v = Tᵀ v_pin``, ``J = J_pin T`` (rows reordered), ``τ =
 >>> pm = to_pinocchio(model)                       # doctest: +SKIP
 >>> back = from_pinocchio(pm)                      # doctest: +SKIP
 >>> qp = q_to_pin(model, pm, q); vp = v_to_pin(model, pm, q, v)   # doctest: +SKIP
+>>> qp = q_to_pin(model, q=q)                      # doctest: +SKIP
+>>> s = to_pinocchio(model, q=q, v=v)              # doctest: +SKIP
+
+Argument order of the conversions: the dqdyn ``model`` first, the ``pinocchio.Model`` ``pm``
+second, then the state in the order ``q, v, a`` (as ``pinocchio.rnea(model, data, q, v, a)``),
+the quantity converted last (``tau_to_pin(model, pm, q, tau)``).  Every argument accepts its
+keyword, and ``pm`` may be left out (``q_to_pin(model, q=q)``): the conversion is then for the
+Pinocchio model that `to_pinocchio` ``(model)`` builds (same joint order).  A misplaced argument
+(``q_to_pin(model, q)``: ``q`` where ``pm`` goes) raises `ShapeError` giving the order.
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -67,16 +78,58 @@ def _depth_first(model: Model) -> list[int]:
     return order
 
 
-def to_pinocchio(model: Model, *, frames: bool = True, return_ids: bool = False):
+class PinocchioState(NamedTuple):
+    """`to_pinocchio` ``(model, q=…, v=…, a=…, tau=…)``: the Pinocchio model, a ``Data`` for it
+    and the state in Pinocchio's coordinates, ready for ``pinocchio.rnea(s.model, s.data, s.q,
+    s.v, s.a)``."""
+
+    #: the ``pinocchio.Model`` (as `to_pinocchio` returns it)
+    model: Any
+    #: ``model.createData()``
+    data: Any
+    #: Pinocchio's configuration of dqdyn's ``q`` (`q_to_pin`)
+    q: np.ndarray
+    #: Pinocchio's velocity (`v_to_pin`), or ``None`` when ``v`` was not given
+    v: np.ndarray | None
+    #: Pinocchio's acceleration (`a_to_pin`: ``T a + Ṫ v``), or ``None``
+    a: np.ndarray | None
+    #: Pinocchio's generalized force (`tau_to_pin`), or ``None``
+    tau: np.ndarray | None
+    #: ``{dqdyn body index: pin joint id}``
+    ids: dict
+
+
+def to_pinocchio(model: Model, *, q=None, v=None, a=None, tau=None, frames: bool = True,
+                 return_ids: bool = False):
     """A ``pinocchio.Model`` of ``model``: the same tree, placements, inertias, gravity, limits.
 
+    ``to_pinocchio(model)`` returns the ``pinocchio.Model``; every other argument is a keyword.
     Joints are added depth-first (Pinocchio needs each subtree contiguous in v; dqdyn only parents
     before children) and keep their names.  With ``frames`` every dqdyn frame becomes a Pinocchio
     frame (bodies as ``BODY`` frames, the others as ``OP_FRAME``).  ``return_ids=True`` returns
     ``(pin_model, {dqdyn body index: pin joint id})``.  Mimic joints raise `ModelError`
     (load with ``mimic="independent"``).  The joint armature (`Model.armature`) becomes
     ``pin_model.armature`` (a free joint's six values reordered to Pinocchio's ``[v, ω]``).
+
+    With a state — ``q`` and optionally ``v``, ``a`` (which needs ``v``) and ``tau``, dqdyn's —
+    it returns a `PinocchioState` ``(model, data, q, v, a, tau, ids)`` with the state converted
+    (`q_to_pin`, `v_to_pin`, `a_to_pin`, `tau_to_pin`):
+
+    >>> s = to_pinocchio(model, q=q, v=v, a=a)                       # doctest: +SKIP
+    >>> tau_pin = pinocchio.rnea(s.model, s.data, s.q, s.v, s.a)     # doctest: +SKIP
     """
+    if q is None and any(x is not None for x in (v, a, tau)):
+        raise ShapeError("to_pinocchio: v, a and tau are converted at a configuration: give q too "
+                         "(to_pinocchio(model, q=q, v=v, ...))")
+    if a is not None and v is None:
+        raise ShapeError("to_pinocchio: a is converted with v (a_pin = T a + Ṫ v): give v too")
+    if q is not None:
+        pm, ids = to_pinocchio(model, frames=frames, return_ids=True)
+        return PinocchioState(
+            pm, pm.createData(), q_to_pin(model, pm, q),
+            None if v is None else v_to_pin(model, pm, q, v),
+            None if a is None else a_to_pin(model, pm, q, v, a),
+            None if tau is None else tau_to_pin(model, pm, q, tau), ids)
     pin = _pin()
     pm = pin.Model()
     pm.name = model.name
@@ -299,11 +352,50 @@ def from_pinocchio(pm, *, name: str | None = None) -> Model:
     return b.build()
 
 
-def joint_map(model: Model, pm):
+def _default_pin(model: Model):
+    """The Pinocchio model `to_pinocchio` builds of ``model`` (no frames: only its joint layout
+    is read), built once per model."""
+    pm = model._index.get("pinocchio")
+    if pm is None:
+        pm = model._index["pinocchio"] = to_pinocchio(model, frames=False)
+    return pm
+
+
+def _resolve(fn, model, pm, **required):
+    """The Pinocchio model of a conversion ``fn`` (``pm``, or `to_pinocchio`'s of ``model`` when
+    ``None``), after checking the arguments: errors name the argument and ``fn``'s order."""
+    pin = _pin()
+    if not isinstance(model, Model):
+        raise ModelError(f"{fn.__name__}: model must be a dqdyn.Model (the first argument; "
+                         f"{_order(fn)}), got {type(model).__name__} {model!r:.60}")
+    if pm is None:
+        pm = _default_pin(model)
+    elif not isinstance(pm, pin.Model):
+        kw = ", ".join(f"{k}=…" for k in required)
+        raise ShapeError(f"{fn.__name__}: pm (the second argument) must be a pinocchio.Model, got "
+                         f"{type(pm).__name__}; the order is {_order(fn)} — pass the state by "
+                         f"keyword to convert for to_pinocchio(model)'s model: "
+                         f"{fn.__name__}(model, {kw})")
+    for k, x in required.items():
+        if x is None:
+            raise ShapeError(f"{fn.__name__}: {k} is missing; the order is {_order(fn)}")
+    return pm
+
+
+def _order(fn) -> str:
+    import inspect
+
+    return f"{fn.__name__}({', '.join(inspect.signature(fn).parameters)})"
+
+
+def joint_map(model: Model, pm=None):
     """For each dqdyn joint owning velocity entries: (type, iq, iv, pin idx_q, pin idx_v, pin nq).
 
-    Joints are matched by name (a dqdyn ``root_joint`` missing from ``pm`` is Pinocchio's joint 1,
-    the root joint given to ``buildModelFromUrdf``)."""
+    Arguments, in order (all accept keywords): ``model`` (dqdyn), ``pm`` (the
+    ``pinocchio.Model``; default: `to_pinocchio` ``(model)``'s).  Joints are matched by name (a
+    dqdyn ``root_joint`` missing from ``pm`` is Pinocchio's joint 1, the root joint given to
+    ``buildModelFromUrdf``)."""
+    pm = _resolve(joint_map, model, pm)
     out = []
     for i in range(1, model.nbodies + 1):
         if model.joint_nv[i] == 0:
@@ -327,12 +419,24 @@ def _vec(x, n, what):
     return x
 
 
-def q_to_pin(model: Model, pm, q) -> np.ndarray:
-    """Pinocchio's configuration of dqdyn's ``q``."""
+# The conversions all take (model, pm, <state>...): the dqdyn model first, the Pinocchio model
+# second (optional: None, or left out by passing the state by keyword, means to_pinocchio(model)'s
+# model), then the state in the order q, v, a (as pinocchio.rnea(model, data, q, v, a)).
+
+
+def q_to_pin(model: Model, pm=None, q=None) -> np.ndarray:
+    """Pinocchio's configuration of dqdyn's ``q``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's configuration, (nq,)).  ``q_to_pin(model, q=q)`` converts for
+    `to_pinocchio`'s model.
+    """
     pin = _pin()
+    pm = _resolve(q_to_pin, model, pm, q=q)
     q = _vec(q, model.nq, "q")
     qp = pin.neutral(pm)
-    for jt, iq, iv, pq, pv, pnq in joint_map(model, pm):
+    for jt, iq, _iv, pq, _pv, pnq in joint_map(model, pm):
         if jt in (REVOLUTE, PRISMATIC, HELICAL):
             if pnq == 2:
                 qp[pq : pq + 2] = np.cos(q[iq]), np.sin(q[iq])
@@ -353,11 +457,18 @@ def q_to_pin(model: Model, pm, q) -> np.ndarray:
     return qp
 
 
-def q_from_pin(model: Model, pm, qp) -> np.ndarray:
-    """dqdyn's ``q`` of Pinocchio's configuration (the quaternions' signs are kept)."""
-    qp = _vec(qp, pm.nq, "q_pin")
+def q_from_pin(model: Model, pm=None, q_pin=None) -> np.ndarray:
+    """dqdyn's ``q`` of Pinocchio's configuration (the quaternions' signs are kept).
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q_pin`` (Pinocchio's configuration, (pm.nq,)).  ``q_from_pin(model,
+    q_pin=q_pin)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(q_from_pin, model, pm, q_pin=q_pin)
+    qp = _vec(q_pin, pm.nq, "q_pin")
     q = np.zeros(model.nq)
-    for jt, iq, iv, pq, pv, pnq in joint_map(model, pm):
+    for jt, iq, _iv, pq, _pv, pnq in joint_map(model, pm):
         if jt in (REVOLUTE, PRISMATIC, HELICAL):
             q[iq] = np.arctan2(qp[pq + 1], qp[pq]) if pnq == 2 else qp[pq]
         elif jt == CYLINDRICAL:
@@ -373,11 +484,18 @@ def q_from_pin(model: Model, pm, qp) -> np.ndarray:
     return q
 
 
-def v_transform(model: Model, pm, q) -> np.ndarray:
-    """``T(q)`` (pin nv × nv) with ``v_pin = T v``; T is orthogonal."""
-    q = np.asarray(q, dtype=float)
+def v_transform(model: Model, pm=None, q=None) -> np.ndarray:
+    """``T(q)`` (pin nv × nv) with ``v_pin = T v``; T is orthogonal.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's, (nq,)).  ``v_transform(model, q=q)`` converts for `to_pinocchio`'s
+    model.
+    """
+    pm = _resolve(v_transform, model, pm, q=q)
+    q = _vec(q, model.nq, "q")
     T = np.zeros((pm.nv, model.nv))
-    for jt, iq, iv, pq, pv, pnq in joint_map(model, pm):
+    for jt, iq, iv, _pq, pv, _pnq in joint_map(model, pm):
         if jt == PLANAR:
             c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
             T[pv : pv + 2, iv : iv + 2] = [[c, s], [-s, c]]
@@ -391,52 +509,118 @@ def v_transform(model: Model, pm, q) -> np.ndarray:
     return T
 
 
-def tdot_matrix(model: Model, pm, q, v) -> np.ndarray:
-    """``Ṫ(q, v)`` (only planar joints contribute: their block turns with φ)."""
-    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+def tdot_matrix(model: Model, pm=None, q=None, v=None) -> np.ndarray:
+    """``Ṫ(q, v)`` (only planar joints contribute: their block turns with φ).
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q``, ``v`` (dqdyn's).  ``tdot_matrix(model, q=q, v=v)`` converts for
+    `to_pinocchio`'s model.
+    """
+    pm = _resolve(tdot_matrix, model, pm, q=q, v=v)
+    q, v = _vec(q, model.nq, "q"), _vec(v, model.nv, "v")
     Td = np.zeros((pm.nv, model.nv))
-    for jt, iq, iv, pq, pv, pnq in joint_map(model, pm):
+    for jt, iq, iv, _pq, pv, _pnq in joint_map(model, pm):
         if jt == PLANAR:
             c, s = np.cos(q[iq + 2]), np.sin(q[iq + 2])
             Td[pv : pv + 2, iv : iv + 2] = v[iv + 2] * np.array([[-s, c], [-c, -s]])
     return Td
 
 
-def tdot_v(model: Model, pm, q, v) -> np.ndarray:
-    """``Ṫ v``."""
-    return tdot_matrix(model, pm, q, v) @ np.asarray(v, dtype=float)
+def tdot_v(model: Model, pm=None, q=None, v=None) -> np.ndarray:
+    """``Ṫ v``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q``, ``v`` (dqdyn's).  ``tdot_v(model, q=q, v=v)`` converts for `to_pinocchio`'s
+    model.
+    """
+    pm = _resolve(tdot_v, model, pm, q=q, v=v)
+    return tdot_matrix(model, pm, q, v) @ _vec(v, model.nv, "v")
 
 
-def v_to_pin(model: Model, pm, q, v) -> np.ndarray:
+def v_to_pin(model: Model, pm=None, q=None, v=None) -> np.ndarray:
+    """Pinocchio's velocity of dqdyn's ``v`` at ``q``: ``v_pin = T(q) v``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q``, ``v`` (dqdyn's).  ``v_to_pin(model, q=q, v=v)`` converts for
+    `to_pinocchio`'s model.
+    """
+    pm = _resolve(v_to_pin, model, pm, q=q, v=v)
     return v_transform(model, pm, q) @ _vec(v, model.nv, "v")
 
 
-def v_from_pin(model: Model, pm, q, vp) -> np.ndarray:
-    return v_transform(model, pm, q).T @ _vec(vp, pm.nv, "v_pin")
+def v_from_pin(model: Model, pm=None, q=None, v_pin=None) -> np.ndarray:
+    """dqdyn's velocity of Pinocchio's: ``v = Tᵀ v_pin``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``v_pin`` (Pinocchio's velocity).  ``v_from_pin(model, q=q,
+    v_pin=v_pin)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(v_from_pin, model, pm, q=q, v_pin=v_pin)
+    return v_transform(model, pm, q).T @ _vec(v_pin, pm.nv, "v_pin")
 
 
-def a_to_pin(model: Model, pm, q, v, a) -> np.ndarray:
-    """``a_pin = T a + Ṫ v``."""
+def a_to_pin(model: Model, pm=None, q=None, v=None, a=None) -> np.ndarray:
+    """``a_pin = T a + Ṫ v``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q``, ``v``, ``a`` (dqdyn's).  ``a_to_pin(model, q=q, v=v, a=a)`` converts for
+    `to_pinocchio`'s model.
+    """
+    pm = _resolve(a_to_pin, model, pm, q=q, v=v, a=a)
     return v_transform(model, pm, q) @ _vec(a, model.nv, "a") + tdot_v(model, pm, q, v)
 
 
-def a_from_pin(model: Model, pm, q, v, ap) -> np.ndarray:
-    """``a = Tᵀ (a_pin − Ṫ v)``."""
-    return v_transform(model, pm, q).T @ (_vec(ap, pm.nv, "a_pin") - tdot_v(model, pm, q, v))
+def a_from_pin(model: Model, pm=None, q=None, v=None, a_pin=None) -> np.ndarray:
+    """``a = Tᵀ (a_pin − Ṫ v)``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q``, ``v`` (dqdyn's), ``a_pin`` (Pinocchio's acceleration).  ``a_from_pin(model,
+    q=q, v=v, a_pin=a_pin)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(a_from_pin, model, pm, q=q, v=v, a_pin=a_pin)
+    return v_transform(model, pm, q).T @ (_vec(a_pin, pm.nv, "a_pin") - tdot_v(model, pm, q, v))
 
 
-def tau_to_pin(model: Model, pm, q, tau) -> np.ndarray:
-    """Pinocchio's generalized force of dqdyn's τ (``τ_pin = T τ``, same power)."""
+def tau_to_pin(model: Model, pm=None, q=None, tau=None) -> np.ndarray:
+    """Pinocchio's generalized force of dqdyn's τ (``τ_pin = T τ``, same power).
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``tau`` (dqdyn's generalized force, (nv,)).  ``tau_to_pin(model,
+    q=q, tau=tau)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(tau_to_pin, model, pm, q=q, tau=tau)
     return v_transform(model, pm, q) @ _vec(tau, model.nv, "tau")
 
 
-def tau_from_pin(model: Model, pm, q, tau_pin) -> np.ndarray:
-    """``τ = Tᵀ τ_pin``."""
+def tau_from_pin(model: Model, pm=None, q=None, tau_pin=None) -> np.ndarray:
+    """``τ = Tᵀ τ_pin``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``tau_pin`` (Pinocchio's generalized force).
+    ``tau_from_pin(model, q=q, tau_pin=tau_pin)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(tau_from_pin, model, pm, q=q, tau_pin=tau_pin)
     return v_transform(model, pm, q).T @ _vec(tau_pin, pm.nv, "tau_pin")
 
 
-def matrix_from_pin(model: Model, pm, q, M_pin) -> np.ndarray:
-    """dqdyn's joint-space matrix (M, C) of Pinocchio's: ``Tᵀ M_pin T``."""
+def matrix_from_pin(model: Model, pm=None, q=None, M_pin=None) -> np.ndarray:
+    """dqdyn's joint-space matrix (M, C) of Pinocchio's: ``Tᵀ M_pin T``.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``M_pin`` (Pinocchio's (pm.nv, pm.nv) matrix: ``crba``,
+    ``computeCoriolisMatrix``).  ``matrix_from_pin(model, q=q, M_pin=M_pin)`` converts for
+    `to_pinocchio`'s model.
+    """
+    pm = _resolve(matrix_from_pin, model, pm, q=q, M_pin=M_pin)
     T = v_transform(model, pm, q)
     return T.T @ np.asarray(M_pin, dtype=float) @ T
 
@@ -447,22 +631,47 @@ def pin_jac_to_ours(Jp) -> np.ndarray:
     return np.concatenate([Jp[3:6], Jp[:3]], axis=0)
 
 
-def jacobian_from_pin(model: Model, pm, q, Jp) -> np.ndarray:
+def jacobian_from_pin(model: Model, pm=None, q=None, J_pin=None) -> np.ndarray:
     """dqdyn's twist Jacobian (6 × nv, rows [ω; v]) of Pinocchio's (6 × nv_pin, rows [v; ω]),
     same reference frame (LOCAL = "body", WORLD = "spatial", LOCAL_WORLD_ALIGNED =
-    "world_aligned")."""
-    return pin_jac_to_ours(Jp) @ v_transform(model, pm, q)
+    "world_aligned").
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``J_pin`` (Pinocchio's Jacobian, 6 × pm.nv).
+    ``jacobian_from_pin(model, q=q, J_pin=J_pin)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(jacobian_from_pin, model, pm, q=q, J_pin=J_pin)
+    return pin_jac_to_ours(J_pin) @ v_transform(model, pm, q)
 
 
-def jacobian_to_pin(model: Model, pm, q, J) -> np.ndarray:
-    """Pinocchio's Jacobian (rows [v; ω], pin's v) of dqdyn's."""
+def jacobian_to_pin(model: Model, pm=None, q=None, J=None) -> np.ndarray:
+    """Pinocchio's Jacobian (rows [v; ω], pin's v) of dqdyn's.
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``q`` (dqdyn's), ``J`` (dqdyn's twist Jacobian, 6 × nv).  ``jacobian_to_pin(model,
+    q=q, J=J)`` converts for `to_pinocchio`'s model.
+    """
+    pm = _resolve(jacobian_to_pin, model, pm, q=q, J=J)
     J = np.asarray(J, dtype=float)
     return np.concatenate([J[3:6], J[:3]], axis=0) @ v_transform(model, pm, q).T
 
 
-def pin_fext(model: Model, pm, fext):
-    """dqdyn fext (nbodies+1, 6) [f, τ] in body frames → Pinocchio's list of joint-frame Forces."""
+def pin_fext(model: Model, pm=None, fext=None):
+    """dqdyn fext (nbodies+1, 6) [f, τ] in body frames → Pinocchio's list of joint-frame Forces
+    (the ``fext`` of ``pinocchio.rnea`` / ``aba``).
+
+    Arguments, in order (all accept keywords): ``model`` (the dqdyn `Model`), ``pm`` (the
+    ``pinocchio.Model``; default ``None``: the one `to_pinocchio` ``(model)`` builds, the same joint
+    order), then ``fext`` (dqdyn's external wrenches (nbodies+1, 6), ``[f, τ]`` in the body frames).
+    ``pin_fext(model, fext=fext)`` converts for `to_pinocchio`'s model.
+    """
     pin = _pin()
+    pm = _resolve(pin_fext, model, pm, fext=fext)
+    fext = np.asarray(fext, dtype=float)
+    if fext.shape != (model.nbodies + 1, 6):
+        raise ShapeError(f"fext must have shape ({model.nbodies + 1}, 6), got {fext.shape}")
     fp = [pin.Force.Zero() for _ in range(pm.njoints)]
     for i in range(1, model.nbodies + 1):
         name = model.joint_names_all[i]
@@ -472,8 +681,8 @@ def pin_fext(model: Model, pm, fext):
 
 
 __all__ = [
-    "to_pinocchio", "from_pinocchio", "pin_from_model", "pin_from_urdf", "joint_map",
-    "q_to_pin", "q_from_pin", "v_transform", "tdot_matrix", "tdot_v", "v_to_pin", "v_from_pin",
-    "a_to_pin", "a_from_pin", "tau_to_pin", "tau_from_pin", "matrix_from_pin",
+    "to_pinocchio", "PinocchioState", "from_pinocchio", "pin_from_model", "pin_from_urdf",
+    "joint_map", "q_to_pin", "q_from_pin", "v_transform", "tdot_matrix", "tdot_v", "v_to_pin",
+    "v_from_pin", "a_to_pin", "a_from_pin", "tau_to_pin", "tau_from_pin", "matrix_from_pin",
     "pin_jac_to_ours", "jacobian_from_pin", "jacobian_to_pin", "pin_fext",
 ]
