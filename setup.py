@@ -1,6 +1,6 @@
 """Build steps beyond pyproject.toml: the C call gate, and the kernel cache compiled at install.
 
-* ``src/dqdyn/_engine/_gate.c`` — the call gate that takes single-state calls from Python into the
+* ``src/dqdyn/_engine/_gate.c`` (with ``_gate_front.c``, ``_gate.h``) — the call gate that takes single-state calls from Python into the
   compiled kernels.  Optional: without a C compiler the build skips it and dqdyn calls its
   kernels through numba's dispatcher (same numbers, about 2 µs more per call).
 * ``dqdyn/_kernels_portable/<python>/`` and ``dqdyn/_kernels/`` — every numba kernel ready at
@@ -82,7 +82,8 @@ class build_ext_and_kernels(build_ext):
 
 setup(
     ext_modules=[
-        Extension("dqdyn._engine._gate", ["src/dqdyn/_engine/_gate.c"], include_dirs=[numpy.get_include()],
+        Extension("dqdyn._engine._gate", ["src/dqdyn/_engine/_gate.c", "src/dqdyn/_engine/_gate_front.c"],
+                  depends=["src/dqdyn/_engine/_gate.h"], include_dirs=[numpy.get_include()],
                   optional=True),
     ],
     cmdclass={"build_ext": build_ext_and_kernels},
