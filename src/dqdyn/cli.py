@@ -32,7 +32,6 @@ Write ``def _add_NAME(sub)`` that creates its parser with ``sub.add_parser(...)`
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -41,6 +40,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dqdyn import __version__
+from dqdyn.doctor import add_doctor
 from dqdyn._cliargs import (MODEL_HELP, HelpFormatter, _bundled_names, _positive, add_model_arguments,
                        check_input_file, check_output_dir, check_output_file, load_model,
                        model_file, model_options, model_source, no_such_file)
@@ -538,31 +538,9 @@ def _add_precompile(sub) -> None:
     p.set_defaults(func=cmd_precompile)
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
-    from dqdyn.doctor import format_report, report
-
-    r = report(measure=args.measure)
-    print(json.dumps(r, indent=1) if args.json else format_report(r))
-    return 0 if r["verdict"].startswith("ready") else 1
-
-
-def _add_doctor(sub) -> None:
-    p = sub.add_parser(
-        "doctor", help="say whether dqdyn is ready on this machine, and how to fix it if not",
-        description="Python, numba and NumPy versions, the CPU and the level it runs, whether "
-        "the shipped kernels were found and are used, the kernel caches, the C call gate and "
-        "the threading layer; then a one-line verdict with the fix. Exit code 1 when not ready.",
-        epilog="examples:\n  dqdyn doctor\n  dqdyn doctor --measure --json",
-        formatter_class=HelpFormatter)
-    p.add_argument("--measure", action="store_true",
-                   help="also time a single call with and without the C call gate (seconds)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_doctor)
-
-
 #: sub-command registrars, in help order
 COMMANDS: list[Callable] = [_add_info, _add_models, _add_simulate, _add_reproduce, _add_bench,
-                            _add_view, _add_sweep, _add_precompile, _add_doctor]
+                            _add_view, _add_sweep, _add_precompile, add_doctor]
 
 
 # ------------------------------------------------------------------------------------- main

@@ -13,6 +13,7 @@ verdict at its end (``setup.py``), and the first compilation in a process names 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -224,11 +225,43 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _run(args: argparse.Namespace) -> int:
+    r = report(measure=args.measure)
+    print(json.dumps(r, indent=1) if args.json else format_report(r))
+    return 0 if r["verdict"].startswith("ready") else 1
+
+
+def _arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("--measure", action="store_true",
+                   help="also time a single call with and without the C call gate (seconds)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_run)
+    return p
+
+
+_DOCTOR = dict(
+    description="Python, numba and NumPy versions, the CPU and the level it runs, whether "
+    "the shipped kernels were found and are used, the kernel caches, the C call gate and "
+    "the threading layer; then a one-line verdict with the fix. Exit code 1 when not ready.",
+    epilog="examples:\n  dqdyn doctor\n  dqdyn doctor --measure --json")
+
+
+def add_doctor(sub) -> None:
+    """The ``dqdyn doctor`` subcommand (the command line's registrar)."""
+    from dqdyn._cliargs import HelpFormatter
+
+    _arguments(sub.add_parser(
+        "doctor", help="say whether dqdyn is ready on this machine, and how to fix it if not",
+        formatter_class=HelpFormatter, **_DOCTOR))
+
+
 def main(argv=None) -> int:
     """``python -m dqdyn.doctor``: the same as ``dqdyn doctor``."""
-    from dqdyn.cli import main as cli
+    from dqdyn._cliargs import HelpFormatter
 
-    return cli(["doctor", *(sys.argv[1:] if argv is None else argv)])
+    p = _arguments(argparse.ArgumentParser(prog="dqdyn doctor", formatter_class=HelpFormatter, **_DOCTOR))
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":
