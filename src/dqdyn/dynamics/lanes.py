@@ -18,8 +18,8 @@ bit-identical to the single-state kernel's (``tests/dynamics/test_lanes.py`` che
 ``array_equal``), and batched and single results stay bit-identical as `dqdyn._engine.batching`
 promises.
 
-Supported: fixed-base models (no joint but fixed, revolute, prismatic and helical ones: chains
-and trees), mimic joints among those, joint armature; no external wrenches.  `lanes_support`
+Supported: fixed-base chains and trees of revolute, prismatic and helical joints, mimic joints
+among those, joint armature; no external wrenches.  `lanes_support`
 tells; `dqdyn.rnea` uses the lanes for batches of such models without ``fext`` and the
 per-state kernel otherwise.
 """
@@ -37,7 +37,7 @@ from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
 from dqdyn.algebra._core import jit
 from dqdyn.dynamics.newton_euler import ne_check
-from dqdyn.multibody.joints import FIXED, HELICAL, PRISMATIC, REVOLUTE
+from dqdyn.multibody.joints import HELICAL, PRISMATIC, REVOLUTE
 from dqdyn.multibody.model import (
     MF_ARMATURE,
     MF_AXIS,
@@ -90,12 +90,12 @@ PL = S_PAR * L
 _EMPTY2 = np.empty((0, 6))  # (no external wrenches, for ne_check)
 
 #: the joint types the lanes run
-SUPPORTED = (FIXED, REVOLUTE, PRISMATIC, HELICAL)
+SUPPORTED = (REVOLUTE, PRISMATIC, HELICAL)
 
 
 def lanes_support(model: Model) -> bool:
-    """Whether `rnea_lanes` runs ``model``: every joint fixed, revolute, prismatic or helical
-    (mimic joints included)."""
+    """Whether `rnea_lanes` runs ``model``: every joint revolute, prismatic or helical (mimic
+    joints included; a model has no fixed joints, the builder merges welded bodies)."""
     jt = model.mi[1:, MI_JTYPE]
     return bool(np.isin(jt, SUPPORTED).all())
 
@@ -104,28 +104,11 @@ def lanes_support(model: Model) -> bool:
 @jit
 def _pose(mi, mf, i, qT, S):
     """``S[S_POSE…]``: ``x_i^λ = x_{J_i}^λ · x_J(q_i)`` as (r, t) per lane, the expressions of
-    `dqdyn.dynamics.newton_euler.joint_pose` (and, for a fixed joint, of its generic path)."""
+    `dqdyn.dynamics.newton_euler.joint_pose`."""
     jt = mi[i, MI_JTYPE]
     P0, P1, P2, P3 = mf[i, 0], mf[i, 1], mf[i, 2], mf[i, 3]
     D0, D1, D2, D3 = mf[i, 4], mf[i, 5], mf[i, 6], mf[i, 7]
     o = S_POSE * L
-    if jt == FIXED:
-        # dq_mul(placement, identity), then t = 2 D r*
-        r0 = P0 * 1.0 - P1 * 0.0 - P2 * 0.0 - P3 * 0.0
-        r1 = P0 * 0.0 + P1 * 1.0 + P2 * 0.0 - P3 * 0.0
-        r2 = P0 * 0.0 - P1 * 0.0 + P2 * 1.0 + P3 * 0.0
-        r3 = P0 * 0.0 + P1 * 0.0 - P2 * 0.0 + P3 * 1.0
-        E0 = (P0 * 0.0 - P1 * 0.0 - P2 * 0.0 - P3 * 0.0) + (D0 * 1.0 - D1 * 0.0 - D2 * 0.0 - D3 * 0.0)
-        E1 = (P0 * 0.0 + P1 * 0.0 + P2 * 0.0 - P3 * 0.0) + (D0 * 0.0 + D1 * 1.0 + D2 * 0.0 - D3 * 0.0)
-        E2 = (P0 * 0.0 - P1 * 0.0 + P2 * 0.0 + P3 * 0.0) + (D0 * 0.0 - D1 * 0.0 + D2 * 1.0 + D3 * 0.0)
-        E3 = (P0 * 0.0 + P1 * 0.0 - P2 * 0.0 + P3 * 0.0) + (D0 * 0.0 + D1 * 0.0 - D2 * 0.0 + D3 * 1.0)
-        t0 = 2.0 * (-E0 * r1 + E1 * r0 - E2 * r3 + E3 * r2)
-        t1 = 2.0 * (-E0 * r2 + E1 * r3 + E2 * r0 - E3 * r1)
-        t2 = 2.0 * (-E0 * r3 - E1 * r2 + E2 * r1 + E3 * r0)
-        for l in range(L):
-            S[o + l], S[o + L + l], S[o + 2 * L + l], S[o + 3 * L + l] = r0, r1, r2, r3
-            S[o + 4 * L + l], S[o + 5 * L + l], S[o + 6 * L + l] = t0, t1, t2
-        return
     t0 = 2.0 * (-D0 * P1 + D1 * P0 - D2 * P3 + D3 * P2)
     t1 = 2.0 * (-D0 * P2 + D1 * P3 + D2 * P0 - D3 * P1)
     t2 = 2.0 * (-D0 * P3 - D1 * P2 + D2 * P1 + D3 * P0)
@@ -177,13 +160,6 @@ def _joint_twist(mi, mf, i, xT, S):
     jt = mi[i, MI_JTYPE]
     o = S_J * L
     cx, cy, cz = mf[i, MF_COM], mf[i, MF_COM + 1], mf[i, MF_COM + 2]
-    if jt == FIXED:  # (joint_velocity: zeros, then the CoM term of zeros)
-        for l in range(L):
-            S[o + l] = S[o + L + l] = S[o + 2 * L + l] = 0.0
-            S[o + 3 * L + l] = 0.0 + (0.0 * cz - 0.0 * cy)
-            S[o + 4 * L + l] = 0.0 + (0.0 * cx - 0.0 * cz)
-            S[o + 5 * L + l] = 0.0 + (0.0 * cy - 0.0 * cx)
-        return
     scale = mf[i, MF_SCALE]
     ax0, ax1, ax2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
     iv = mi[i, MI_IV]
@@ -355,7 +331,7 @@ def _backward(mi, mf, ws, tauT, S):
             for l in range(L):
                 S[S_T * L + l] = scale * (a0 * S[S_Z * L + l] + a1 * S[(S_Z + 1) * L + l]
                                          + a2 * S[(S_Z + 2) * L + l])
-        elif jt == REVOLUTE or jt == HELICAL:
+        else:
             b0 = a1 * cz - a2 * cy
             b1 = a2 * cx - a0 * cz
             b2 = a0 * cy - a1 * cx
@@ -368,9 +344,8 @@ def _backward(mi, mf, ws, tauT, S):
                 S[S_T * L + l] = scale * (a0 * S[(S_Z + 3) * L + l] + a1 * S[(S_Z + 4) * L + l]
                                          + a2 * S[(S_Z + 5) * L + l] + b0 * S[S_Z * L + l]
                                          + b1 * S[(S_Z + 1) * L + l] + b2 * S[(S_Z + 2) * L + l])
-        if jt != FIXED:
-            for l in range(L):
-                tauT[iv, l] += S[S_T * L + l]
+        for l in range(L):
+            tauT[iv, l] += S[S_T * L + l]
         # eq. (29) / (4.39): ζ_λ += Ad(x_{c_i}^{c_λ}) ζ_i
         for l in range(L):
             z0, z1, z2 = S[S_Z * L + l], S[(S_Z + 1) * L + l], S[(S_Z + 2) * L + l]
