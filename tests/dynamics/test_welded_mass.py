@@ -190,3 +190,99 @@ def test_model_black_box(urdf):
         assert np.abs(tau - tau_ref).max() <= 1e-12 * max(1.0, np.abs(tau_ref).max())
     box = ModelBlackBox(_ur5(urdf), (np.zeros(6), np.zeros(6), np.zeros(6)))
     assert box.mass_properties[0] == pytest.approx(pin.computeTotalMass(pm) - CART_MASS)
+
+
+# ---------------------------------------------------------------- one home for both loaders
+#: the same fixed-base robot as URDF and as MJCF: a base link with an off-origin, turned inertia,
+#: a plate fixed to it (welded to the world with it), two revolute joints and a welded tool
+WELDED_URDF = """<robot name="welded">
+  <link name="base_link"><inertial><origin xyz="0.02 0.01 0.05" rpy="0.1 -0.3 0.2"/><mass value="4"/>
+    <inertia ixx="0.0044" ixy="0.0003" ixz="0" iyy="0.0054" iyz="-0.0002" izz="0.0072"/></inertial></link>
+  <link name="plate"><inertial><origin xyz="0.01 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.0025"/></inertial></link>
+  <joint name="plate_fix" type="fixed"><parent link="base_link"/><child link="plate"/>
+    <origin xyz="0 0 0.1" rpy="0.1 0 0.2"/></joint>
+  <link name="link1"><inertial><origin xyz="0 0.02 0.1"/><mass value="3.7"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.012" iyz="0" izz="0.0067"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="plate"/><child link="link1"/>
+    <origin xyz="0 0 0.02"/><axis xyz="0 0 1"/>
+    <limit lower="-3.2" upper="3.2" effort="10" velocity="5"/></joint>
+  <link name="link2"><inertial><origin xyz="0.2 0 0"/><mass value="2.3"/>
+    <inertia ixx="0.004" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+  <joint name="elbow" type="revolute"><parent link="link1"/><child link="link2"/>
+    <origin xyz="0 0.1 0.15"/><axis xyz="0 1 0"/>
+    <limit lower="-3.2" upper="3.2" effort="10" velocity="5"/></joint>
+  <link name="tool"><inertial><origin xyz="0 0.01 0.02"/><mass value="0.3"/>
+    <inertia ixx="0.0003" ixy="0" ixz="0" iyy="0.0003" iyz="0" izz="0.0001"/></inertial></link>
+  <joint name="tool_fix" type="fixed"><parent link="link2"/><child link="tool"/>
+    <origin xyz="0.4 0 0" rpy="0.3 0.2 0.1"/></joint>
+</robot>"""
+WELDED_MJCF = """<mujoco model="welded"><compiler angle="radian" eulerseq="XYZ"/><worldbody>
+  <body name="base_link">
+    <inertial pos="0.02 0.01 0.05" mass="4" fullinertia="{base_inertia}"/>
+    <body name="plate" pos="0 0 0.1" euler="0.1 0 0.2">
+      <inertial pos="0.01 0 0" mass="0.5" diaginertia="0.001 0.002 0.0025"/>
+      <body name="link1" pos="0 0 0.02"><joint name="shoulder" axis="0 0 1"/>
+        <inertial pos="0 0.02 0.1" mass="3.7" diaginertia="0.01 0.012 0.0067"/>
+        <body name="link2" pos="0 0.1 0.15"><joint name="elbow" axis="0 1 0"/>
+          <inertial pos="0.2 0 0" mass="2.3" diaginertia="0.004 0.03 0.03"/>
+          <body name="tool" pos="0.4 0 0" euler="0.3 0.2 0.1">
+            <inertial pos="0 0.01 0.02" mass="0.3" diaginertia="0.0003 0.0003 0.0001"/></body>
+        </body>
+      </body>
+    </body>
+  </body>
+</worldbody></mujoco>"""
+
+
+def test_urdf_and_mjcf_keep_the_welded_base_in_the_same_place():
+    """Both loaders put the mass welded to the world into ``Model.welded_inertia`` (no body, no
+    joint; the link names stay frames), so the same robot mounted on the cart has the same
+    dynamics from either file, and Pinocchio's appendModel of the URDF."""
+    pytest.importorskip("mujoco")
+    from dqdyn.algebra.rotations import matrix_from_quat
+
+    R = matrix_from_quat(quat_from_rpy([0.1, -0.3, 0.2]))  # the URDF base inertia's rpy
+    Ib = R @ np.array([[0.0044, 0.0003, 0], [0.0003, 0.0054, -0.0002], [0, -0.0002, 0.0072]]) @ R.T
+    full = " ".join(repr(float(Ib[i, j])) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)))
+    u = dqdyn.load_urdf(WELDED_URDF)
+    m = dqdyn.load_mjcf(WELDED_MJCF.format(base_inertia=full))
+    assert u.body_names == m.body_names == ("world", "link1", "link2")
+    for a, b in zip(u.welded_inertia, m.welded_inertia):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-15)
+    assert u.welded_inertia[0] == pytest.approx(4.5) and u.total_mass == pytest.approx(m.total_mass)
+    q = np.array([0.3, -0.8])
+    for f in ("base_link", "plate", "tool"):
+        np.testing.assert_allclose(dqdyn.frame_pose(u, q, f), dqdyn.frame_pose(m, q, f), atol=1e-15)
+    mounted = []
+    for model in (u, m):
+        b = dqdyn.ModelBuilder("cart+arm")
+        b.add_model(_cart())
+        b.add_model(model, "top", prefix="ur5/")
+        mounted.append(b.build())
+    pm = _pin_composite_of(WELDED_URDF)
+    pd = pm.createData()
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        rpy, p = rng.uniform(-1, 1, (2, 3))
+        r = quat_from_rpy(rpy)
+        th = rng.uniform(-2, 2, 2)
+        v, a = rng.normal(size=(2, 8))
+        qc = np.concatenate([pose_from_rt(r, p), th])
+        w, x, y, z = r
+        qp = np.concatenate([p, [x, y, z, w], th])
+        Pv = P[:8, :8]
+        tau_ref = Pv.T @ pin.rnea(pm, pd, qp, Pv @ v, Pv @ a)
+        for model in mounted:
+            tau = dqdyn.rnea(model, qc, v, a)
+            assert np.abs(tau - tau_ref).max() <= 1e-12 * max(1.0, np.abs(tau_ref).max())
+
+
+def _pin_composite_of(urdf_xml):
+    ur = pin.buildModelFromXML(urdf_xml)
+    cart = pin.Model()
+    j = cart.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "cart")
+    cart.appendBodyToJoint(j, pin.Inertia(CART_MASS, CART_COM, CART_I), pin.SE3.Identity())
+    top = pin.SE3(pin.rpy.rpyToMatrix(*TOP_RPY), TOP_XYZ)
+    f = cart.addFrame(pin.Frame("top", j, 0, top, pin.FrameType.OP_FRAME))
+    return pin.appendModel(cart, ur, f, pin.SE3.Identity())

@@ -195,12 +195,15 @@ def test_load_mjcf_structure():
     model = load_mjcf(MODELS["floating"])
     assert model.joint_type_name("root") == "free"
     assert model.joint_type_name("hip") == "spherical"
-    # the welded foot is merged into the shin; the body welded to the world keeps its mass as a
-    # body of its own with a fixed joint (no DoF)
+    # the welded foot is merged into the shin; the body welded to the world is a frame and its
+    # mass is the model's welded inertia (no body, no joint)
     assert "foot" in model.frame_names and "foot" not in model.body_names
-    assert "static" in model.body_names and model.joint_type_name("static__weld") == "fixed"
+    assert "static" in model.frame_names and "static" not in model.body_names
+    assert not any(n.endswith("__weld") for n in model.joint_names_all)
     mj = mujoco.MjModel.from_xml_string(MODELS["floating"])
-    assert model.total_mass == pytest.approx(mj.body_mass.sum(), rel=1e-14)
+    static = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_BODY, "static")
+    assert model.welded_inertia[0] == pytest.approx(mj.body_mass[static], rel=1e-14)
+    assert model.total_mass + model.welded_inertia[0] == pytest.approx(mj.body_mass.sum(), rel=1e-14)
     # a hinge with an anchor: the dqdyn body sits at the anchor, the MuJoCo body frame is a frame
     ch = load_mjcf(MODELS["hinge_chain"])
     assert "l1:j1" in ch.body_names and "l1" in ch.frame_names and "tip" in ch.frame_names

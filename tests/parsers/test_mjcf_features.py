@@ -162,9 +162,10 @@ def test_armature_from_default_classes():
 def test_mass_welded_to_the_world_is_kept():
     model, _ = load("welded_base.xml")
     mj = mj_of("welded_base.xml")
-    assert model.total_mass == pytest.approx(mj.body_mass.sum(), rel=1e-14)
-    assert model.mass[model.body_index("base")] == pytest.approx(4.5)  # base + plate
-    assert model.nv == 2
+    # base + plate (welded to the world) are the welded inertia; the tool is merged into link2
+    assert model.welded_inertia[0] == pytest.approx(4.5)
+    assert model.total_mass + model.welded_inertia[0] == pytest.approx(mj.body_mass.sum(), rel=1e-14)
+    assert {"base", "plate", "tool"} <= set(model.frame_names) and model.nbodies == model.nv == 2
 
 
 def test_one_error_lists_every_unrepresentable_feature():

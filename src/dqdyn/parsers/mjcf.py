@@ -23,9 +23,13 @@ MuJoCo's own:
   is folded into the joint placement, so dqdyn's q is MuJoCo's qpos and every body frame is
   MuJoCo's at the same configuration.  Hinge / slide ``range`` (when limited) gives
   ``q_lower`` / ``q_upper``.
-* **Bodies welded to the world** (no joint, directly or through other welded bodies) with mass
-  become bodies of their own with a fixed joint (``"<body>__weld"``, no DoF), so that
-  ``model.total_mass`` is MuJoCo's ``body_mass.sum()``; massless ones are frames.
+* **Bodies welded to the world** (no joint, directly or through other welded bodies, e.g. a
+  robot's base under ``<worldbody>``) are frames on the world, and their mass, CoM and inertia
+  are combined into ``Model.welded_inertia`` — the one home of welded mass, as for a URDF fixed
+  base (Pinocchio's universe inertia): no joint moves it, so it is outside ``total_mass``
+  (``total_mass + welded_inertia[0]`` is MuJoCo's ``body_mass.sum()``), and it moves with the
+  model when the model is mounted on a body (``ModelBuilder.add_model``, ``Assembly``,
+  ``InterconnectionGraph``).
 * **Armature.**  MuJoCo's ``dof_armature`` (joint ``armature``, from ``<default>`` classes and
   ``childclass`` as MuJoCo compiles them) plus ``gear² · armature`` of actuators driving one
   hinge / slide, passed to `ModelBuilder.add_body` (``Model.armature``).
@@ -145,21 +149,6 @@ def _mul(a, b):
     return _pose_mul(a, b)
 
 
-def _add_welded_body(b: ModelBuilder, name: str, parent: str, X, mass, com, inertia) -> None:
-    """Add body ``name`` welded to the world as a body of its own with a fixed joint, so its
-    inertia stays in the model (the builder merges fixed bodies into a moving parent, and has no
-    moving parent to merge into here).  Added as a 1-DoF body and then marked fixed, so that every
-    per-body entry the builder keeps is present."""
-    from dqdyn.multibody.joints import FIXED
-
-    b.add_body(name, parent, "revolute", joint_name=f"{name}__weld", placement=X, mass=mass,
-               com=com, inertia=inertia)
-    body = b._bodies[-1]
-    body["jtype"] = FIXED
-    if "armature" in body:
-        body["armature"] = None
-
-
 def _armature_keyword() -> bool:
     import inspect
 
@@ -244,11 +233,11 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
             ipos = np.array(mj.body_ipos[bi], dtype=float)
             j0, nj = int(mj.body_jntadr[bi]), int(mj.body_jntnum[bi])
             if nj == 0:
-                if b._links[parent][0] == 0 and mass > 0:
-                    _add_welded_body(b, fresh(bname), parent, B, mass, ipos, inertia)
-                else:
-                    b.add_body(fresh(bname), parent, "fixed", joint_name=f"{bname}__weld",
-                               placement=B, mass=mass, com=ipos, inertia=inertia)
+                # welded to its parent: a frame of its name, its inertia merged into the moving
+                # body that carries the parent, or, welded to the world, into the model's
+                # welded inertia (ModelBuilder._attach)
+                b.add_body(fresh(bname), parent, "fixed", joint_name=f"{bname}__weld",
+                           placement=B, mass=mass, com=ipos, inertia=inertia)
                 continue
             cur_parent, cur = parent, B
             for k, j in enumerate(range(j0, j0 + nj)):
