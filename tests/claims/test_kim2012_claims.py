@@ -37,17 +37,17 @@ def _suite(rel: str):
 
 @pytest.fixture(scope="module")
 def inverse():
-    return _suite("algorithms/test_inverse_dynamics.py")
+    return _suite("dynamics/test_inverse_dynamics.py")
 
 
 @pytest.fixture(scope="module")
 def forward():
-    return _suite("algorithms/test_forward_tree.py")
+    return _suite("dynamics/test_forward_tree.py")
 
 
 @pytest.fixture(scope="module")
 def derivatives():
-    return _suite("algorithms/test_derivatives_tree.py")
+    return _suite("dynamics/test_derivatives_tree.py")
 
 
 def _tree(n=12, seed=0):
@@ -144,7 +144,7 @@ def test_claim27_hybrid_dynamics(forward):
 def test_claim28_rk4_over_aba_conserves_energy():
     """Integrating ABA with RK4 at h = 1e-3 over 0.3 s conserves the total energy (the paper:
     drift 7e-11).  Oracle: kinetic + potential energy, computed apart from ABA."""
-    energy = _suite("algorithms/test_energy.py")
+    energy = _suite("dynamics/test_energy.py")
     from dqdyn.dynamics.energy import kinetic_energy, potential_energy
 
     cases = [(dqdyn.serial_chain(7, seed=3), 1e-9),  # a 7-link arm (the paper: 7e-11)

@@ -444,7 +444,7 @@ def test_mimic_derivatives_compiled_chain_rule_equals_the_numpy_one():
     numpy one it replaced (Gᵀ D G with numpy products around the independent model's kernel,
     itself checked by finite differences above): equal to round-off, single states and a small
     batch; the gate path did run (its address was set)."""
-    from dqdyn.dynamics import derivatives as DV
+    from dqdyn.dynamics.derivatives import fronts as DV
 
     m = _mimic_model()
     rng = np.random.default_rng(11)
@@ -470,7 +470,7 @@ ROUTE_CASES = [(6, ("revolute",)), (7, ("spherical", "revolute")), (14, ("revolu
 
 
 def test_route_cases_cover_both_inverse_routes():
-    from dqdyn.dynamics import derivatives as DV
+    from dqdyn.dynamics.derivatives import kernels as DV
 
     nvs = [dqdyn.random_tree(n, joint_types=t, seed=n).nv for n, t in ROUTE_CASES]
     assert min(nvs) <= DV.CHOL_MINV_UPTO < max(nvs)
@@ -574,7 +574,7 @@ def test_derivatives_on_long_chains_match_pinocchio(n, branch_at):
     ancestors together with its parent's (``derivatives.PAIR_FROM``; a branch makes a parent
     whose child is not the next body): ``rnea_derivatives`` and ``aba_derivatives`` equal
     Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives``."""
-    from dqdyn.dynamics import derivatives as DV
+    from dqdyn.dynamics.derivatives import _sweeps as DV
 
     m = _chain(n, seed=n, branch_at=branch_at)
     assert m.nv > DV.PAIR_FROM + 1
