@@ -500,7 +500,7 @@ def _add_view(sub) -> None:
 
 # ------------------------------------------------------------------------------------ sweep
 def _add_sweep(sub) -> None:
-    from dqdyn.scale.sweep import add_sweep_parser  # logic in dqdyn.scale.sweep (Dask, Zarr imported lazily)
+    from dqdyn.scale._sweep_cli import add_sweep_parser  # logic in dqdyn.scale.sweep (Dask, Zarr imported lazily)
 
     add_sweep_parser(sub)
 

@@ -29,22 +29,6 @@ SRC = ROOT / "src" / "dqdyn"
 # ":func:" and the code span "x"; the target is empty when no code span follows).
 ROLE_NAMES = "func|class|mod|meth|attr|data|exc|obj|const|ref"
 RENDERED_ROLE = re.compile(rf":(?:py:)?({ROLE_NAMES}):(?:<code>([^<]*)</code>)?")
-SOURCE_ROLE = re.compile(rf":(?:py:)?({ROLE_NAMES}):`([^`]+)`")
-
-# The files compiled into the shipped kernels: their bytes are part of the kernels' cache key, so
-# their docstrings' Sphinx roles are converted to Markdown when the kernels are next rebuilt; until
-# then the roles they hold (and only those) are tolerated on the site.
-KERNEL_SOURCES = [
-    "_checks.py", "_jit.py", "_views.py", "config.py", "errors.py",
-    "algebra/_core.py", "algebra/dualquat.py", "algebra/rotations.py",
-    "multibody/joints.py", "multibody/model.py", "constraints/base.py", "constraints/dynamics.py",
-    "parallel/actuators.py", "parallel/lie.py", "parallel/newton.py",
-]
-NOT_KERNEL_SOURCES = {"modular.py", "interconnection.py", "blackbox.py", "forward.py", "energy.py",
-                      "mobile.py", "dqel.py", "classic.py", "constrained_aba.py"}
-KERNEL_SOURCES += [f"algorithms/{p.name}" for p in sorted((SRC / "algorithms").glob("*.py"))
-                   if p.name not in NOT_KERNEL_SOURCES]
-
 
 def _public_modules():
     """``dqdyn`` and its public top-level modules that declare ``__all__``."""
@@ -157,29 +141,17 @@ def test_no_unresolved_cross_reference(pages):
     assert not bad, bad
 
 
-def _kernel_source_roles():
-    roles = set()
-    for rel in KERNEL_SOURCES:
-        text = (SRC / rel).read_text(encoding="utf-8")
-        roles |= {(r, t) for r, t in SOURCE_ROLE.findall(text)}
-    return roles
-
-
 def test_no_raw_sphinx_role_on_the_site(pages):
-    tolerated = _kernel_source_roles()
     bad = {}
     for p, text in pages.items():
         for role, target in RENDERED_ROLE.findall(text):
             target = html.unescape(target)
-            if (role, target) not in tolerated:
-                bad.setdefault(str(p), []).append(f":{role}:{target}")
+            bad.setdefault(str(p), []).append(f":{role}:{target}")
     assert not bad, bad
 
 
 def test_the_role_check_can_fail():
-    # the rendered form the check looks for, and that a role outside the kernel files is not
-    # tolerated
+    # the rendered form the check looks for
     text = "see :func:<code>dqdyn.load</code> and :class:<code>ModelBuilder</code> and :mod:x"
     assert RENDERED_ROLE.findall(text) == [("func", "dqdyn.load"), ("class", "ModelBuilder"),
                                            ("mod", "")]
-    assert ("func", "dqdyn.load") not in _kernel_source_roles()

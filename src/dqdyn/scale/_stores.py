@@ -32,13 +32,14 @@ COMPLETE = "dqdyn_complete"
 
 
 # ------------------------------------------------------------------------------ markers
-def create_markers(parent, name: str, shape: tuple):
+def create_markers(parent, name: str, shape: tuple, dims: tuple | None = None):
     """A new marker array ``name`` of ``shape`` (all 0) in ``parent``: a Zarr group, or a store
-    URL with ``name`` the array's path in it ("" for the store's root)."""
+    URL with ``name`` the array's path in it ("" for the store's root); ``dims``: its axes'
+    names (Zarr ``dimension_names``, which xarray needs to open the group)."""
     import zarr
 
     kw = dict(shape=tuple(int(s) for s in shape), chunks=(1,) * len(shape), dtype="u1",
-              fill_value=0, overwrite=True)
+              fill_value=0, overwrite=True, dimension_names=dims)
     if isinstance(parent, zarr.Group):
         return parent.create_array(name, **kw)
     return zarr.create_array(parent, name=name or None, **kw)

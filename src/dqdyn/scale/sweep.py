@@ -427,7 +427,8 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
     N, K, c = spec.states, spec.models, spec.chunk
     kw = {} if spec.compressor == "zstd" else {"compressors": _codec(spec.compressor)}
     mk = lambda name, shape, chunks, dtype="f8": g.create_array(
-        name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0, **(kw if dtype == "f8" else {}))
+        name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
+        dimension_names=_dims(name, len(shape)), **(kw if dtype == "f8" else {}))
     mk("q", (N, spec.nq), (c, spec.nq))
     mk("v", (N, spec.nv), (c, spec.nv))
     mk(spec.inputs, (N, spec.nv), (c, spec.nv))
@@ -437,10 +438,59 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
         mk(q, (K, N) + shp, (1, c) + shp)
     mk("params", (K, spec.nbodies, 10), (K, spec.nbodies, 10))
     g["params"][:] = np.stack([inertial_parameters(m) for m in models])
-    _stores.create_markers(g, _stores.MARKERS, (K, spec.nchunks))
+    for name, units in _units(model_info or {}, (*INPUTS, *spec.quantities)).items():
+        if name in g:
+            g[name].attrs.update({"units": units})
+    _stores.create_markers(g, _stores.MARKERS, (K, spec.nchunks), ("model", "chunk"))
     # last, in one metadata write: a store without it is not a finished creation
     g.attrs.put({"dqdyn_sweep": want, _stores.COMPLETE: False, "dqdyn_model": model_info or {}})
     return g
+
+
+#: the named axes of each array of a sweep store (Zarr ``dimension_names``: xarray reads them)
+_AXES = {"q": ("state", "q_coord"), "v": ("state", "v_coord"), "a": ("state", "v_coord"),
+         "params": ("model", "body", "parameter"),
+         "fk": ("model", "state", "body", "dq")}
+
+
+def _dims(name: str, ndim: int) -> tuple:
+    if name in _AXES:
+        return _AXES[name]
+    if name == "tau" and ndim == 2:  # tau as the input of aba
+        return ("state", "v_coord")
+    # a quantity (model, state) + (nv,) or (nv, nv): rows along tau's axis, columns along v's
+    return ("model", "state", "v_coord", "v_coord_col")[:ndim]
+
+
+def _units(info: dict, names) -> dict:
+    """The units of each input and quantity, from the model record (`_stores.describe_model`)."""
+    u = info.get("units", {})
+    return {n: u[n] for n in names if n in u}
+
+
+def open_xarray(path: str, *, allow_incomplete: bool = False):
+    """A finished sweep as an `xarray.Dataset`: the inputs ``q``, ``v``, ``a`` / ``tau`` on the
+    axes ``state`` × ``q_coord`` / ``v_coord``, each quantity on ``model`` × ``state`` × its
+    axes, with coordinates naming each column (``"joint:entry"``, e.g. ``"panda_joint1:angle"``),
+    each array's ``units`` attribute, and the model's record (name, source file and its sha256,
+    joint names) in the dataset's attributes.  Needs xarray (``pip install "dqdyn[distributed]"``);
+    an unfinished sweep is `IncompleteStoreError` as in `open_dataset`."""
+    from dqdyn._optional import require
+
+    xr = require("distributed", "xarray")
+    g, spec = open_dataset(path, allow_incomplete=allow_incomplete)
+    info = dict(g.attrs.get("dqdyn_model") or {})
+    ds = xr.open_zarr(path, consolidated=False, drop_variables=[_stores.MARKERS])
+    coords = {"state": np.arange(spec.states), "model": np.arange(spec.models)}
+    if len(info.get("q_layout", ())) == spec.nq:
+        coords["q_coord"] = list(info["q_layout"])
+    if len(info.get("v_layout", ())) == spec.nv:
+        coords["v_coord"] = list(info["v_layout"])
+        if "v_coord_col" in ds.dims:
+            coords["v_coord_col"] = list(info["v_layout"])
+    ds = ds.assign_coords({k: v for k, v in coords.items() if k in ds.dims})
+    ds.attrs = {"dqdyn_model": info, "dqdyn_sweep": dict(g.attrs["dqdyn_sweep"])}
+    return ds
 
 
 def pending(path: str, spec: SweepSpec) -> list[tuple[int, int]]:
@@ -631,144 +681,6 @@ def open_dataset(path: str, *, allow_incomplete: bool = False):
     return g, spec
 
 
-# =============================================================================== command line
-def add_sweep_parser(sub) -> None:
-    """The ``dqdyn sweep`` sub-command (registered by `dqdyn.cli`)."""
-    from dqdyn._cliargs import HelpFormatter, add_model_arguments
-
-    p = sub.add_parser(
-        "sweep", help="generate a dataset (q, v, a, tau, M, ...) into Zarr on a Dask cluster",
-        description="Generate a dataset of states and dynamics quantities into a Zarr store, "
-                    "chunk by chunk on a local process cluster (default) or a remote Dask "
-                    "scheduler; an interrupted sweep resumes where it stopped.",
-        epilog="examples:\n"
-               "  dqdyn sweep panda --out panda.zarr --states 100000 --quantities tau,M\n"
-               "  dqdyn sweep robot.urdf --out ds.zarr --grid 5 --workers 0\n"
-               "  dqdyn sweep ur5 --out fam.zarr --states 10000 --models 8 --mass 0.1",
-        formatter_class=HelpFormatter)
-    add_model_arguments(p)
-    p.add_argument("--out", required=True, help="Zarr store (a directory) to create or resume")
-    p.add_argument("--states", type=int, default=None, help="number of states (random sampling)")
-    p.add_argument("--grid", type=int, default=0,
-                   help="a grid of GRID points per q entry within the joint limits instead")
-    p.add_argument("--chunk", type=int, default=65536, help="states per chunk (task)")
-    p.add_argument("--compressor", choices=COMPRESSORS, default="zstd",
-                   help="of the data arrays (default: Zarr's zstd; lz4: faster; none: fastest)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--inputs", choices=("a", "tau"), default="a",
-                   help="sample accelerations (inverse dynamics) or torques (forward dynamics)")
-    p.add_argument("--quantities", default="tau",
-                   help=f"comma-separated, from {','.join(sorted(QUANTITIES))} (q, v and the "
-                        "sampled a or tau are always stored)")
-    p.add_argument("--models", type=int, default=1, help="number of perturbed models")
-    for k, h in (("mass", "σ of log mass factors"), ("com", "σ of CoM offsets (m)"),
-                 ("inertia", "σ of log principal second moments"),
-                 ("axes", "σ of principal-axis rotations (rad)"), ("payload", "largest payload (kg)")):
-        p.add_argument(f"--{k}", type=float, default=0.0, help=h)
-    p.add_argument("--payload-body", default=None, help="body carrying the payload (default: last)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="local worker processes (default: one per core, at most 4; 0: run in "
-                        "this process)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="numba threads per worker (default: cores // workers on the host)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="a running Dask scheduler (tcp://host:8786) instead of a local cluster")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to reach --scheduler")
-    p.add_argument("--no-workers-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="stop when the cluster has had no workers for this long (default: 60)")
-    p.add_argument("--max-chunks", type=int, default=None, help="stop after this many chunks")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_sweep, sweep_parser=p)
-
-
-def command_line(args) -> str:
-    """The ``dqdyn sweep`` command of ``args`` (its options that differ from the defaults)."""
-    import shlex
-
-    parser = getattr(args, "sweep_parser", None)
-    if parser is None:
-        return "dqdyn sweep … (the same arguments)"
-    words = ["dqdyn", "sweep"]
-    for act in parser._actions:
-        if act.dest in ("help", "func", "sweep_parser"):
-            continue
-        val = getattr(args, act.dest, None)
-        if not act.option_strings:
-            words += [] if val is None else [str(val)]
-        elif val != act.default and val is not None:
-            words += [act.option_strings[-1]] + ([] if val is True else [str(val)])
-    return shlex.join(words)
-
-
-def check_output(out: str) -> None:
-    """``--out`` must be a place where a store can be written: checked before any cluster starts
-    (a directory that cannot be made or written is named here, not by a worker that fails)."""
-    from dqdyn.errors import StoreError
-
-    root = _stores.local_path(out)
-    if root is None:
-        return  # (a remote store: its workers reach it, this process may not)
-    d = os.path.abspath(root)
-    probe = None
-    try:
-        os.makedirs(d, exist_ok=True)
-        probe = os.path.join(d, f".dqdyn-write-check-{os.getpid()}")
-        with open(probe, "wb"):
-            pass
-    except OSError as e:
-        raise StoreError(f"--out: the store {out!r} cannot be written ({type(e).__name__}: "
-                         f"{e.strerror or e}{f': {e.filename!r}' if e.filename else ''}); choose "
-                         "a directory you can write") from None
-    finally:
-        if probe is not None and os.path.exists(probe):
-            os.remove(probe)
-
-
-def cmd_sweep(args) -> int:
-    """``dqdyn sweep``: see `add_sweep_parser`."""
-    import warnings
-
-    from dqdyn._cliargs import load_model, model_source
-
-    src = model_source(args)
-    if args.states is None and not args.grid:
-        raise ShapeError("sweep: give --states N or --grid G")
-    check_output(args.out)  # before the robot is loaded and any cluster starts
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = load_model(args)
-    pert = Perturbation(mass=args.mass, com=args.com, inertia=args.inertia, axes=args.axes,
-                        payload=args.payload, payload_body=args.payload_body)
-    if args.payload_body is not None:
-        model.body_index(args.payload_body)
-    spec = make_spec(model, states=args.states, chunk=args.chunk, seed=args.seed,
-                     sampling="grid" if args.grid else "random", grid=args.grid,
-                     inputs=args.inputs, quantities=args.quantities, models=args.models,
-                     perturbation=pert, source=str(src), compressor=args.compressor)
-    client = None
-    try:
-        from dqdyn.scale import distributed as dd
-
-        if args.scheduler:
-            client = dd.connect(args.scheduler, timeout=args.timeout, threads=args.threads)
-        elif args.workers != 0:
-            client = dd.local_cluster(args.workers, threads=args.threads)
-        r = run_sweep(args.out, model, spec, client=client, max_chunks=args.max_chunks,
-                      overwrite=args.overwrite, progress=not args.no_progress,
-                      no_workers_timeout=args.no_workers_timeout,
-                      resume="rerun " + command_line(args).replace(" --overwrite", ""))
-    finally:
-        if client is not None:
-            cluster = client.cluster if not args.scheduler else None
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    print(f"{args.out}: {r['done']}/{r['total']} chunks done ({r['ran']} this run, "
-          f"{r['seconds']:.1f} s{', ~%.3g states/s' % (r['ran'] * spec.chunk / r['seconds']) if r['ran'] and r['seconds'] > 0 else ''})")
-    return 0 if r["done"] == r["total"] else 3
-
-
 __all__ = [
     "COMPRESSORS",
     "QUANTITIES",
@@ -783,6 +695,7 @@ __all__ = [
     "make_spec",
     "model_family",
     "open_dataset",
+    "open_xarray",
     "pending",
     "perturb_model",
     "run_sweep",
