@@ -32,7 +32,7 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 
 
 def test_pyproject_configures_both_tools():
-    import tomllib
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     rules = tool["ruff"]["lint"]["select"]

@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +31,7 @@ def _run(code: str, tmp_path):
 
 
 def test_core_dependencies_are_light():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = " ".join(meta["dependencies"])
     for heavy in ("mujoco", "matplotlib", "rich", "pin", "example-robot-data"):

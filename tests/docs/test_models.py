@@ -79,7 +79,7 @@ def test_example_robot_data_models_match_pinocchio():
     pin = pytest.importorskip("pinocchio")
     if models.example_robot_data_dir() is None:
         pytest.skip("example-robot-data is not installed")
-    for name, nv_pin in (("panda", None), ("ur5", None), ("talos", None), ("tiago", None)):
+    for name in ("panda", "ur5", "talos", "tiago"):
         m = dqdyn.load_example(name)
         path = str(models.model_path(name))
         free = models.model_info(name).root_joint == "free"

@@ -70,7 +70,7 @@ def test_install_block_clones_installs_the_demo_extra_and_names_the_test_command
 
 
 def test_every_extra_of_pyproject_is_in_the_install_table():
-    import tomllib
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
     extras = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
