@@ -167,7 +167,7 @@ def test_one_world_frame_sweep_gives_crba_and_rnea(seed):
     sweep, its composite inertias and forces) against the body-frame CRBA and dqNE of
     ``mass_matrix`` / ``nonlinear_effects`` on random trees of every joint type, and against
     Pinocchio's ``crba`` / ``nonLinearEffects`` where the velocity conventions agree."""
-    from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size
+    from dqdyn.dynamics.derivatives._sweeps import dynamics_sweep, dynamics_sweep_size
 
     m = dqdyn.random_tree(9, seed=seed)
     rng = np.random.default_rng(seed)
@@ -205,7 +205,7 @@ def test_constraint_frames_from_the_sweep_equal_the_drift_kernel(seed):
     from the frame to the root in the frame's axes, itself tested against Pinocchio and
     finite differences) for every body of random trees, frames placed off the body, in the
     frame's axes and world-aligned."""
-    from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size
+    from dqdyn.dynamics.derivatives._sweeps import dynamics_sweep, dynamics_sweep_size
     from dqdyn.kinematics.jacobians import jacobian_drift_kernel
     from dqdyn.constraints.base import frame_rotation
     from dqdyn.algebra._core import pose_translation
