@@ -69,7 +69,7 @@ from dqdyn._engine.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r, 
 from dqdyn.kinematics.configuration import integrate
 from dqdyn.dynamics.articulated import _has_mimic
 from dqdyn._engine.boundary import check_q
-from dqdyn.dynamics.derivatives import dynamics_sweep, dynamics_sweep_size, sweep_views
+from dqdyn.dynamics.derivatives._sweeps import dynamics_sweep, dynamics_sweep_size, sweep_views
 from dqdyn.kinematics.forward import local_pose
 from dqdyn.algebra._core import dq_mul, pose_translation
 
