@@ -31,7 +31,7 @@ placements, a parallel robot's home pose).  A counter started at ``0`` and passe
 after a loop counts too: numba's first typing pass sees only ``Literal[int](0)`` and compiles the
 callee for it before the loop makes the counter ``int64`` (``chol_factor`` and ``chol_solve``,
 twice in every articulated-body kernel) — such a counter starts at ``int(0)``.
-``tests/test_kernel_cache.py`` reads the filled cache: no kernel holds two signatures that differ
+``tests/engine/test_kernel_cache.py`` reads the filled cache: no kernel holds two signatures that differ
 only there.
 """
 
@@ -160,7 +160,7 @@ def _imports_of(rel: str) -> frozenset:
 
     A scan of the ``from … import …`` statements with a regular expression rather than an
     ``ast`` parse: the stamps are computed on the first call of a kernel, and parsing the ~10
-    files a kernel imports took 70 ms of it.  ``tests/test_kernel_cache.py`` checks the scan
+    files a kernel imports took 70 ms of it.  ``tests/engine/test_kernel_cache.py`` checks the scan
     against the parse on every file of the package."""
     path = os.path.join(PKG_DIR, rel)
     with open(path, "rb") as f:
@@ -375,7 +375,7 @@ def _light_load_ok() -> bool:
     needs the symbols it links against.  So a load here makes those symbols known
     (`_ready_to_link`) and skips the refresh — only where numba's ``load_overload`` is
     still "refresh, then ``_load_overload``" (another numba: its own way), and not with
-    ``DQDYN_NUMBA_LIGHT_LOAD=0``.  ``tests/test_kernel_cache.py`` checks, in fresh processes,
+    ``DQDYN_NUMBA_LIGHT_LOAD=0``.  ``tests/engine/test_kernel_cache.py`` checks, in fresh processes,
     that the results are the same bits and that the registries were not imported."""
     global _LIGHT
     if _LIGHT is None:
