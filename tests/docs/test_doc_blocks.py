@@ -34,10 +34,7 @@ MARK = re.compile(r"^<!--\s*(skip-test|slow-test)\b:?\s*(.*?)\s*-->\s*$")
 SNIPPET = re.compile(r'^--8<--\s+"([^"]+)"\s*$')
 
 # Pages whose blocks fail today for a reason being fixed elsewhere: still run, a failure expected (xfail).
-PENDING: dict[str, str] = {
-    "loading.md": "its blocks name files and checkouts a reader has (robots/arm.urdf, humanoid.xml, a MuJoCo "
-                  "Menagerie clone) and robot_descriptions downloads: to be marked skip-test or made runnable",
-}
+PENDING: dict[str, str] = {}
 
 # Importable only with an extra (a block that imports one without it is skipped, not failed).
 OPTIONAL = {"mujoco", "matplotlib", "rich", "example_robot_data", "pinocchio", "sympy", "dask", "distributed",
