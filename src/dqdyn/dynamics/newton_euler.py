@@ -86,6 +86,7 @@ from dqdyn.multibody.model import (
     Model,
 )
 from dqdyn._engine.batching import BLOCKS, run_chunked
+from dqdyn.dynamics.lanes import LANES, lanes_support, rnea_lanes_batch
 from dqdyn._engine.boundary import (
     BAD_A_FINITE,
     BAD_OVERFLOW,
@@ -755,6 +756,10 @@ def _rnea_general(model, q, v, a, fext, v_none, a_none, out=None):
         return tau
     TAU = out_batch(out, batch + (model.nv,))
     TAU = np.empty((N, model.nv)) if TAU is None else TAU.reshape(N, model.nv)
+    if F.shape[1] == 0 and N >= LANES and lanes_support(model):  # 16 states at once, same bits
+        run_chunked(rnea_lanes_batch, (model.mi, model.mf, model.gravity), [Q, V, A], [TAU], N,
+                    (1, 2), lambda st, row: raise_status(model, st, row))
+        return TAU.reshape(batch + (model.nv,))
     run_chunked(rnea_batch, (model.mi, model.mf, model.gravity), [Q, V, A, F], [TAU], N, (1, 2, 3),
                 lambda st, row: raise_status(model, st, row))
     return TAU.reshape(batch + (model.nv,))
