@@ -1,0 +1,112 @@
+"""Batched ``rnea``: dqdyn's lanes (blocks of 16 states, `dqdyn.dynamics.lanes`) against dqdyn's
+per-state batch kernel and Pinocchio's ``rneaInParallel``, side by side in one process.
+
+    python benchmarks/bench_batch_lanes.py [--rounds 9] [--sizes 1000 10000 100000]
+
+Panda (9 DoF, the finger independent, as Pinocchio parses it) and a 100-body revolute chain
+(`dqdyn.serial_chain`), on batches of 10³, 10⁴ and 10⁵ states, all cores for every route
+(Pinocchio: a ``ModelPool`` of one model per core).  Rounds interleave the three routes; each
+timing is the median over the rounds (spread: the min–max of the rounds), as wall time per batch
+and as the cost per body per core, ``t · cores / (N · bodies)``.  The lanes and the per-state
+kernel give the same bits (checked here before timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+
+import dqdyn  # noqa: E402
+from dqdyn._engine.batching import run_chunked  # noqa: E402
+from dqdyn._engine.boundary import raise_status  # noqa: E402
+from dqdyn.dynamics import newton_euler as ne  # noqa: E402
+from dqdyn.dynamics.lanes import rnea_lanes  # noqa: E402
+
+
+def per_state_batch(m, Q, V, A, out):
+    """dqdyn's batch before the lanes: `ne_core` per state in a ``prange`` loop."""
+    run_chunked(ne.rnea_batch, (m.mi, m.mf, m.gravity), [Q, V, A, np.empty((1, 0, 6))], [out],
+                len(Q), (1, 2, 3), lambda st, row: raise_status(m, st, row))
+    return out
+
+
+def _time(fn, target_s=0.02):
+    """Seconds per call of ``fn`` (repeated to about ``target_s``)."""
+    t0 = time.perf_counter()
+    fn()
+    t = time.perf_counter() - t0
+    k = max(1, int(target_s / max(t, 1e-9)))
+    t0 = time.perf_counter()
+    for _ in range(k):
+        fn()
+    return (time.perf_counter() - t0) / k
+
+
+def models():
+    import pinocchio as pin
+
+    from pinconv import ROBOTS, erd, pin_from_model
+
+    rel, _ = ROBOTS["panda"]
+    panda = dqdyn.load_urdf(erd(rel), mimic="independent")
+    chain = dqdyn.serial_chain(100)
+    return [("panda", panda, pin.buildModelFromUrdf(erd(rel))),
+            ("chain100", chain, pin_from_model(chain)[0])]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    args = ap.parse_args(argv)
+    import numba
+    import pinocchio as pin
+
+    from pinconv import q_to_pin
+
+    warnings.simplefilter("ignore")
+    ncpu = os.cpu_count() or 1
+    numba.set_num_threads(ncpu)
+    print(f"pinocchio {pin.__version__}, numba {numba.__version__}, {ncpu} cores, "
+          f"{numba.get_num_threads()} numba threads, {args.rounds} interleaved rounds")
+    print(f"{'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
+          f"{'ns/body/core':>13s} {'vs per-state':>12s}")
+    for name, m, pm in models():
+        pool = pin.ModelPool(pm, ncpu)
+        for N in args.sizes:
+            Q = dqdyn.random_configuration(m, size=N, seed=1)
+            rng = np.random.default_rng(0)
+            V, A = rng.normal(size=(N, m.nv)), rng.normal(size=(N, m.nv))
+            QP = np.asfortranarray(np.array([q_to_pin(m, pm, x) for x in Q]).T)
+            VP, AP = np.asfortranarray(V.T), np.asfortranarray(A.T)
+            TP = np.zeros((pm.nv, N), order="F")
+            o1, o2 = np.empty((N, m.nv)), np.empty((N, m.nv))
+            routes = {
+                "dqdyn lanes": lambda: rnea_lanes(m, Q, V, A, o1),
+                "dqdyn state": lambda: per_state_batch(m, Q, V, A, o2),
+                "pin parallel": lambda: pin.rneaInParallel(ncpu, pool, QP, VP, AP, TP),
+            }
+            for f in routes.values():
+                f()
+            assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
+            times = {k: [] for k in routes}
+            for _ in range(args.rounds):
+                for k, f in routes.items():
+                    times[k].append(_time(f))
+            base = np.median(times["dqdyn state"])
+            for k, t in times.items():
+                med = np.median(t)
+                print(f"{name:9s} {N:7d} | {k:14s} {med * 1e3:10.3f} "
+                      f"{min(t) * 1e3:8.3f}-{max(t) * 1e3:<8.3f} "
+                      f"{med * ncpu / (N * m.nbodies) * 1e9:13.2f} {base / med:11.2f}x")
+
+
+if __name__ == "__main__":
+    main()
