@@ -33,6 +33,7 @@ from dqdyn.dynamics.derivatives import (
     joint_torque_regressor,
     rnea_derivatives,
 )
+from dqdyn.dynamics.parameter_derivatives import aba_parameter_derivatives
 from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     constrained_inverse_dynamics,
@@ -135,6 +136,7 @@ __all__ = [
     "rnea_derivatives",
     "aba_derivatives",
     "hybrid_dynamics_derivatives",
+    "aba_parameter_derivatives",
     "joint_torque_regressor",
     "inertial_parameters",
     "dq_euler_lagrange",

@@ -191,10 +191,91 @@ def test_claim31_constrained_inverse_dynamics():
 
 
 # ============================================================== claims 32–36: derivatives
+def _S3(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def _ad(V):
+    """ad_V as a 6×6 matrix on twists [ω, v] [Kim2012, §2]: [[ω̂, 0], [v̂, ω̂]]."""
+    return np.block([[_S3(V[:3]), np.zeros((3, 3))], [_S3(V[3:]), _S3(V[:3])]])
+
+
+def _Ad_matrix(T):
+    """Ad_T of a 4×4 homogeneous T as a 6×6 matrix on twists [ω, v] [Kim2012, eq. (7)]."""
+    R, p = T[:3, :3], T[:3, 3]
+    return np.block([[R, np.zeros((3, 3))], [_S3(p) @ R, R]])
+
+
+def _vee(X):
+    """The twist [ω, v] of a 4×4 se(3) matrix [[ω̂, v], [0, 0]]."""
+    return np.r_[X[2, 1], X[0, 2], X[1, 0], X[:3, 3]]
+
+
+def test_claim32_lemma3_and_corollaries_1_2_derivatives_of_the_adjoints():
+    """Lemma 3 and Corollaries 1–2: ∂Ad_T/∂p = ad_{∂T/∂p T⁻¹} Ad_T (81),
+    ∂Ad_{T⁻¹}/∂p = −ad_{∂h/∂p} Ad_{T⁻¹} (87) and ∂Ad*_{T⁻¹}/∂p = −Ad*_{T⁻¹} ad*_{∂h/∂p} (88, in
+    the T⁻¹ form the tables use; the printed Ad*_T is O(1) off) with ∂h_i/∂p = T⁻¹ ∂T/∂p (89),
+    which is the joint screw S_i^k for p = q_i^k (90) and 0 for a coordinate of another joint
+    (91) — on every joint transform T_{λ(i),i}(q) of a random tree with all joint types.
+    Oracle: central differences of forward kinematics and of the 6×6 adjoint matrices; S_i^k is
+    the body-Jacobian column; dqdyn's ``Ad6`` (twists and, swapped, wrenches) is the Ad of (7)."""
+    from dqdyn.algebra.dualquat import conj, matrix_from_pose
+
+    P = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])  # [f, τ] ↔ [τ, f]
+    m = dqdyn.random_tree(9, seed=32, branching=0.6)
+    q = dqdyn.random_configuration(m, seed=np.random.default_rng(32))
+    h = 1e-6
+
+    def T_rel(q, i):  # T_{λ(i),i}: the pose of body i in its parent, 4×4
+        X = dqdyn.forward_kinematics(m, q)
+        return np.linalg.inv(matrix_from_pose(X[m.parent[i]])) @ matrix_from_pose(X[i])
+
+    def along(k, s):
+        e = np.zeros(m.nv)
+        e[k] = s
+        return dqdyn.integrate(m, q, e)
+
+    worst = {"81": 0.0, "87": 0.0, "88": 0.0, "90": 0.0, "91": 0.0}
+    printed_88 = 0.0
+    for i in range(1, m.nbodies + 1):
+        T = T_rel(q, i)
+        A = _Ad_matrix(T)
+        x_i = dqdyn.forward_kinematics(m, q)[i]
+        x_l = dqdyn.forward_kinematics(m, q)[m.parent[i]]
+        # (7): dqdyn's Ad6 of the same transform is Kim's Ad_T on twists; on wrenches [f, τ] it
+        # is Kim's dual adjoint Ad*_{T⁻¹} = Ad_{T⁻¹}ᵀ with the two halves swapped
+        x_rel = mul(conj(x_l), x_i)
+        Ad_dq = Ad6(x_rel, np.eye(6)).T
+        np.testing.assert_allclose(Ad_dq, A, atol=1e-12)
+        np.testing.assert_allclose(Ad_dq, P @ np.linalg.inv(A).T @ P, atol=1e-12)
+        Jb = dqdyn.twist_jacobian(m, q, i, frame="body")
+        own = range(m.v_slice(m.joint_names_all[i]).start, m.v_slice(m.joint_names_all[i]).stop)
+        for k in range(m.nv):
+            Tp, Tm = T_rel(along(k, h), i), T_rel(along(k, -h), i)
+            dT = (Tp - Tm) / (2 * h)
+            dh = _vee(np.linalg.inv(T) @ dT)  # (89)
+            if k in own:  # (90): the joint screw
+                worst["90"] = max(worst["90"], np.abs(dh - Jb[:, k]).max())
+            else:  # (91): another joint's coordinate leaves T_{λ(i),i} alone
+                worst["91"] = max(worst["91"], np.abs(dT).max())
+                continue
+            Ti, Tpi, Tmi = np.linalg.inv(T), np.linalg.inv(Tp), np.linalg.inv(Tm)
+            dAd = (_Ad_matrix(Tp) - _Ad_matrix(Tm)) / (2 * h)
+            dAdi = (_Ad_matrix(Tpi) - _Ad_matrix(Tmi)) / (2 * h)
+            dAdsi = (_Ad_matrix(Tpi).T - _Ad_matrix(Tmi).T) / (2 * h)  # Ad*_{T⁻¹} = Ad_{T⁻¹}ᵀ
+            dAds = (_Ad_matrix(Tp).T - _Ad_matrix(Tm).T) / (2 * h)  # the printed Ad*_T
+            worst["81"] = max(worst["81"], np.abs(dAd - _ad(_vee(dT @ Ti)) @ A).max())
+            worst["87"] = max(worst["87"], np.abs(dAdi + _ad(dh) @ _Ad_matrix(Ti)).max())
+            worst["88"] = max(worst["88"], np.abs(dAdsi + _Ad_matrix(Ti).T @ _ad(dh).T).max())
+            printed_88 = max(printed_88, np.abs(dAds + A.T @ _ad(dh).T).max())
+    assert max(worst.values()) < 1e-7, worst
+    assert printed_88 > 1e-2, printed_88  # (88) as printed, with Ad*_T: off by O(1)
+
+
 def test_claim32_derivative_of_the_world_pose_is_the_joint_screw():
-    """(87): a joint's coordinate moves every world pose of its subtree along the joint's world
-    screw, ∂x_j/∂q_k = ½ 𝒮_k x_j (∂h_i/∂q_i^k = S_i^k for the joint's own transform).  Oracle:
-    central differences of forward kinematics; 𝒮_k from the spatial Jacobian's column."""
+    """(90) carried to the world: a joint's coordinate moves every world pose of its subtree
+    along the joint's world screw, ∂x_j/∂q_k = ½ 𝒮_k x_j.  Oracle: central differences of
+    forward kinematics; 𝒮_k from the spatial Jacobian's column."""
     m = dqdyn.random_tree(8, seed=5, joint_types=("revolute", "prismatic", "helical"))
     q = dqdyn.random_configuration(m, seed=np.random.default_rng(32))
     X = dqdyn.forward_kinematics(m, q)
@@ -247,3 +328,81 @@ def test_claim36_derivatives_with_respect_to_inertial_parameters(derivatives):
     parameters and Pinocchio's computeJointTorqueRegressor."""
     for seed in (0, 1):
         derivatives.test_regressor_is_the_inertial_parameter_derivative(seed)
+
+
+def _with_parameters(m, pi):
+    """``m`` rebuilt with the inertial parameters ``pi`` (nbodies, 10): mass, first moment
+    ``m c`` and the inertia about the body origin back to mass, CoM and CoM inertia."""
+    from dqdyn.scale.sweep import with_inertia
+
+    mass = np.r_[0.0, pi[:, 0]]
+    com = np.vstack([np.zeros(3), pi[:, 1:4] / pi[:, :1]])
+    Io = np.zeros((m.nbodies, 3, 3))
+    for (r, c), k in zip([(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)], range(4, 10)):
+        Io[:, r, c] = Io[:, c, r] = pi[:, k]
+    c = com[1:]
+    Ic = Io - pi[:, 0, None, None] * ((c * c).sum(1)[:, None, None] * np.eye(3) - c[:, :, None] * c[:, None, :])
+    return with_inertia(m, mass, com, np.concatenate([np.zeros((1, 3, 3)), Ic]))
+
+
+def test_claim36_forward_dynamics_derivative_with_respect_to_inertial_parameters():
+    """§4.2 with p an inertial parameter (through ∂𝓘_i/∂p): the forward dynamics derivative is
+    ∂q̈/∂π = −M⁻¹ Y(q, q̇, q̈) (τ = Y π is linear in π; ``aba_parameter_derivatives``), on a tree
+    with every joint type, rotor armature and external wrenches.  Oracle: central differences of
+    ``aba`` on models rebuilt with each of the 10·n parameters perturbed, and of Pinocchio's
+    ``aba`` with ``Inertia.FromDynamicParameters`` perturbed the same way."""
+    from pinconv import pin, pin_from_model, q_to_pin, v_transform
+
+    h = 1e-6
+    m = dqdyn.random_tree(7, seed=36, branching=0.5)
+    m = m.with_armature(np.random.default_rng(36).uniform(0.0, 0.3, size=m.nv))
+    rng = np.random.default_rng(360)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, tau = rng.normal(size=(2, m.nv))
+    fext = rng.normal(size=(m.nbodies + 1, 6))
+    D = dqdyn.aba_parameter_derivatives(m, q, v, tau, fext)
+    pi = dqdyn.inertial_parameters(m)
+    assert D.shape == (m.nv, pi.size)
+    fd = np.empty_like(D)
+    for k in range(pi.size):
+        dp = np.zeros(pi.size)
+        dp[k] = h
+        up, dn = (_with_parameters(m, (pi.ravel() + s * dp).reshape(pi.shape)) for s in (1, -1))
+        fd[:, k] = (dqdyn.aba(up, q, v, tau, fext) - dqdyn.aba(dn, q, v, tau, fext)) / (2 * h)
+    np.testing.assert_allclose(D, fd, atol=1e-6 * (1 + np.abs(fd).max()))
+    # Pinocchio, on a tree without planar joints: its own ABA, parameters set by its own
+    # Inertia.FromDynamicParameters (its blocks follow its depth-first joint order)
+    m2 = dqdyn.random_tree(7, seed=37, joint_types=("revolute", "prismatic", "helical",
+                                                     "cylindrical", "spherical", "free"))
+    pm, _ = pin_from_model(m2)
+    pd = pm.createData()
+    q2 = dqdyn.random_configuration(m2, seed=rng)
+    v2, tau2 = rng.normal(size=(2, m2.nv))
+    T = v_transform(m2, pm, q2)
+    qp = q_to_pin(m2, pm, q2)
+    D2 = dqdyn.aba_parameter_derivatives(m2, q2, v2, tau2)
+    pi2 = dqdyn.inertial_parameters(m2)
+    for i in range(1, m2.nbodies + 1):
+        jid = pm.getJointId(m2.joint_names_all[i])
+        for e in range(10):
+            col = []
+            for s in (1, -1):
+                p = pi2[i - 1].copy()
+                p[e] += s * h
+                keep = pm.inertias[jid].copy()
+                pm.inertias[jid] = pin.Inertia.FromDynamicParameters(p)
+                col.append(T.T @ pin.aba(pm, pd, qp, T @ v2, T @ tau2))
+                pm.inertias[jid] = keep
+            np.testing.assert_allclose(D2[:, 10 * (i - 1) + e], (col[0] - col[1]) / (2 * h),
+                                       atol=1e-6 * (1 + np.abs(D2).max()))
+    # batches: one row per state
+    Q = dqdyn.random_configuration(m, size=3, seed=rng)
+    V, TAU = rng.normal(size=(2, 3, m.nv))
+    DB = dqdyn.aba_parameter_derivatives(m, Q, V, TAU)
+    for n in range(3):
+        np.testing.assert_allclose(DB[n], dqdyn.aba_parameter_derivatives(m, Q[n], V[n], TAU[n]),
+                                   rtol=1e-12, atol=1e-12)
+    with pytest.raises(dqdyn.errors.ShapeError, match="tau"):
+        dqdyn.aba_parameter_derivatives(m, q, v, tau[:-1])
+    with pytest.raises(dqdyn.errors.ModelError, match="model"):
+        dqdyn.aba_parameter_derivatives("panda", q, v, tau)
