@@ -16,7 +16,9 @@ from dqdyn.constraints import (
     four_bar,
     mobile_manipulator,
 )
-from dqdyn.constraints import dynamics as D
+from dqdyn.constraints import _compiled as CK
+from dqdyn.constraints import forward as D
+from dqdyn.constraints import udwadia_kalaba as UK
 from dqdyn.constraints.dynamics import constrained_forward_dynamics as cfd
 from dqdyn.constraints.dynamics import kkt_solve
 from loop_models import null_velocity, spatial_7r
@@ -125,7 +127,7 @@ def _full_rank_step(W, r):
     n, m = W.shape
     G, LG, Gi = np.empty((m, m)), np.empty((m, m)), np.empty((m, m))
     z, proj, lam = np.full(n, 7.0), np.full(m, 7.0), np.full(m, 7.0)
-    used = D._full_rank_solve(W, r, G, LG, Gi, z, proj, lam)
+    used = UK._full_rank_solve(W, r, G, LG, Gi, z, proj, lam)
     return used, z, proj, lam
 
 
@@ -223,7 +225,7 @@ def test_constraint_frames_from_the_sweep_equal_the_drift_kernel(seed):
             J1, jdv1, x1 = np.zeros((6, m.nv)), np.empty(6), np.empty(8)
             assert jacobian_drift_kernel(m.mi, m.mf, q, v, body, pl, code, np.empty((5, 8)), J1, jdv1, x1) == 0
             J2, jdv2, R, p = np.full((6, m.nv), np.nan), np.full(6, np.nan), np.empty((3, 3)), np.empty(3)
-            D._frame(m.mi, m.mf, q, body, pl, code, ws, J2, jdv2, R, p, np.empty(16))
+            CK._frame(m.mi, m.mf, q, body, pl, code, ws, J2, jdv2, R, p, np.empty(16))
             R1, p1 = np.empty((3, 3)), np.empty(3)
             frame_rotation(x1, R1)
             pose_translation(x1, p1)

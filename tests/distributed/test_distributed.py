@@ -256,7 +256,7 @@ def test_a_model_unpickles_from_read_only_or_unaligned_out_of_band_buffers(model
     import pickle
 
     from dqdyn.constraints import JointCoupling
-    from dqdyn.constraints import dynamics as D
+    from dqdyn.constraints import forward as D
 
     q, v, a = states
     cons = [JointCoupling(model.joint_names[2], model.joint_names[1], 0.5)]
