@@ -19,6 +19,7 @@ import pytest
 
 import dqdyn
 from dqdyn._engine.boundary import kernel_rows
+
 #: every public batched function that dqdyn.scale.distributed evaluates (its FUNCTIONS registry)
 NAMES = ("rnea", "aba", "gravity", "nonlinear_effects", "mass_matrix", "coriolis_matrix",
          "mass_matrix_inverse", "forward_kinematics", "rnea_derivatives", "aba_derivatives",
@@ -37,7 +38,9 @@ def call(name, m, q, v, a):
     r = f(m, *(q, v, a)[:k])
     return np.concatenate([np.asarray(x).ravel() for x in r]) if isinstance(r, tuple) else r
 """
-exec(textwrap.dedent("import numpy as np\n" + _CALL))  # defines call() here, as in the child
+_NS: dict = {}
+exec(textwrap.dedent("import numpy as np\n" + _CALL), _NS)  # the child runs the same source
+call = _NS["call"]
 
 
 def _states(m, n, seed=0):

@@ -3,7 +3,7 @@
 ::
 
     import dask.array as da, dqdyn
-    from dqdyn import distributed as dd
+    import dqdyn.distributed as dd
 
     client = dd.local_cluster(n_workers=2)        # or dd.connect("tcp://scheduler:8786"), or none
     Q = da.from_zarr("states.zarr/q")              # (N, nq), chunked along the state axis only
