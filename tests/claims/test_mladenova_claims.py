@@ -15,7 +15,7 @@ RNG4 = np.random.default_rng(4_004)
 
 # =====================================================================================
 # vector-parameter kinematics, principal axes, pseudo-coordinates, Cayley
-# cubics, biped: claims 4, 6, 7, 8, 10, 11, 12, 14, 16, 17, 18, 19, 23, 24
+# cubics, biped: claims 1–19, 23, 24
 # =====================================================================================
 from dqdyn.algebra import diagonalize as _pa  # noqa: E402
 from dqdyn.algebra import vector_parameter as _vp  # noqa: E402
@@ -36,6 +36,159 @@ def _Rz(a):
 
 def _rand_c(n=None):
     return RNG4.uniform(-2.0, 2.0, size=(3,) if n is None else (n, 3))
+
+
+def _rot_of_vp(c):
+    """scipy's rotation by 2 arctan|c| about c/|c| (the oracle for O(c))."""
+    n = np.linalg.norm(c)
+    return Rotation.from_rotvec(2 * np.arctan(n) * c / n).as_matrix()
+
+
+def _sk(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def test_claim01_cayley_map():
+    """§2.4: O(c) = ((1 − c²) I + 2 c cᵀ + 2 c^×)/(1 + c²) (65) is orthogonal with det +1, equals
+    the Cayley form (I + c^×)(I − c^×)⁻¹ and the rotation by α about e for c = tan(α/2) e.
+    Oracle: scipy's Rotation.from_rotvec and numpy's inverse."""
+    for _ in range(20):
+        alpha, e = RNG4.uniform(-3.0, 3.0), RNG4.normal(size=3)
+        e /= np.linalg.norm(e)
+        c = np.tan(alpha / 2) * e
+        O = _vp.matrix_from_vp(c)
+        np.testing.assert_allclose(O @ O.T, np.eye(3), atol=1e-13)
+        assert np.linalg.det(O) == pytest.approx(1.0, abs=1e-13)
+        np.testing.assert_allclose(O, (np.eye(3) + _sk(c)) @ np.linalg.inv(np.eye(3) - _sk(c)), atol=1e-12)
+        np.testing.assert_allclose(O, Rotation.from_rotvec(alpha * e).as_matrix(), atol=1e-12)
+
+
+def test_claim02_inverse_map():
+    """§2.4: c^× = (O − Oᵀ)/(1 + tr O) (66) inverts (65) whenever tr O ≠ −1; at a half-turn it is
+    refused (SingularError).  Oracle: scipy rotation matrices of random rotations."""
+    from dqdyn import errors
+
+    for R in Rotation.random(20, random_state=1).as_matrix():
+        c = _vp.vp_from_matrix(R)
+        np.testing.assert_allclose(_sk(c), (R - R.T) / (1 + np.trace(R)), atol=1e-12)
+        np.testing.assert_allclose(_vp.matrix_from_vp(c), R, atol=1e-11)
+    with pytest.raises(errors.SingularError):
+        _vp.vp_from_matrix(Rotation.from_rotvec([0.0, np.pi, 0.0]).as_matrix())
+
+
+def test_claim03_composition_law():
+    """§2.4: O(⟨c1, c2⟩) = O(c1) O(c2) with ⟨c1, c2⟩ = (c1 + c2 + c1 × c2)/(1 − c1·c2) (67); the
+    law is associative, ⟨c, −c⟩ = 0 and O(−c) = O(c)ᵀ.  Oracle: scipy's rotation composition."""
+    for _ in range(20):
+        c1, c2, c3 = _rand_c(), _rand_c(), _rand_c()
+        c12 = _vp.vp_compose(c1, c2)
+        np.testing.assert_allclose(c12, (c1 + c2 + np.cross(c1, c2)) / (1 - c1 @ c2), rtol=1e-12)
+        np.testing.assert_allclose(_vp.matrix_from_vp(c12), _rot_of_vp(c1) @ _rot_of_vp(c2), atol=1e-11)
+        np.testing.assert_allclose(_vp.vp_compose(c12, c3), _vp.vp_compose(c1, _vp.vp_compose(c2, c3)),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(_vp.vp_compose(c1, -c1), 0.0, atol=1e-15)
+        np.testing.assert_allclose(_vp.matrix_from_vp(-c1), _rot_of_vp(c1).T, atol=1e-12)
+        # the order matters: ⟨c2, c1⟩ is O(c2) O(c1), another rotation
+        assert np.abs(_vp.vp_compose(c2, c1) - c12).max() > 1e-6
+
+
+def test_claim05_vector_parameter_of_a_quaternion():
+    """§2.4: c = q/q₀ for the unit quaternion (q₀, q) of the rotation (the printed (72),
+    (−q₃, −q₂, q₁)/q₀, is not it), and |c| → ∞ as q₀ → 0 (a half-turn is refused).  Oracle:
+    scipy's quaternions (scalar last) of the rotation by α about e, c = tan(α/2) e."""
+    from dqdyn import errors
+
+    for _ in range(20):
+        alpha, e = RNG4.uniform(-3.0, 3.0), RNG4.normal(size=3)
+        e /= np.linalg.norm(e)
+        x, y, z, w = Rotation.from_rotvec(alpha * e).as_quat()
+        c = _vp.vp_from_quat([w, x, y, z])
+        np.testing.assert_allclose(c, np.tan(alpha / 2) * e, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_vp.quat_from_vp(c), np.sign(w) * np.array([w, x, y, z]), atol=1e-12)
+        assert np.abs(np.array([-z, -y, x]) / w - c).max() > 1e-3  # the printed (72)
+    norms = [np.linalg.norm(_vp.vp_from_quat([np.cos(a / 2), np.sin(a / 2), 0, 0]))
+             for a in (3.0, 3.1, 3.14, 3.1415)]
+    assert all(b > 10 * a for a, b in zip(norms[1:], norms[2:])) and norms[-1] > 1e4
+    with pytest.raises(errors.SingularError):
+        _vp.vp_from_quat([0.0, 1.0, 0.0, 0.0])
+
+
+def test_claim09_angular_velocity_kde_and_acceleration():
+    """§2.4, (79)–(81): ω = 2/(1 + c²)(ċ + c × ċ) (spatial), ω_b = 2/(1 + c²)(ċ − c × ċ) (body),
+    the kinematic equation ċ = ½ (I − c^× + c cᵀ) ω = ½ (I + c^× + c cᵀ) ω_b, and ω̇ (80).
+    Oracle: central differences of O(c(t)) (Ω = Ȯ Oᵀ, Ω_b = Oᵀ Ȯ, scipy matrices) and of ω."""
+    h = 1e-6
+    for _ in range(10):
+        c0, c1, c2 = _rand_c() * 0.5, _rand_c(), _rand_c()
+        ct = lambda t: c0 + c1 * t + c2 * t * t  # noqa: E731
+        cd, cdd = c1, 2 * c2  # at t = 0
+        O = _rot_of_vp(c0)
+        Od = (_rot_of_vp(ct(h)) - _rot_of_vp(ct(-h))) / (2 * h)
+        W, Wb = Od @ O.T, O.T @ Od
+        w = np.array([W[2, 1], W[0, 2], W[1, 0]])
+        wb = np.array([Wb[2, 1], Wb[0, 2], Wb[1, 0]])
+        k = 2 / (1 + c0 @ c0)
+        np.testing.assert_allclose(_vp.vp_angular_velocity(c0, cd), w, atol=1e-8)
+        np.testing.assert_allclose(_vp.vp_angular_velocity(c0, cd, frame="body"), wb, atol=1e-8)
+        np.testing.assert_allclose(w, k * (cd + np.cross(c0, cd)), atol=1e-8)
+        np.testing.assert_allclose(wb, k * (cd - np.cross(c0, cd)), atol=1e-8)
+        np.testing.assert_allclose(_vp.vp_kde(c0, w), cd, atol=1e-7)
+        np.testing.assert_allclose(0.5 * (np.eye(3) - _sk(c0) + np.outer(c0, c0)) @ w, cd, atol=1e-7)
+        np.testing.assert_allclose(0.5 * (np.eye(3) + _sk(c0) + np.outer(c0, c0)) @ wb, cd, atol=1e-7)
+        wd = (_vp.vp_angular_velocity(ct(h), c1 + 2 * c2 * h)
+              - _vp.vp_angular_velocity(ct(-h), c1 - 2 * c2 * h)) / (2 * h)
+        np.testing.assert_allclose(_vp.vp_angular_acceleration(c0, cd, cdd), wd, atol=1e-6)
+
+
+def test_claim13_dual_vector_parameter():
+    """§4.2: the dual vector-parameter ĉ = c + μ ½ (p + p × c + (c·p) c) of (O(c), p) (written out;
+    the paper uses it through (153)–(156)) reproduces Ô = O + μ p^× O (151); dual
+    composition is SE(3) composition; ĉ = vec/scal of the unit dual quaternion q + ε ½ p q; and
+    ⟨(0, 0, tan ϑ̂/2), (tan α̂/2, 0, 0)⟩ with ϑ̂ = ϑ + μ d, α̂ = α + μ a (152)–(153) is the DH
+    link transform, p = R_z(ϑ)(a, 0, 0) + (0, 0, d).  Oracle: 4×4 homogeneous matrices from scipy
+    rotations, and dqdyn's dual quaternion product."""
+    from dqdyn.algebra.dualquat import mul
+    from dqdyn.algebra.rotations import pose_from_rt
+
+    def hom(R, p):
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = R, p
+        return T
+
+    def cd_of(c, p):
+        return 0.5 * (p + np.cross(p, c) + (c @ p) * c)
+
+    for _ in range(10):
+        c1, c2 = _rand_c() * 0.7, _rand_c() * 0.7
+        p1, p2 = RNG4.normal(size=(2, 3))
+        O, Od = _vp.dual_orthogonal_matrix(c1, cd_of(c1, p1))
+        np.testing.assert_allclose(O, _rot_of_vp(c1), atol=1e-12)
+        np.testing.assert_allclose(Od, _sk(p1) @ _rot_of_vp(c1), atol=1e-12)  # (151)
+        x1 = pose_from_rt(_vp.quat_from_vp(c1), p1)
+        np.testing.assert_allclose(x1[1:4] / x1[0], c1, atol=1e-12)  # vec/scal, primary part
+        c_, cd_ = _vp.dual_vp_from_pose(x1)
+        np.testing.assert_allclose(cd_, cd_of(c1, p1), atol=1e-12)
+        # dual part of vec/scal in dual arithmetic: (v' s − v s')/s²
+        np.testing.assert_allclose((x1[5:8] * x1[0] - x1[1:4] * x1[4]) / x1[0] ** 2, cd_, atol=1e-12)
+        c12, cd12 = _vp.dual_vp_compose(c1, cd_of(c1, p1), c2, cd_of(c2, p2))
+        T12 = hom(_rot_of_vp(c1), p1) @ hom(_rot_of_vp(c2), p2)
+        O12, Od12 = _vp.dual_orthogonal_matrix(c12, cd12)
+        np.testing.assert_allclose(O12, T12[:3, :3], atol=1e-11)
+        np.testing.assert_allclose(Od12, _sk(T12[:3, 3]) @ T12[:3, :3], atol=1e-10)
+        x2 = pose_from_rt(_vp.quat_from_vp(c2), p2)
+        x12 = mul(x1, x2)  # the pose product: the same dual vector-parameter
+        np.testing.assert_allclose(_vp.dual_vp_from_pose(np.sign(x12[0]) * x12)[1], cd12, atol=1e-10)
+    for theta, d, alpha, a in RNG4.uniform(-1.2, 1.2, size=(5, 4)):
+        sec2 = 1 / np.cos(theta / 2) ** 2
+        ct, ctd = np.array([0, 0, np.tan(theta / 2)]), np.array([0, 0, d / 2 * sec2])
+        sa2 = 1 / np.cos(alpha / 2) ** 2
+        ca, cad = np.array([np.tan(alpha / 2), 0, 0]), np.array([a / 2 * sa2, 0, 0])
+        c, cdual = _vp.dual_vp_compose(ct, ctd, ca, cad)
+        O, Od = _vp.dual_orthogonal_matrix(c, cdual)
+        Rz, Rx = _Rz(theta), _Rx(alpha)
+        p = Rz @ np.array([a, 0, 0]) + np.array([0, 0, d])
+        np.testing.assert_allclose(O, Rz @ Rx, atol=1e-12)
+        np.testing.assert_allclose(Od, _sk(p) @ Rz @ Rx, atol=1e-12)
 
 
 def test_claim04_naturality():
@@ -218,6 +371,44 @@ def test_claim14_dual_jacobian_plucker_lines():
     # Plücker lines: unit direction, moment ⟂ direction
     np.testing.assert_allclose(np.linalg.norm(lines[:, :3], axis=1), 1, atol=1e-13)
     np.testing.assert_allclose(np.sum(lines[:, :3] * lines[:, 3:], 1), 0, atol=1e-13)
+
+
+def test_claim15_screw_newton_euler_about_a_non_central_point():
+    """§4.3: with the screws (164) V̂ = [V; ω], F̂ = [F; M], f̂ = [f; n] at a body point R away
+    from the centre of mass, the generalized inertia φ̂ = [[m I, m s×ᵀ], [m s×, J]] (167) gives
+    F̂ = φ̂ V̂ and dF̂/dt + V̂× F̂ = f̂ (166, with the derivative the print drops; V̂× of (165)) —
+    classical Newton–Euler about R.  Oracle: Newton–Euler at the centre of mass
+    (f = m a_G, n_G = I_G ω̇ + ω × I_G ω, moved to R by n = n_G + s × f), the kinetic energy
+    ½ V̂·F̂ = ½ m v_G² + ½ ω·I_G ω, and dqdyn's rnea of a free body whose frame is at R."""
+    import dqdyn
+
+    def sk(a):
+        return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+    m_ = dqdyn.random_tree(1, joint_types=("free",), seed=15, gravity=(0.0, 0.0, 0.0))
+    mass, s, IG = float(m_.mass[1]), np.array(m_.com[1]), np.array(m_.inertia[1])
+    assert np.linalg.norm(s) > 1e-2  # the reference point R is not the centre of mass
+    J = IG + mass * (s @ s * np.eye(3) - np.outer(s, s))  # inertia about R
+    phi = np.block([[mass * np.eye(3), mass * sk(s).T], [mass * sk(s), J]])  # (167)
+    q = dqdyn.random_configuration(m_, seed=np.random.default_rng(15))
+    for _ in range(5):
+        V, w, Vd, wd = RNG4.normal(size=(4, 3))
+        Vh, Vhd = np.r_[V, w], np.r_[Vd, wd]
+        Vx = np.block([[sk(w), np.zeros((3, 3))], [sk(V), sk(w)]])  # (165)
+        F = phi @ Vh  # (166), first equation
+        f_hat = phi @ Vhd + Vx @ F  # (166), second, with dF̂/dt = φ̂ dV̂/dt (φ̂ is body-fixed)
+        # Newton–Euler at G: a_G seen in the body frame
+        vG = V + np.cross(w, s)
+        aG = Vd + np.cross(w, V) + np.cross(wd, s) + np.cross(w, np.cross(w, s))
+        f = mass * aG
+        n = IG @ wd + np.cross(w, IG @ w) + np.cross(s, f)
+        np.testing.assert_allclose(f_hat, np.r_[f, n], atol=1e-12 * (1 + np.abs(f_hat).max()))
+        np.testing.assert_allclose(0.5 * Vh @ F, 0.5 * mass * vG @ vG + 0.5 * w @ IG @ w, rtol=1e-12)
+        # dqdyn: a free body's generalized force is its wrench [n; f] at its frame's origin R
+        tau = dqdyn.rnea(m_, q, np.r_[w, V], np.r_[wd, Vd])
+        np.testing.assert_allclose(tau, np.r_[n, f], atol=1e-10 * (1 + np.abs(tau).max()))
+        # the printed (166), F̂ + V̂× F̂ = f̂, is not Newton–Euler
+        assert np.abs(F + Vx @ F - f_hat).max() > 1e-3 * np.abs(f_hat).max()
 
 
 def _rand_sym():
@@ -495,6 +686,40 @@ def test_claim25_table1_totals_and_counted_vector_parameter_chain():
         for ck in cs[1:]:
             c = vp_compose(c, ck)
         np.testing.assert_allclose(val, matrix_from_vp(c) @ p, atol=1e-12)
+
+
+def test_table2_jacobian_counts_against_the_savings_stated_in_section_1():
+    """Table 2 (Jacobian formation, methods B–F): the vector-parameter method needs fewer
+    multiplications than the matrix method for every n ≥ 6 (n = 6: B 102 vs 125, C 138 vs 169,
+    D 92 vs 93, E 118 vs 155, F 134 vs 162) and fewer transcendental functions, but more
+    additions (n = 6: C 129 vs 88).  Documented findings: the multiplication saving is 1–24 % at
+    n = 6 and tends to 1 − 24/30 = 20 %, never the "more than 30 %" that §1 states for Tables
+    1–3 (Table 1 does give it: 82 vs 120 at n = 6); it grows with n for B, C, D, F but shrinks for
+    E.  Oracle: the table's own formulas (the six Jacobian algorithms are cited, not printed, so
+    their counts cannot be recounted)."""
+    # [Mladenova, Table 2]: method → (matrix m, a, tr.f.), (vector-parameter m, a, tr.f.) as k n + l
+    table2 = {"B": (((30, -55), (15, -38), (2, -2)), ((24, -42), (22, -41), (1, 0))),
+              "C": (((30, -11), (18, -20), (2, 0)), ((24, -6), (22, -3), (1, 0))),
+              "D": (((30, -87), (15, -66), (2, -2)), ((24, -52), (22, -60), (1, 0))),
+              "E": (((30, -25), (15, -22), (2, 0)), ((24, -26), (22, -26), (1, 0))),
+              "F": (((30, -18), (14, -15), (2, 0)), ((24, -10), (22, -12), (1, 0)))}
+    at = lambda kl, n: kl[0] * n + kl[1]  # noqa: E731
+    six = {k: (at(mat[0], 6), at(vp[0], 6)) for k, (mat, vp) in table2.items()}
+    assert six == {"B": (125, 102), "C": (169, 138), "D": (93, 92), "E": (155, 118), "F": (162, 134)}
+    assert (at(table2["C"][0][1], 6), at(table2["C"][1][1], 6)) == (88, 129)
+    saving = {k: [1 - at(vp[0], n) / at(mat[0], n) for n in range(6, 61)] for k, (mat, vp) in table2.items()}
+    for k, (mat, vp) in table2.items():
+        for n in range(6, 61):
+            assert at(vp[0], n) < at(mat[0], n), (k, n)  # fewer multiplications
+            assert at(vp[1], n) > at(mat[1], n), (k, n)  # more additions
+            assert at(vp[2], n) < at(mat[2], n), (k, n)  # fewer transcendental functions
+        assert max(saving[k]) < 0.30, k  # never the "more than 30 %" of §1
+        assert abs(saving[k][-1] - 0.2) < 0.02, k  # → 1 − 24/30
+    grows = {k: bool(np.all(np.diff(s) > 0)) for k, s in saving.items()}
+    assert grows == {"B": True, "C": True, "D": True, "E": False, "F": True}
+    # Table 1 at n = 6 (Eulerian angles): the vector-parameter total 13 n + 4 = 82 against the
+    # matrix method's 20 n = 120, the 30 % of §1
+    assert 1 - (13 * 6 + 4) / (20 * 6) > 0.30
 # ================================================================== end of the operation counts
 import dqdyn  # noqa: E402
 
@@ -593,7 +818,7 @@ def test_claim22_trace_vector_hessian_C_G_sparsity_elastic_tree():
     em = _elastic_chain(2, seed=7)
     tree = em.full_model  # bodies: link1, link2, rotor1 (on the base), rotor2 (on link 1)
     d = dynamics(tree)
-    q, v = sp.Matrix(d.q), sp.Matrix(d.v)
+    v = sp.Matrix(d.v)
     T, V = d.kinetic_energy(), d.potential_energy()
     Bv, Bt = d.M, d.mass_matrix_trace()
     hess = sp.hessian(T, d.v)
