@@ -55,10 +55,12 @@ from dqdyn.dynamics.forward import (
 )
 from dqdyn.dynamics.coriolis import coriolis_matrix
 from dqdyn.contact import (
+    CentroidalDynamicsDerivatives,
     ContactDynamicsResult,
     FrameContact,
     ImpulseDynamicsResult,
     PointContact,
+    centroidal_dynamics_derivatives,
     centroidal_momentum,
     centroidal_momentum_matrix,
     centroidal_momentum_rate,
@@ -161,6 +163,8 @@ __all__ = [
     "centroidal_momentum",
     "centroidal_momentum_rate",
     "com_jacobian",
+    "centroidal_dynamics_derivatives",
+    "CentroidalDynamicsDerivatives",
     "frame_velocity",
     "frame_acceleration",
     "PointContact",
