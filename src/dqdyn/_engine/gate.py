@@ -20,7 +20,10 @@ from dqdyn.algebra._core import jit
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
 try:  # the C call gate (src/dqdyn/_engine/_gate.c), built with the package when a C compiler exists
-    from dqdyn._engine._gate import call as GATE, entry as _ENTRY, function as _FRONT, split as SPLIT
+    from dqdyn._engine._gate import call as GATE
+    from dqdyn._engine._gate import entry as _ENTRY
+    from dqdyn._engine._gate import function as _FRONT
+    from dqdyn._engine._gate import split as SPLIT
 except ImportError:  # pragma: no cover - a build without a compiler: numba's dispatcher instead
     GATE = _ENTRY = _FRONT = SPLIT = None
 if nb.config.DISABLE_JIT or os.environ.get("DQDYN_NO_GATE", "") not in ("", "0"):

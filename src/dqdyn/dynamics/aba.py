@@ -34,24 +34,6 @@ import math
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.checks import not_a_model
-from dqdyn._engine.views import unmanaged
-from dqdyn.multibody.model import (
-    MI_IQ,
-    MI_IV,
-    Model,
-)
-from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
-    K_COLS,
-    MIMIC,
-    _gate_status,
-    _has_mimic,
-    _raise,
-    ijit,
-    njit,
-    pjit,
-    workspace_size_nb,
-)
 from dqdyn._engine.batching import BLOCKS, run_chunked
 from dqdyn._engine.boundary import (
     BAD_SHAPE,
@@ -64,6 +46,7 @@ from dqdyn._engine.boundary import (
     out_batch,
     raise_status,
 )
+from dqdyn._engine.checks import not_a_model, real_array
 from dqdyn._engine.gate import (
     GATE,
     NV,
@@ -77,9 +60,27 @@ from dqdyn._engine.gate import (
     gate_tables,
     gate_vector,
 )
+from dqdyn._engine.views import unmanaged
+from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
+    K_COLS,
+    MIMIC,
+    _gate_status,
+    _has_mimic,
+    _raise,
+    ijit,
+    njit,
+    pjit,
+    workspace_size_nb,
+)
 from dqdyn.dynamics.hybrid import _run_hybrid, hybrid_kernel
 from dqdyn.dynamics.lagrange import solve_kernel
 from dqdyn.dynamics.newton_euler import rnea_entry
+from dqdyn.errors import NonFiniteError
+from dqdyn.multibody.model import (
+    MI_IQ,
+    MI_IV,
+    Model,
+)
 
 # hybrid_kernel IR-inlined into aba_kernel (compiled once, shared by aba's entry, gate and batch
 # kernels), where the compiler drops its prescribed-DoF and external-force branches; as an
@@ -252,31 +253,35 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
             return r
         _gate_status(model, r, "aba")
     try:
-        model.mi
+        model.mi  # noqa: B018  (AttributeError: not a Model)
     except AttributeError:
         raise not_a_model(model) from None
     if fext is None and type(q) is ND and q.ndim == 1:
-        qdd = np.empty(model.nv) if out is None else out
-        try:
-            st = _ABA(model.mi, model.mf, q, v, tau, qdd)
-        except TypeError:
-            st = armed_call(globals(), "_ABA", aba_entry, ABA_SIG, (model.mi, model.mf, q, v, tau, qdd))
-        if st == OK:
-            return qdd
-        if st is not None and st != BAD_SHAPE:
-            if st == MIMIC:
-                return _aba_reduced(model, q, v, tau, fext, out)
-            _raise(model, st)
+        r = _aba_vectors(model, q, v, tau, out)
+        if r is not None:
+            return r
     if model._index["mimic"]:
         return _aba_reduced(model, q, v, tau, fext, out)
-    if fext is None and out is None and np.ndim(q) == 1 and np.ndim(v) == 1 and np.ndim(tau) == 1:
-        # one state given as lists, other dtypes or views: converted once, then the fast path
+    if fext is None and out is None:
+        # one state given as lists, other dtypes or views: each input converted once (np.ndim of
+        # a list would convert it once more), then the entry kernel — not the public front again
         # (a batch kernel would start the thread pool for one state)
-        q1 = as_vector(q, model.nq, "q", "the configuration, model.nq entries")
-        v1 = as_vector(v, model.nv, "v", "the velocity, model.nv entries")
-        t1 = as_vector(tau, model.nv, "tau", "generalized forces, model.nv entries")
-        if q1 is not q or v1 is not v or t1 is not tau:
-            return aba(model, q1, v1, t1)
+        q1 = q if isinstance(q, ND) else real_array(q, "q", finite=False)
+        v1 = v if isinstance(v, ND) else real_array(v, "v", finite=False)
+        t1 = tau if isinstance(tau, ND) else real_array(tau, "tau", finite=False)
+        if q1.ndim == 1 and v1.ndim == 1 and t1.ndim == 1:
+            q1 = as_vector(q1, model.nq, "q", "the configuration, model.nq entries")
+            v1 = as_vector(v1, model.nv, "v", "the velocity, model.nv entries")
+            t1 = as_vector(t1, model.nv, "tau", "generalized forces, model.nv entries")
+            if q1 is not q or v1 is not v or t1 is not tau:  # (else the entry declined them)
+                r = _ABA_ENTRY(model, q1, v1, t1)
+                if type(r) is ND:
+                    return r
+                _gate_status(model, r, "aba")
+                r = _aba_vectors(model, q1, v1, t1, None)
+                if r is not None:
+                    return r
+        q, v, tau = q1, v1, t1
     if fext is None:
         Q, bq = as_vector_batch(q, model.nq, "q", "the configuration, model.nq entries")
         V, bv = as_vector_batch(v, model.nv, "v", "the velocity, model.nv entries")
@@ -295,24 +300,49 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
     return out
 
 
+def _aba_vectors(model: Model, q, v, tau, out):
+    """One state of ``aba`` without ``fext`` through the armed entry kernel `aba_entry`: ``q̈``,
+    or None where it declines (not plain float64 vectors, a wrong length: the general path
+    then converts or names the argument); a bad value raises its error here."""
+    qdd = np.empty(model.nv) if out is None else out
+    try:
+        st = _ABA(model.mi, model.mf, q, v, tau, qdd)
+    except TypeError:
+        st = armed_call(globals(), "_ABA", aba_entry, ABA_SIG, (model.mi, model.mf, q, v, tau, qdd))
+    if st == OK:
+        return qdd
+    if st is not None and st != BAD_SHAPE:
+        if st == MIMIC:
+            return _aba_reduced(model, q, v, tau, None, out)
+        _raise(model, st)
+    return None
+
+
 def _aba_reduced(model: Model, q, v, tau, fext, out):
     """Forward dynamics of a model with mimic joints: ``M q̈ = τ − h`` with the reduced
     ``M = Gᵀ M_full G`` and ``h = Gᵀ h_full`` that `dqdyn.mass_matrix` and
     `dqdyn.rnea` already return for such a model (each mimic joint's terms added to its
     master's entry; ``G`` maps the independent velocities to all joints'), solved by Cholesky
     of the CRBA matrix — Pinocchio's route for mimic joints (``crba`` + a dense solve)."""
-    from dqdyn.dynamics.lagrange import nonlinear_effects, solve_mass_matrix
-    from dqdyn.dynamics.newton_euler import rnea
+    from dqdyn.dynamics.lagrange import _solve_checked
+    from dqdyn.dynamics.newton_euler import _inputs, _rnea_checked
 
-    T, bt = as_vector_batch(tau, model.nv, "tau", "generalized forces, model.nv entries")
+    nv = model.nv
+    T, bt = as_vector_batch(tau, nv, "tau", "generalized forces, model.nv entries")
     bad = np.flatnonzero(~np.isfinite(T).all(axis=-1))
     if bad.size:
         raise_status(model, BAD_TAU_FINITE, int(bad[0]) if bt else None)
-    if fext is None:
-        h = nonlinear_effects(model, q, v)
-    else:
-        h = rnea(model, q, v, np.zeros(model.nv), fext)
-    qdd = solve_mass_matrix(model, q, T.reshape(bt + (model.nv,)) - h)
+    # each input converted once: h = rnea(q, v, 0[, fext]) (nonlinear_effects without fext) and
+    # the solve share the converted q; `dqdyn.nonlinear_effects`, `rnea` and
+    # `solve_mass_matrix` would each convert and check it again
+    a0 = None if fext is None else np.zeros(nv)
+    (Q, V, A, F), batch, N = _inputs(model, q, v, a0, fext, False, fext is None)
+    h = _rnea_checked(model, Q, V, A, F, batch, N)
+    B = T.reshape(bt + (nv,)) - h
+    if not np.all(np.isfinite(B)):  # (finite τ and h whose difference overflows)
+        raise NonFiniteError("b contains NaN or infinity")
+    bq = batch if Q.shape[0] == N and batch else ()  # (a q shared by the batch stays one row)
+    qdd = _solve_checked(model, Q, bq, B[..., None], B.shape[:-1])[..., 0]
     if out is None:
         return qdd
     o = out_batch(out, qdd.shape)

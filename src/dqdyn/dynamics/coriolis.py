@@ -14,22 +14,6 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.jit import kernel
-from dqdyn._engine.views import unmanaged
-from dqdyn.algebra._core import jit
-from dqdyn.multibody.joints import (
-    PLANAR,
-    joint_column_dot,
-    joint_nv,
-)
-from dqdyn.multibody.model import (
-    MF_SCALE,
-    MI_IQ,
-    MI_IV,
-    MI_JTYPE,
-    MI_PARENT,
-    Model,
-)
 from dqdyn._engine.batching import BLOCKS, run_chunked
 from dqdyn._engine.boundary import (
     BAD_SHAPE,
@@ -56,6 +40,9 @@ from dqdyn._engine.gate import (
     gate_tables,
     gate_vector,
 )
+from dqdyn._engine.jit import kernel
+from dqdyn._engine.views import unmanaged
+from dqdyn.algebra._core import jit
 from dqdyn.dynamics.lagrange import (
     C_DJ,
     C_H,
@@ -74,6 +61,19 @@ from dqdyn.dynamics.lagrange import (
     world_inertia,
     world_pose,
     world_root,
+)
+from dqdyn.multibody.joints import (
+    PLANAR,
+    joint_column_dot,
+    joint_nv,
+)
+from dqdyn.multibody.model import (
+    MF_SCALE,
+    MI_IQ,
+    MI_IV,
+    MI_JTYPE,
+    MI_PARENT,
+    Model,
 )
 
 njit = kernel()

@@ -12,28 +12,20 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    BAD_TAU_FINITE,
+    ND,
+    OK,
+    as_vector_batch,
+    broadcast_batch,
+    check_state,
+    first_bad,
+)
 from dqdyn._engine.checks import not_a_model
-from dqdyn.errors import ShapeError
-from dqdyn.multibody.joints import (
-    joint_nv,
-    joint_velocity,
-    joint_velocity_bias,
-)
-from dqdyn.multibody.model import (
-    MF_ARMATURE,
-    MF_AXIS,
-    MF_COM,
-    MF_GRAVITY,
-    MF_INERTIA,
-    MF_MASS,
-    MF_PITCH,
-    MF_SCALE,
-    MI_IQ,
-    MI_IV,
-    MI_JTYPE,
-    MI_PARENT,
-    Model,
-)
+from dqdyn._engine.gate import T_MF, T_MI, T_V, armed_call
+from dqdyn._engine.linalg import chol_solve
 from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
     K_A,
     K_C,
@@ -76,19 +68,27 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
     workspace_size,
     workspace_size_nb,
 )
-from dqdyn._engine.batching import for_batch
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    BAD_TAU_FINITE,
-    ND,
-    OK,
-    as_vector_batch,
-    broadcast_batch,
-    check_state,
-    first_bad,
+from dqdyn.errors import ShapeError
+from dqdyn.multibody.joints import (
+    joint_nv,
+    joint_velocity,
+    joint_velocity_bias,
 )
-from dqdyn._engine.gate import T_MF, T_MI, T_V, armed_call
-from dqdyn._engine.linalg import chol_solve
+from dqdyn.multibody.model import (
+    MF_ARMATURE,
+    MF_AXIS,
+    MF_COM,
+    MF_GRAVITY,
+    MF_INERTIA,
+    MF_MASS,
+    MF_PITCH,
+    MF_SCALE,
+    MI_IQ,
+    MI_IV,
+    MI_JTYPE,
+    MI_PARENT,
+    Model,
+)
 
 
 @ijit
@@ -419,7 +419,7 @@ def hybrid_dynamics(model: Model, q, v, a, tau, prescribed, fext=None):
     may mix prescribed and free coordinates).
     """
     try:
-        model.mi
+        model.mi  # noqa: B018  (AttributeError: not a Model)
     except AttributeError:
         raise not_a_model(model) from None
     _reject_mimic(model, "hybrid_dynamics")

@@ -29,10 +29,49 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import BLOCKS, for_batch, run_chunked
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    ND,
+    OK,
+    as_vector_batch,
+    check_q,
+    first_bad,
+    out_batch,
+    raise_status,
+)
+from dqdyn._engine.checks import not_a_model
+from dqdyn._engine.gate import (
+    NV,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
+    fast_front,
+    flat_workspace,
+    gate_entry,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
+)
 from dqdyn._engine.jit import kernel
+from dqdyn._engine.linalg import chol_factor, chol_solve
 from dqdyn._engine.views import unmanaged
 from dqdyn.algebra._core import jit
-from dqdyn._engine.checks import not_a_model
+from dqdyn.dynamics.newton_euler import (
+    _EMPTY1,
+    _EMPTY2,
+    NSCRATCH,
+    RNEA_SIG,
+    W_COLS,
+    _rnea_general,
+    armature_diag,
+    ne_core,
+    rnea_checked,
+    rnea_entry,
+)
+from dqdyn.dynamics.poses import joint_pose, rotation_matrix
 from dqdyn.errors import NonFiniteError, ShapeError, SingularError
 from dqdyn.multibody.joints import (
     HELICAL,
@@ -55,46 +94,6 @@ from dqdyn.multibody.model import (
     MI_NV,
     MI_PARENT,
     Model,
-)
-from dqdyn._engine.batching import BLOCKS, for_batch, run_chunked
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    ND,
-    OK,
-    as_vector_batch,
-    check_q,
-    first_bad,
-    out_batch,
-    raise_status,
-)
-from dqdyn._engine.gate import (
-    NV,
-    T_M,
-    T_MF,
-    T_MI,
-    T_V,
-    armed_call,
-    fast_front,
-    flat_workspace,
-    gate_entry,
-    gate_matrix,
-    gate_tables,
-    gate_vector,
-)
-from dqdyn._engine.linalg import chol_factor, chol_solve
-from dqdyn.dynamics.newton_euler import (
-    _EMPTY1,
-    _EMPTY2,
-    NSCRATCH,
-    RNEA_SIG,
-    W_COLS,
-    _rnea_general,
-    armature_diag,
-    joint_pose,
-    ne_core,
-    rnea_checked,
-    rnea_entry,
-    rotation_matrix,
 )
 
 njit = kernel()
@@ -731,8 +730,16 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
 
 def _solve(model: Model, q, B, bB) -> np.ndarray:
     """``M(q)⁻¹ B`` for right-hand sides ``B`` (bB..., nv, k); returns (batch..., nv, k)."""
-    nv = model.nv
     Q, bq = _q_in(model, q)
+    return _solve_checked(model, Q, bq, B, bB)
+
+
+def _solve_checked(model: Model, Q, bq, B, bB) -> np.ndarray:
+    """`_solve` on configurations already converted (``Q`` (N, nq) rows of batch shape ``bq``,
+    as `_q_in` returns them): the core that the library's own callers share (``aba`` and
+    ``mass_matrix_inverse`` of a model with mimic joints), so that ``q`` is converted once per
+    public call; the kernel still checks its values."""
+    nv = model.nv
     try:
         batch = np.broadcast_shapes(bq, bB)
     except ValueError:

@@ -10,20 +10,31 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.checks import not_a_model
-from dqdyn._engine.views import unmanaged
-from dqdyn.multibody.model import (
-    MF_ARMATURE,
-    MF_COM,
-    MF_INERTIA,
-    MF_MASS,
-    MI_IQ,
-    MI_IV,
-    MI_JTYPE,
-    MI_NV,
-    MI_PARENT,
-    Model,
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    ND,
+    OK,
+    as_vector_batch,
+    check_q,
+    first_bad,
 )
+from dqdyn._engine.checks import not_a_model
+from dqdyn._engine.gate import (
+    NV,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
+    fast_front,
+    gate_entry,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
+)
+from dqdyn._engine.linalg import chol_solve
+from dqdyn._engine.views import unmanaged
 from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
     K_COLS,
     K_I,
@@ -63,29 +74,18 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
     njit,
     pjit,
 )
-from dqdyn._engine.batching import for_batch
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    ND,
-    OK,
-    as_vector_batch,
-    check_q,
-    first_bad,
+from dqdyn.multibody.model import (
+    MF_ARMATURE,
+    MF_COM,
+    MF_INERTIA,
+    MF_MASS,
+    MI_IQ,
+    MI_IV,
+    MI_JTYPE,
+    MI_NV,
+    MI_PARENT,
+    Model,
 )
-from dqdyn._engine.gate import (
-    NV,
-    T_M,
-    T_MF,
-    T_MI,
-    T_V,
-    armed_call,
-    fast_front,
-    gate_entry,
-    gate_matrix,
-    gate_tables,
-    gate_vector,
-)
-from dqdyn._engine.linalg import chol_solve
 
 
 @ijit
@@ -510,7 +510,7 @@ def mass_matrix_inverse(model: Model, q) -> np.ndarray:
         return _minv_reduced(model, q)
     _gate_status(model, r, "mass_matrix_inverse")
     try:
-        model.mi
+        model.mi  # noqa: B018  (AttributeError: not a Model)
     except AttributeError:
         raise not_a_model(model) from None
     nv = model.nv
@@ -543,6 +543,6 @@ def _minv_reduced(model: Model, q) -> np.ndarray:
     """``M(q)⁻¹`` of a model with mimic joints: the reduced CRBA matrix ``Gᵀ M_full G``
     (`dqdyn.mass_matrix`) inverted by its Cholesky factor (see
     `dqdyn.dynamics.aba._aba_reduced`)."""
-    from dqdyn.dynamics.lagrange import solve_mass_matrix_columns
+    from dqdyn.dynamics.lagrange import _solve  # (q converted there, once)
 
-    return solve_mass_matrix_columns(model, q, np.eye(model.nv))
+    return _solve(model, q, np.eye(model.nv), ())
