@@ -18,10 +18,13 @@ bit-identical to the single-state kernel's (``tests/dynamics/test_lanes.py`` che
 ``array_equal``), and batched and single results stay bit-identical as `dqdyn._engine.batching`
 promises.
 
-Supported: fixed-base chains and trees of revolute, prismatic and helical joints, mimic joints
-among those, joint armature; no external wrenches.  `lanes_support`
-tells; `dqdyn.rnea` uses the lanes for batches of such models without ``fext`` and the
-per-state kernel otherwise.
+Supported: chains and trees of revolute, prismatic and helical joints, mimic joints among
+those, free joints (a floating base: ``q`` its unit dual quaternion, ``v`` its body twist
+``[ω, v]``, as in `dqdyn.multibody.joints`; the lanes compose the placement with it by the
+dual quaternion product of `dqdyn.algebra._core.dq_mul` and project onto its six unit columns
+as `newton_euler.ne_backward` does, expression for expression), joint armature; no external
+wrenches.  `lanes_support` tells; `dqdyn.rnea` uses the lanes for batches of such models
+without ``fext`` and the per-state kernel otherwise.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from dqdyn._engine.boundary import BAD_A_FINITE, BAD_OVERFLOW, OK, check_state, 
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
 from dqdyn.algebra._core import jit
-from dqdyn.multibody.joints import HELICAL, PRISMATIC, REVOLUTE
+from dqdyn.multibody.joints import FREE, HELICAL, PRISMATIC, REVOLUTE
 from dqdyn.multibody.model import (
     MF_ARMATURE,
     MF_AXIS,
@@ -82,21 +85,23 @@ S_J = S_POSE + 7  # a joint twist at the CoM (6)
 S_Z = S_J + 6  # ζ_i of the body being projected (6)
 S_X = S_Z + 6  # one joint coordinate (1)
 S_T = S_X + 1  # what the body adds into τ (1) and into its parent's ζ (6)
-S_COLS = S_T + 7
+S_QF = S_T + 7  # a free joint's coordinates: its unit dual quaternion (8)
+S_COLS = S_QF + 8
 RL = S_ROW * L
 PL = S_PAR * L
 
 _EMPTY2 = np.empty((0, 6))  # (no external wrenches: the checks of newton_euler.ne_check)
 
 #: the joint types the lanes run
-SUPPORTED = (REVOLUTE, PRISMATIC, HELICAL)
+SUPPORTED = (REVOLUTE, PRISMATIC, HELICAL, FREE)
 
 
 def lanes_support(model: Model) -> bool:
-    """Whether `rnea_lanes` runs ``model``: every joint revolute, prismatic or helical (mimic
-    joints included; a model has no fixed joints, the builder merges welded bodies)."""
+    """Whether `rnea_lanes` runs ``model``: every joint revolute, prismatic, helical (mimic
+    joints included) or free (a floating base; a model has no fixed joints, the builder merges
+    welded bodies)."""
     jt = model.mi[1:, MI_JTYPE]  # (REVOLUTE, PRISMATIC, HELICAL = 1, 2, 3: a range test, 2 µs)
-    return bool(((jt >= REVOLUTE) & (jt <= HELICAL)).all())
+    return bool((((jt >= REVOLUTE) & (jt <= HELICAL)) | (jt == FREE)).all())
 
 
 # ------------------------------------------------------------------------ one block, per stage
@@ -114,6 +119,30 @@ def _pose(mi, mf, i, qT, S):
     scale, offset, pitch = mf[i, MF_SCALE], mf[i, MF_OFFSET], mf[i, MF_PITCH]
     a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
     iq = mi[i, MI_IQ]
+    if jt == FREE:
+        # x_J(q) = q, the joint's unit dual quaternion: x_i^λ = x_J^λ q (`dqdyn.algebra._core.
+        # dq_mul`), then t = 2 D r*, the expressions of the generic branch of `joint_pose`
+        for k in range(8):
+            for l in range(L):
+                S[(S_QF + k) * L + l] = qT[iq + k, l]
+        for l in range(L):
+            b0, b1, b2, b3 = (S[S_QF * L + l], S[(S_QF + 1) * L + l], S[(S_QF + 2) * L + l],
+                              S[(S_QF + 3) * L + l])
+            b4, b5, b6, b7 = (S[(S_QF + 4) * L + l], S[(S_QF + 5) * L + l], S[(S_QF + 6) * L + l],
+                              S[(S_QF + 7) * L + l])
+            r0 = P0 * b0 - P1 * b1 - P2 * b2 - P3 * b3
+            r1 = P0 * b1 + P1 * b0 + P2 * b3 - P3 * b2
+            r2 = P0 * b2 - P1 * b3 + P2 * b0 + P3 * b1
+            r3 = P0 * b3 + P1 * b2 - P2 * b1 + P3 * b0
+            d0 = (P0 * b4 - P1 * b5 - P2 * b6 - P3 * b7) + (D0 * b0 - D1 * b1 - D2 * b2 - D3 * b3)
+            d1 = (P0 * b5 + P1 * b4 + P2 * b7 - P3 * b6) + (D0 * b1 + D1 * b0 + D2 * b3 - D3 * b2)
+            d2 = (P0 * b6 - P1 * b7 + P2 * b4 + P3 * b5) + (D0 * b2 - D1 * b3 + D2 * b0 + D3 * b1)
+            d3 = (P0 * b7 + P1 * b6 - P2 * b5 + P3 * b4) + (D0 * b3 + D1 * b2 - D2 * b1 + D3 * b0)
+            S[o + l], S[o + L + l], S[o + 2 * L + l], S[o + 3 * L + l] = r0, r1, r2, r3
+            S[o + 4 * L + l] = 2.0 * (-d0 * r1 + d1 * r0 - d2 * r3 + d3 * r2)
+            S[o + 5 * L + l] = 2.0 * (-d0 * r2 + d1 * r3 + d2 * r0 - d3 * r1)
+            S[o + 6 * L + l] = 2.0 * (-d0 * r3 - d1 * r2 + d2 * r1 + d3 * r0)
+        return
     for l in range(L):
         S[S_X * L + l] = qT[iq, l]
     if jt == PRISMATIC:
@@ -162,6 +191,17 @@ def _joint_twist(mi, mf, i, xT, S):
     scale = mf[i, MF_SCALE]
     ax0, ax1, ax2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
     iv = mi[i, MI_IV]
+    if jt == FREE:
+        # S x = x, the body twist [ω, v] (`joint_velocity`: no scale), then v += ω × c
+        for k in range(6):
+            for l in range(L):
+                S[o + k * L + l] = xT[iv + k, l]
+        for l in range(L):
+            a0, a1, a2 = S[o + l], S[o + L + l], S[o + 2 * L + l]
+            S[o + 3 * L + l] += a1 * cz - a2 * cy
+            S[o + 4 * L + l] += a2 * cx - a0 * cz
+            S[o + 5 * L + l] += a0 * cy - a1 * cx
+        return
     for l in range(L):
         S[S_X * L + l] = xT[iv, l]
     if jt == PRISMATIC:
@@ -326,7 +366,23 @@ def _backward(mi, mf, ws, tauT, S):
         iv = mi[i, MI_IV]
         scale = mf[i, MF_SCALE]
         a0, a1, a2 = mf[i, MF_AXIS], mf[i, MF_AXIS + 1], mf[i, MF_AXIS + 2]
-        if jt == PRISMATIC:
+        if jt == FREE:
+            # column k of S is the unit twist e_k, moved to the CoM as `ne_backward`'s generic
+            # branch does (`joint_column`, then col[3:6] += col[0:3] × c): the same scalars
+            for k in range(6):
+                c0 = 1.0 if k == 0 else 0.0
+                c1 = 1.0 if k == 1 else 0.0
+                c2 = 1.0 if k == 2 else 0.0
+                c3 = (1.0 if k == 3 else 0.0) + (c1 * cz - c2 * cy)
+                c4 = (1.0 if k == 4 else 0.0) + (c2 * cx - c0 * cz)
+                c5 = (1.0 if k == 5 else 0.0) + (c0 * cy - c1 * cx)
+                for l in range(L):
+                    S[S_T * L + l] = scale * (c0 * S[(S_Z + 3) * L + l] + c1 * S[(S_Z + 4) * L + l]
+                                             + c2 * S[(S_Z + 5) * L + l] + c3 * S[S_Z * L + l]
+                                             + c4 * S[(S_Z + 1) * L + l] + c5 * S[(S_Z + 2) * L + l])
+                for l in range(L):
+                    tauT[iv + k, l] += S[S_T * L + l]
+        elif jt == PRISMATIC:
             for l in range(L):
                 S[S_T * L + l] = scale * (a0 * S[S_Z * L + l] + a1 * S[(S_Z + 1) * L + l]
                                          + a2 * S[(S_Z + 2) * L + l])
@@ -343,8 +399,9 @@ def _backward(mi, mf, ws, tauT, S):
                 S[S_T * L + l] = scale * (a0 * S[(S_Z + 3) * L + l] + a1 * S[(S_Z + 4) * L + l]
                                          + a2 * S[(S_Z + 5) * L + l] + b0 * S[S_Z * L + l]
                                          + b1 * S[(S_Z + 1) * L + l] + b2 * S[(S_Z + 2) * L + l])
-        for l in range(L):
-            tauT[iv, l] += S[S_T * L + l]
+        if jt != FREE:
+            for l in range(L):
+                tauT[iv, l] += S[S_T * L + l]
         # eq. (29) / (4.39): ζ_λ += Ad(x_{c_i}^{c_λ}) ζ_i
         for l in range(L):
             z0, z1, z2 = S[S_Z * L + l], S[(S_Z + 1) * L + l], S[(S_Z + 2) * L + l]
