@@ -120,8 +120,10 @@ def group_dynamics():
         dqdyn.kinetic_energy(m, Q[0], V[0])
         dqdyn.potential_energy(m, Q[0])
         dqdyn.center_of_mass(m, Q[0])
-    m = dqdyn.serial_chain(3)  # the lanes' serial twin (`_each_form`'s large batch: the parallel)
-    dqdyn.rnea(m, *_states(m, n=16))
+    # the lanes' serial twin (`_each_form`'s large batch: the parallel), and both on a floating base
+    for m in (dqdyn.serial_chain(3), dqdyn.random_tree(4, ("free", "revolute"), seed=0)):
+        dqdyn.rnea(m, *_states(m, n=16))
+    dqdyn.rnea(m, *_big(m, *_states(m)))
     _entries("dqdyn.dynamics.newton_euler", ("rnea_entry", "RNEA_SIG"))
     _entries("dqdyn.dynamics.lagrange", ("crba_entry", "CRBA_SIG"), ("gravity_entry", "GRAVITY_SIG"))
     _entries("dqdyn.dynamics.coriolis", ("coriolis_entry", "CORIOLIS_SIG"))
