@@ -6,11 +6,11 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import dqdyn
-from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
 from dqdyn.algebra.dualquat import matrix_from_pose
+from dqdyn.algebra.rotations import pose_from_rt, quat_from_rpy
+from dqdyn.composition.modular import Assembly
 from dqdyn.dynamics.dqel import dq_euler_lagrange, wrench_input
 from dqdyn.dynamics.mobile import fierro_lewis
-from dqdyn.composition.modular import Assembly
 from dqdyn.multibody.joints import PRISMATIC, REVOLUTE
 
 from pinconv import ROBOTS, erd, pin, pin_from_model, q_to_pin, v_transform
@@ -95,6 +95,139 @@ def test_claim8_classic_newton_euler_on_a_tree():
     np.testing.assert_allclose(dqdyn.rnea(m, q, v, a), ref, atol=1e-10 * np.abs(ref).max())
 
 
+# ------------------------------------------------------------------ claims 9, 10: joints, gravity
+def test_claim9_every_joint_type_one_generalized_force_per_axis():
+    """dqNE handles every joint of [Silva2022, Table 1] / [Silva2022thesis, Table 4.1] —
+    revolute, prismatic, spherical, cylindrical, planar, helical (pitch h) and 6-DoF — and a
+    multi-axis joint returns one generalized force per axis by projecting its joint wrench
+    ([Silva2022, eq. (30)] and footnote 7): τ_k = ⟨ω_k, τ⟩ + ⟨v_k, f⟩ with ω_k + ε v_k the joint
+    twist per unit q̇_k, i.e. τ_l + h f_l for the helical joint.  Oracle: Pinocchio's rnea
+    (every joint type of the tree), and the projection computed from dqdyn's joint wrenches and
+    the spatial Jacobian's columns."""
+    from dqdyn.algebra.dualquat import Ad6_inv, conj, mul
+
+    from pinconv import tdot_v
+
+    names = {"revolute", "prismatic", "spherical", "cylindrical", "planar", "helical", "free"}
+    for seed in (0, 1):
+        m = dqdyn.random_tree(14, seed=seed)
+        assert {m.joint_type_name(i) for i in range(1, m.nbodies + 1)} == names
+        pm, _ = pin_from_model(m)
+        pd = pm.createData()
+        rng = np.random.default_rng(9 + seed)
+        q = dqdyn.random_configuration(m, seed=rng)
+        v, a = rng.normal(size=(2, m.nv))
+        T = v_transform(m, pm, q)
+        tp = T.T @ pin.rnea(pm, pd, q_to_pin(m, pm, q), T @ v, T @ a + tdot_v(m, pm, q, v))
+        ne = dqdyn.newton_euler(m, q, v, a)
+        np.testing.assert_allclose(ne.tau, tp, atol=1e-10 * (1 + np.abs(tp).max()))
+        X = dqdyn.forward_kinematics(m, q)
+        for i in range(1, m.nbodies + 1):
+            xJ = mul(X[m.parent[i]], np.array(m.joint_placement[i]))  # F_{J_i}, where Γ_i is given
+            Js = dqdyn.twist_jacobian(m, q, i, frame="spatial")
+            sl = m.v_slice(m.joint_names_all[i])
+            for k in range(sl.start, sl.stop):
+                S = Ad6_inv(xJ, Js[:, k])  # the joint twist per unit q̇_k, in F_{J_i}
+                f, tau = ne.wrenches[i][:3], ne.wrenches[i][3:]
+                assert ne.tau[k] == pytest.approx(S[:3] @ tau + S[3:] @ f, abs=1e-10 * (1 + np.abs(tp).max()))
+            if m.joint_type_name(i) == "helical":  # τ_l + h f_l along the axis l
+                l, h = np.array(m.joint_axis[i]), float(m.joint_pitch[i])
+                assert h != 0
+                lw = Ad6_inv(conj(mul(conj(xJ), X[i])), np.r_[l, 0, 0, 0])[:3]  # the axis in F_{J_i}
+                assert ne.tau[sl.start] == pytest.approx(lw @ tau + h * (lw @ f), abs=1e-10 * (1 + np.abs(tp).max()))
+
+
+def test_claim10_gravity_enters_only_through_the_com_wrenches():
+    """Gravity enters dqNE only as −m_i g^{c_i} in each CoM wrench ([Silva2022, eq. (25)];
+    [Silva2022thesis, Alg. 4.4]): a model with gravity equals the same model without gravity
+    loaded by the weights m_i g at the CoMs; and 𝒩(q, 0, 0) is the gravity compensation
+    [Silva2022thesis, eq. (B.2)], ∂V/∂q with V = −Σ m_i g·p_{c_i}.  Oracle: Pinocchio's
+    computeGeneralizedGravity, central differences of V from the CoM positions, and rnea with
+    the weights as external wrenches."""
+    from dqdyn.algebra.dualquat import matrix_from_pose
+
+    g = np.array([0.3, -0.4, -9.81])
+    m = dqdyn.random_tree(10, seed=10, joint_types=("revolute", "prismatic", "helical", "spherical"),
+                          gravity=g)
+    m0 = dqdyn.random_tree(10, seed=10, joint_types=("revolute", "prismatic", "helical", "spherical"),
+                           gravity=(0.0, 0.0, 0.0))
+    np.testing.assert_array_equal(np.asarray(m.mass), np.asarray(m0.mass))
+    rng = np.random.default_rng(10)
+    q = dqdyn.random_configuration(m, seed=rng)
+    v, a = rng.normal(size=(2, m.nv))
+    X = dqdyn.forward_kinematics(m, q)
+    fext = np.zeros((m.nbodies + 1, 6))
+    for i in range(1, m.nbodies + 1):  # the weight m_i g at the CoM, in body axes about the origin
+        fb = m.mass[i] * matrix_from_pose(X[i])[:3, :3].T @ g
+        fext[i] = np.r_[fb, np.cross(np.array(m.com[i]), fb)]
+    tau = dqdyn.rnea(m, q, v, a)
+    np.testing.assert_allclose(tau, dqdyn.rnea(m0, q, v, a, fext), atol=1e-10 * (1 + np.abs(tau).max()))
+    # 𝒩(q, 0, 0) = ∂V/∂q, the gravity compensation
+    tg = dqdyn.rnea(m, q, np.zeros(m.nv), np.zeros(m.nv))
+
+    def V(q):
+        C = dqdyn.com_poses(m, q)
+        return -sum(m.mass[i] * g @ matrix_from_pose(C[i])[:3, 3] for i in range(1, m.nbodies + 1))
+
+    h = 1e-6
+    dV = np.array([(V(dqdyn.integrate(m, q, h * e)) - V(dqdyn.integrate(m, q, -h * e))) / (2 * h)
+                   for e in np.eye(m.nv)])
+    np.testing.assert_allclose(tg, dV, atol=1e-6 * (1 + np.abs(dV).max()))
+    pm, _ = pin_from_model(m)
+    T = v_transform(m, pm, q)
+    gp = T.T @ pin.computeGeneralizedGravity(pm, pm.createData(), q_to_pin(m, pm, q))
+    np.testing.assert_allclose(tg, gp, atol=1e-10 * (1 + np.abs(gp).max()))
+    # and without gravity 𝒩(q, 0, 0) vanishes
+    np.testing.assert_allclose(dqdyn.rnea(m0, q, np.zeros(m.nv), np.zeros(m.nv)), 0.0, atol=1e-14)
+
+
+# ------------------------------------------------------------------ claim 14: holonomic base
+def test_claim14_holonomic_base_forces_by_the_projection_eq_4_37():
+    """Holonomic mobile manipulator (the 9-DoF JACO-like arm on a planar-joint base):
+    the base's generalized forces (f_x, f_y, τ_z) are the projections (4.37) of the total wrench
+    transmitted to the base onto Ad(r_0^{c_1})(î, ĵ, k̂) [Silva2022thesis, eq. (4.37)] — taken
+    about the vertical axis the base turns about; about the base CoM (as printed) they hold when
+    the CoM is on that axis, and here (CoM 1.45 cm off) differ by exactly ((p_a − p_c) × f)·k̂
+    (p_a on the axis, p_c the CoM).  Oracle:
+    Pinocchio's rnea of the same model (planar root joint).  (The V-REP CMC of
+    [Silva2022thesis, Table 4.8] is the ``holonomic_mm`` reproduce case, MuJoCo standing in.)"""
+    from dqdyn.algebra.dualquat import matrix_from_pose
+    from dqdyn.reproduce import robots
+    from dqdyn.scale.sweep import with_inertia
+
+    from pinconv import tdot_v
+
+    m = robots.holonomic_mm()
+    assert m.nv == 9 and m.joint_type_name(1) == "planar"
+    pm, _ = pin_from_model(m)
+    pd = pm.createData()
+    rng = np.random.default_rng(14)
+    for _ in range(3):
+        q = dqdyn.random_configuration(m, seed=rng)
+        v, a = rng.normal(size=(2, m.nv))
+        T = v_transform(m, pm, q)
+        tp = T.T @ pin.rnea(pm, pd, q_to_pin(m, pm, q), T @ v, T @ a + tdot_v(m, pm, q, v))
+        ne = dqdyn.newton_euler(m, q, v, a)
+        np.testing.assert_allclose(ne.tau, tp, atol=1e-10 * (1 + np.abs(tp).max()))
+        f, tau0 = ne.wrenches[1][:3], ne.wrenches[1][3:]  # Γ_1: at F_0's origin, F_0's axes
+        Xb = matrix_from_pose(dqdyn.forward_kinematics(m, q)[1])
+        p_axis, p_com = Xb[:3, 3], Xb[:3, :3] @ np.array(m.com[1]) + Xb[:3, 3]
+        about = lambda p: tau0 - np.cross(p, f)  # noqa: E731  (the moment about the point p)
+        np.testing.assert_allclose(ne.tau[:3], [f[0], f[1], about(p_axis)[2]], atol=1e-10 * (1 + np.abs(tp).max()))
+        printed = about(p_com)[2]  # (4.37) about the base CoM
+        assert printed - ne.tau[2] == pytest.approx(np.cross(p_axis - p_com, f)[2], abs=1e-10)
+        assert abs(printed - ne.tau[2]) > 1e-4
+    # with the base CoM moved onto the axis, (4.37) about the CoM is the φ-force itself
+    com = np.array(m.com, dtype=float)
+    com[1, :2] = 0.0
+    m2 = with_inertia(m, m.mass, com, m.inertia)
+    ne = dqdyn.newton_euler(m2, q, v, a)
+    Xb = matrix_from_pose(dqdyn.forward_kinematics(m2, q)[1])
+    p_com = Xb[:3, :3] @ com[1] + Xb[:3, 3]
+    f = ne.wrenches[1][:3]
+    assert ne.tau[2] == pytest.approx((ne.wrenches[1][3:] - np.cross(p_com, f))[2], abs=1e-10)
+
+
 # ------------------------------------------------------------------ claim 12: n + 2 calls
 def test_claim12_euler_lagrange_from_n_plus_2_dqne_calls():
     m = dqdyn.random_tree(50, seed=51, branching=0.0)
@@ -129,7 +262,7 @@ def test_claim25_dqel_reproduces_dqne_wrenches_7dof_1000_states():
     np.testing.assert_allclose(E.M[0, :, k], Mk, atol=1e-12 * scale)
 
 
-# ------------------------------------------------------------------ claims 10, 11, 24: B.2, B.3
+# ------------------------------------------------------------------ claims 11, 24: B.3, B.5
 def test_claim11_end_effector_wrench_input():
     m = dqdyn.random_tree(7, seed=7, branching=0.0)
     rng = np.random.default_rng(4)
@@ -149,6 +282,38 @@ def test_claim11_end_effector_wrench_input():
     Jw = dqdyn.twist_jacobian(m, q, frame, "world_aligned")
     np.testing.assert_allclose(rw.tau, g.tau + Jw[:3].T @ zeta[3:] + Jw[3:].T @ zeta[:3],
                                atol=1e-11)
+
+
+def test_claim24_wrench_control_drives_the_jaco_to_the_thesis_goal():
+    """[Silva2022thesis, app. B, eqs. (B.3)–(B.5)]: Γ_u = 𝒩̄(q, 0, 0, ζ_d) + Γ_diss with the
+    potential-field force ζ_d = −k_p (p − p_d) − k_v ṗ and the thesis's gains k_p = 30, k_v = 15,
+    k_diss = 0.1 drives the JACO's end effector from p = (0.2828, 0.1177, 0.6855) to
+    p_d = (−0.4619, −0.0675, 0.6277) (§B.1.2) — here to under 1 % of the initial 0.77 m in 10 s,
+    the error decreasing throughout.  Oracle: the simulated closed loop (RK4 over ``aba``), the
+    start found by least squares (scipy) on forward kinematics, the Jacobian form g(q) + J_vᵀ f_a
+    of the same law, and B.2: with zero gains the arm stays at rest."""
+    from scipy.optimize import least_squares
+
+    from dqdyn.simulation import WrenchControl, simulate
+
+    m = dqdyn.load_bundled("jaco6")  # a JACO-like 6-DoF arm (the JACO's inertias are unpublished)
+    start, goal = np.array([0.2828, 0.1177, 0.6855]), np.array([-0.4619, -0.0675, 0.6277])
+    w = WrenchControl(m, "end_effector", goal)
+    assert (w.kp, w.kv) == (30.0, 15.0) and np.all(np.asarray(w.kdiss) == 0.1)
+    ik = least_squares(lambda q: w.position(q) - start, np.array([0.0, 0.6, 2.2, 0.0, 0.9, 0.0]))
+    q0 = ik.x
+    np.testing.assert_allclose(w.position(q0), start, atol=1e-6)
+    wj = WrenchControl(m, "end_effector", goal, route="jacobian")
+    rng = np.random.default_rng(24)
+    for _ in range(3):
+        q, v = q0 + rng.normal(size=6), rng.normal(size=6)
+        np.testing.assert_allclose(w(0, q, v), wj(0, q, v), atol=1e-12)
+    w0 = WrenchControl(m, "end_effector", goal, kp=0, kv=0, kdiss=0)
+    np.testing.assert_allclose(dqdyn.aba(m, q0, np.zeros(6), w0(0, q0, np.zeros(6))), 0.0, atol=1e-10)
+    tr = simulate(m, q0, np.zeros(6), w, 10.0, 1e-2, integrator="rk4")
+    err = np.array([np.linalg.norm(w.position(q) - goal) for q in tr.q[::50]])
+    assert err[0] == pytest.approx(0.7696, abs=1e-3)
+    assert np.all(np.diff(err) < 0) and err[-1] < 1e-2 * err[0], err
 
 
 # ------------------------------------------------------------------ claim 17: differential drive

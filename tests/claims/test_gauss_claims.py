@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.dynamics import gauss
 from dqdyn.constraints import mobile_manipulator
+from dqdyn.dynamics import gauss
 from dqdyn.multibody.builders import random_tree, serial_chain
 
 
@@ -42,8 +42,9 @@ def _state(m, seed):
 
 
 @pytest.mark.parametrize("name,m", MODELS, ids=[n for n, _ in MODELS])
-def test_dqgp_terms_equal_newton_euler(name, m):
-    """eqs. 46, 47, 50–51: M_GP, C_GP, g_GP vs CRBA, Christoffel C, gravity (1e-12 relative)."""
+def test_claim19_dqgp_terms_equal_newton_euler(name, m):
+    """eqs. 46, 47, 50–51: M_GP = Σ JᵀΨJ, C_GP, g_GP vs CRBA, Christoffel C, gravity (1e-12
+    relative), and M_GP q̈ + C_GP q̇ + g_GP equals the Newton–Euler torques."""
     for seed in range(3):
         q, v, _ = _state(m, seed)
         G = gauss.gauss_model(m, q, v)
@@ -59,7 +60,7 @@ def test_dqgp_terms_equal_newton_euler(name, m):
         assert _rel(G.M @ a + G.C @ v + G.g, dqdyn.rnea(m, q, v, a)) < 1e-12
 
 
-def test_paper_coriolis_is_not_the_christoffel_matrix():
+def test_claim19_paper_coriolis_is_not_the_christoffel_matrix():
     """Documented finding: eq. 47's C_GP ≠ Christoffel C as a matrix (C is not unique); they differ
     by K with K v = 0.  (If this ever fails, the docstring of gauss.py must change.)"""
     m = MODELS[0][1]
@@ -80,7 +81,7 @@ def test_batched_dqgp_equals_per_state():
         assert _rel(G.M[k], Gk.M) < 1e-15 and _rel(G.C[k], Gk.C) < 1e-15 and _rel(G.g[k], Gk.g) < 1e-15
 
 
-def test_com_jacobian_is_the_papers_eq33():
+def test_claim19_com_jacobian_is_the_papers_eq33():
     """J_i from the compiled body Jacobian equals 2 H⁺₈(x_0^{c_i}) J_{x_{c_i}^0} (eq. 33)."""
     m = MODELS[0][1]
     q, _, _ = _state(m, 2)
@@ -90,7 +91,7 @@ def test_com_jacobian_is_the_papers_eq33():
 
 
 @pytest.mark.parametrize("name,m", MODELS, ids=[n for n, _ in MODELS])
-def test_mdot_minus_2c_is_skew(name, m):
+def test_claim20_mdot_minus_2c_is_skew(name, m):
     """Remark 4.1 (eq. 52): uᵀ(Ṁ − 2C)u = 0, with Ṁ both analytic and by finite differences."""
     q, v, rng = _state(m, 4)
     G = gauss.gauss_model(m, q, v)
@@ -109,7 +110,7 @@ def test_mdot_minus_2c_is_skew(name, m):
 
 
 @pytest.mark.parametrize("name,m", MODELS, ids=[n for n, _ in MODELS])
-def test_remark41_printed_form_fails_corrected_form_holds(name, m):
+def test_claim20_remark41_printed_form_fails_corrected_form_holds(name, m):
     """½Ṁ − C = −Σ Jᵀ S̄ J (printed, eq. 52) is wrong; the corrected form
     −Σ Jᵀ S̄ J + ½ Σ (J̇ᵀΨJ − JᵀΨJ̇) holds.  Both right-hand sides are skew."""
     q, v, _ = _state(m, 5)
@@ -124,7 +125,7 @@ def test_remark41_printed_form_fails_corrected_form_holds(name, m):
 
 
 @pytest.mark.parametrize("name,m", MODELS, ids=[n for n, _ in MODELS])
-def test_gauss_appell_kane_agree(name, m):
+def test_claim21_gauss_appell_kane_agree(name, m):
     """eq. 61: ∂𝒢/∂v̇ = ∂S/∂v̇ − τ̄_GA = φ − φ̄ = M v̇ + C v + g − τ at any v̇; the minimizer of
     Gauss's function is the forward dynamics (ABA)."""
     q, v, rng = _state(m, 6)
@@ -144,6 +145,35 @@ def test_gauss_appell_kane_agree(name, m):
     assert _rel(a_star, dqdyn.aba(m, q, v, tau)) < 1e-10
     g0 = gauss.gauss_function(m, q, v, a_star, tau)
     assert gauss.gauss_function(m, q, v, a_star + 1e-3 * rng.normal(size=m.nv), tau) > g0
+
+
+def test_claim22_udwadia_kalaba_on_the_8dof_nonholonomic_mobile_manipulator():
+    """[Silva2022, §4.5, eqs. (62)–(64)]: on the 8-DoF differential-drive mobile manipulator
+    (A = [−sin φ, cos φ, 0, …], b = −Ȧ q̇ of eq. 64) the Udwadia–Kalaba q̈ satisfies A q̈ = b,
+    equals the KKT solution, and eq. 62 taken literally with the dqGP terms gives the same q̈.
+    Oracle: a KKT solve from Pinocchio's M and nonlinear effects, finite differences of A for
+    b, and the symmetric square root of M (scipy).  (The V-REP CMC of [Silva2022, Table 2] is
+    the ``nonholonomic_mm`` reproduce case, MuJoCo standing in.)"""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "constraints" / "test_nonholonomic.py"
+    spec = importlib.util.spec_from_file_location("_silva2022_test_nonholonomic", path)
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    mm = mobile_manipulator()
+    suite.test_mobile_manipulator_is_the_papers_8dof_robot(mm)
+    suite.test_differential_drive_row_is_eq64(mm)
+    suite.test_mobile_manipulator_satisfies_constraint_and_matches_pinocchio_kkt(mm)
+    suite.test_paper_eq62_literally_with_gauss_terms(mm)
+    # the constraint of eq. 64 is not satisfied by the unconstrained forward dynamics
+    model, cons, q0 = mm
+    q, v = q0, np.zeros(model.nv)
+    tau = np.random.default_rng(22).normal(size=model.nv) * 5
+    A = cons[0].A(model, q)
+    assert abs((A @ dqdyn.aba(model, q, v, tau))[0]) > 1e-3
+    r = dqdyn.constrained_forward_dynamics(model, q, v, tau, cons)
+    assert abs((A @ r.qdd)[0]) < 1e-10
 
 
 def test_gauss_bad_input():

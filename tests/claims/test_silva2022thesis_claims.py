@@ -1,14 +1,17 @@
-"""Claims 2, 7, 13, 15, 16, 18, 23 of [Silva2022thesis] and [Silva2022]: the interconnection graph
+"""Claims 1–7, 13, 15, 16, 18, 23 of [Silva2022thesis] and [Silva2022], and Figs. D.1–D.2: the
+dual quaternion algebra of [Silva2022thesis, ch. 3] and [Silva2022, §2], the interconnection graph
 of [Silva2022thesis, ch. 5], the F/B functions of [Silva2022thesis, §4.2.2], Lemma 3.2
-(= [Silva2022, Lemma 2.1]) and the operation counts of [Silva2022thesis, Tables 4.2–4.5] and
-[Silva2022, Table 3].
+(= [Silva2022, Lemma 2.1]), the operation counts of [Silva2022thesis, Tables 4.2–4.5] and
+[Silva2022, Table 3], and the signal processing of [Silva2022thesis, app. D].
 
-Oracles: finite differences (Lemma 2.1); the monolithic model and Pinocchio's ``rnea`` (graph);
-hand counts on n = 1, 2 and the printed tables (operation counts)."""
+Oracles: written-out quaternion products, scipy's rotations and point velocities / moments
+(algebra); finite differences (Lemma 2.1); the monolithic model and Pinocchio's ``rnea`` (graph);
+hand counts on n = 1, 2 and the printed tables (operation counts); the exact torque of an
+analytic trajectory (app. D)."""
 
 import numpy as np
 import pytest
-from pinconv import pin, pin_from_model, q_to_pin, v_transform
+from scipy.spatial.transform import Rotation
 
 import dqdyn
 from dqdyn.algebra.dualquat import Ad, cross, exp, mul
@@ -19,6 +22,8 @@ from dqdyn.composition.interconnection import (
     recorded_connection_wrench,
 )
 from dqdyn.reproduce import robots
+
+from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 _THESIS_PARENTS = {2: 1, 3: 1, 4: 1, 5: 4, 6: 2, 7: 6, 8: 6, 9: 6}  # [Silva2022thesis, §5.3, Fig. 5.7]
 
@@ -35,6 +40,148 @@ def _thesis_graph(joint_types=("revolute", "prismatic", "helical")):
         g.add(f"s{j}", dqdyn.random_tree(4, seed=j, branching=0.0, joint_types=joint_types),
               f"s{_THESIS_PARENTS[j]}", at=at, placement=P)
     return g
+
+
+# ------------------------------------------------------------------ claims 1, 3–6: the algebra
+def _hprod(a, b):
+    """Hamilton product of quaternions [w, x, y, z], written out (the oracle for dqdyn's)."""
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    return np.array([a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3, a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+                     a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1, a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0])
+
+
+def _dqprod(a, b):
+    """(a_P + ε a_D)(b_P + ε b_D) = a_P b_P + ε (a_P b_D + a_D b_P), from `_hprod`."""
+    return np.r_[_hprod(a[:4], b[:4]), _hprod(a[:4], b[4:]) + _hprod(a[4:], b[:4])]
+
+
+def _dqconj(a):
+    return a * np.array([1, -1, -1, -1, 1, -1, -1, -1.0])
+
+
+def _pure8(l, l2):
+    return np.r_[0.0, l, 0.0, l2]
+
+
+def _random_pose(rng):
+    R = Rotation.from_rotvec(rng.normal(size=3))
+    x, y, z, w = R.as_quat()
+    r, p = np.array([w, x, y, z]), rng.normal(size=3)
+    return np.r_[r, 0.5 * _hprod(np.r_[0.0, p], r)], R.as_matrix(), p
+
+
+def test_claim1_adjoint_moves_twists_and_wrenches_alike():
+    """Ad(x) ξ = x ξ x* [Silva2022, eq. (3)]; [Silva2022thesis, eq. (3.11)] with x = r + ε ½ p r:
+    Ad(x)(a + ε b) = a' + ε (b' + p × a'), a' = r a r*, b' = r b r* — one map for twists
+    (ω + ε v) and wrenches (f + ε τ).  Oracle: the velocity of points of a moving body and the
+    moment of a force about points, computed in both frames with scipy's rotation matrices; and
+    the product x ξ x* by a written-out Hamilton product."""
+    from dqdyn.algebra.dualquat import Ad6
+
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        x, R, p = _random_pose(rng)
+        w, v, f, tau = rng.normal(size=(4, 3))
+        for a, b in ((w, v), (f, tau)):
+            expanded = np.r_[R @ a, R @ b + np.cross(p, R @ a)]
+            np.testing.assert_allclose(Ad6(x, np.r_[a, b]), expanded, atol=1e-12)
+            prod = _dqprod(_dqprod(x, _pure8(a, b)), _dqconj(x))
+            np.testing.assert_allclose(Ad(x, _pure8(a, b)), prod, atol=1e-12)
+            np.testing.assert_allclose(np.r_[prod[1:4], prod[5:8]], expanded, atol=1e-12)
+        for r_a in rng.normal(size=(3, 3)):  # a point, in frame a; r_b = R r_a + p in frame b
+            r_b = R @ r_a + p
+            vel_b = Ad6(x, np.r_[w, v])  # twist (ω, v) in b: velocity of r is v_b + ω_b × r_b
+            np.testing.assert_allclose(vel_b[3:] + np.cross(vel_b[:3], r_b), R @ (v + np.cross(w, r_a)),
+                                       atol=1e-12)
+            wr_b = Ad6(x, np.r_[f, tau])  # wrench (f, τ) in b: moment about r is τ_b − r_b × f_b
+            np.testing.assert_allclose(wr_b[3:] - np.cross(r_b, wr_b[:3]), R @ (tau - np.cross(r_a, f)),
+                                       atol=1e-12)
+    # without the lever arm p × a' the map is a rotation only: wrong for any p ≠ 0
+    assert np.abs(Ad6(x, np.r_[f, tau])[3:] - R @ tau).max() > 1e-3
+
+
+def test_claim3_lemma31_a_pure_dual_element_sees_only_the_rotation():
+    """[Silva2022thesis, Lemma 3.1]: Ad(a)(ε b) = Ad(P(a))(ε b) for any dual quaternion a (unit
+    or not) and quaternion b.  Oracle: the products written out."""
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        a, b = rng.normal(size=8), rng.normal(size=4)
+        eb = np.r_[np.zeros(4), b]
+        lhs = Ad(a, eb)
+        np.testing.assert_allclose(lhs, Ad(np.r_[a[:4], np.zeros(4)], eb), atol=1e-12)
+        np.testing.assert_allclose(lhs, _dqprod(_dqprod(a, eb), _dqconj(a)), atol=1e-12)
+        np.testing.assert_allclose(lhs[4:], _hprod(_hprod(a[:4], b), a[:4] * [1, -1, -1, -1]), atol=1e-12)
+        # a general (non-pure-dual) element does see the dual part of a
+        h = rng.normal(size=8)
+        assert np.abs(Ad(a, h) - Ad(np.r_[a[:4], np.zeros(4)], h)).max() > 1e-3
+
+
+def test_claim4_cross_and_inner_products_of_pure_dual_quaternions():
+    """[Silva2022, eq. (8)]; [Silva2022thesis, eqs. (3.15)–(3.16)]: for L = l + ε l', Σ = s + ε s',
+    L × Σ = (LΣ − ΣL)/2 = l × s + ε (l × s' + l' × s) (the Lie bracket of twists) and
+    ⟨L, Σ⟩ = −(LΣ + ΣL)/2 = ⟨l, s⟩ + ε (⟨l, s'⟩ + ⟨l', s⟩).  Oracle: the products written out,
+    numpy's cross and dot, and the bracket as the derivative of Ad(exp(t L)) Σ at t = 0."""
+    from dqdyn.algebra.dualquat import inner
+
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        l, l2, s, s2 = rng.normal(size=(4, 3))
+        L, S = _pure8(l, l2), _pure8(s, s2)
+        LS, SL = _dqprod(L, S), _dqprod(S, L)
+        np.testing.assert_allclose((LS - SL) / 2, _pure8(np.cross(l, s), np.cross(l, s2) + np.cross(l2, s)),
+                                   atol=1e-12)
+        np.testing.assert_allclose(cross(L, S), (LS - SL) / 2, atol=1e-12)
+        sym = -(LS + SL) / 2  # a dual number: only the real parts are non-zero
+        np.testing.assert_allclose(sym[[1, 2, 3, 5, 6, 7]], 0.0, atol=1e-12)
+        np.testing.assert_allclose(inner(L, S), [l @ s, l @ s2 + l2 @ s], atol=1e-12)
+        np.testing.assert_allclose(inner(L, S), sym[[0, 4]], atol=1e-12)
+        h = 1e-5  # exp(½ t L) is the pose reached along the twist L in time t
+        dAd = (Ad(exp(0.5 * h * L), S) - Ad(exp(-0.5 * h * L), S)) / (2 * h)
+        np.testing.assert_allclose(dAd, cross(L, S), atol=1e-8)
+
+
+def test_claim5_angular_momentum_by_L3_and_its_frame_change():
+    """[Silva2022, eqs. (12)–(14)]; [Silva2022thesis, Prop. 4.1, eqs. (4.5)–(4.10)]:
+    vec3(L3(𝕀) ω) = Ī vec3(ω) for any 3×3 Ī (rows i_x, i_y, i_z), and
+    Ad(r) L3(𝕀) Ad(r*) ω' = R Ī Rᵀ ω' (𝕀 in F, ω' in F'), Ad(r*) L3(𝕀') Ad(r) ω = Rᵀ Ī' R ω.
+    Oracle: numpy matrix products with scipy's rotation matrices; Ad(r) by the written-out
+    Hamilton product."""
+    from dqdyn.algebra.inertia import L3, angular_momentum_frame_change
+
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        Ibar, w, w1 = rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3)
+        np.testing.assert_allclose(L3(Ibar, w), Ibar @ w, atol=1e-12)
+        np.testing.assert_allclose(L3(Ibar, np.r_[0.0, w]), np.r_[0.0, Ibar @ w], atol=1e-12)
+        # L3 from its definition: î⟨i_x, ω⟩ + ĵ⟨i_y, ω⟩ + k̂⟨i_z, ω⟩, ⟨a, b⟩ = −(ab + ba)/2
+        qi = lambda a, b: -(_hprod(a, b) + _hprod(b, a))[0] / 2  # noqa: E731
+        np.testing.assert_allclose([qi(np.r_[0.0, row], np.r_[0.0, w]) for row in Ibar], Ibar @ w, atol=1e-12)
+        I = Ibar + Ibar.T
+        R = Rotation.from_rotvec(rng.normal(size=3))
+        x, y, z, s = R.as_quat()
+        r, Rm = np.array([s, x, y, z]), R.as_matrix()
+        rc = r * [1, -1, -1, -1]
+        rot = lambda q, a: _hprod(_hprod(q, np.r_[0.0, a]), q * [1, -1, -1, -1])[1:]  # noqa: E731
+        np.testing.assert_allclose(angular_momentum_frame_change(I, r, w1), Rm @ I @ Rm.T @ w1, atol=1e-12)
+        np.testing.assert_allclose(rot(r, L3(I, rot(rc, w1))), Rm @ I @ Rm.T @ w1, atol=1e-12)
+        np.testing.assert_allclose(angular_momentum_frame_change(I, rc, w1), Rm.T @ I @ Rm @ w1, atol=1e-12)
+
+
+def test_claim6_hamilton_operators():
+    """vec8(h1 h2) = H⁺₈(h1) vec8 h2 = H⁻₈(h2) vec8 h1 [Silva2022thesis, §3.3.3.1] (and the
+    4×4 blocks for quaternions).  Oracle: the dual quaternion product written out."""
+    from dqdyn.algebra.dualquat import haminus8, hamiplus8
+
+    rng = np.random.default_rng(6)
+    for _ in range(10):
+        h1, h2 = rng.normal(size=(2, 8))
+        ref = _dqprod(h1, h2)
+        np.testing.assert_allclose(hamiplus8(h1) @ h2, ref, atol=1e-12)
+        np.testing.assert_allclose(haminus8(h2) @ h1, ref, atol=1e-12)
+        np.testing.assert_allclose(mul(h1, h2), ref, atol=1e-12)
+        # the two operators differ (the product does not commute)
+        assert np.abs(hamiplus8(h1) @ h2 - hamiplus8(h2) @ h1).max() > 1e-3
 
 
 # ------------------------------------------------------------------ claim 2: Lemma 2.1 / 3.2
@@ -292,3 +439,49 @@ def test_claim23_dqgp_cost():
     c6 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 6)[1]["m"], 3)
     c8 = oc.fit_polynomial(lambda n: oc.dqgp_count(n, 8)[1]["a"], 3)
     assert c6[0] == pm[0] == 4 and c8[0] == pa[0]
+
+
+# ------------------------------------------------------------------ app. D: Figs. D.1–D.2
+def test_appD_figs_D1_D2_differentiation_amplifies_noise_and_filtering_once_at_the_end():
+    """[Silva2022thesis, app. D, Figs. D.1–D.2] on the JACO (third joint) following sinusoidal
+    joint velocities sampled at 2 kHz, with white noise (σ = 2 mrad/s) on the measured q̇: the
+    Richardson derivative amplifies the noise (Fig. D.1b: > 500× in q̈) and the dqNE torque from
+    the raw q̇, q̈ is as noisy as its signal (Fig. D.1c); filtering q̇ (2nd-order Butterworth,
+    500 Hz) and q̈ (100 Hz) first leaves a torque that is less noisy but still needs filtering
+    (Fig. D.2c); the adopted pipeline — the torque filtered once, at the end (6th-order
+    zero-phase Butterworth, 10 Hz) — is closest to the true torque, CMC > 0.99 on every joint.
+    Oracle: the exact torque (rnea on the analytic trajectory) and the CMC of Ferrari et al."""
+    from dqdyn.analysis import butter_lowpass, cmc, richardson_derivative
+
+    m = robots.jaco6()
+    fs = 2000.0
+    t = np.arange(0.0, 4.0, 1 / fs)
+    rng = np.random.default_rng(0)
+    A, w, ph = rng.uniform(0.3, 0.8, 6), 2 * np.pi * rng.uniform(0.2, 0.6, 6), rng.uniform(0, 2 * np.pi, 6)
+    qd = A * np.sin(w * t[:, None] + ph)
+    q = 0.3 - A / w * np.cos(w * t[:, None] + ph)
+    qdd = A * w * np.cos(w * t[:, None] + ph)
+    tau = dqdyn.rnea(m, q, qd, qdd)
+    sigma = 2e-3
+    qd_meas = qd + sigma * rng.normal(size=qd.shape)
+    # Fig. D.1: unfiltered q̇ → Richardson q̈ → dqNE torque
+    a1 = richardson_derivative(qd_meas, 1 / fs)
+    tau1 = dqdyn.rnea(m, q, qd_meas, a1)
+    # Fig. D.2: q̇ filtered (500 Hz), differentiated, q̈ filtered (100 Hz) → dqNE torque
+    qd_f = butter_lowpass(qd_meas, 500.0, fs, order=2)
+    a2 = butter_lowpass(richardson_derivative(qd_f, 1 / fs), 100.0, fs, order=2)
+    tau2 = dqdyn.rnea(m, q, qd_f, a2)
+    # the thesis's choice: the torque of D.1c filtered once, at the end
+    tau3 = butter_lowpass(tau1, 10.0, fs)
+    cut = slice(100, -100)  # leave the filters' end transients out
+    j = 2  # the third joint
+    noise = lambda x, ref: float(np.std((x - ref)[cut, j]))  # noqa: E731
+    assert noise(a1, qdd) > 500 * sigma  # D.1b: differentiation amplifies the noise
+    assert noise(tau1, tau) > 0.5 * np.std(tau[cut, j])  # D.1c: noise of the signal's size
+    assert noise(a2, qdd) < noise(a1, qdd) / 5 and noise(tau2, tau) < noise(tau1, tau) / 5  # D.2
+    assert noise(tau2, tau) > 0.05 * np.std(tau[cut, j])  # ... but still to be filtered
+    assert noise(tau3, tau) < noise(tau2, tau) / 3
+    c1, c2 = cmc(tau1[cut], tau[cut]), cmc(tau2[cut], tau[cut])
+    c3 = cmc(tau3[cut], butter_lowpass(tau, 10.0, fs)[cut])
+    assert np.all(c3 > 0.99) and np.all(c3 > c2) and np.all(c2 > c1), (c1, c2, c3)
+    assert c1[j] < 0.9
