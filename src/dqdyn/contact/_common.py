@@ -44,3 +44,30 @@ def skew(p: np.ndarray) -> np.ndarray:
     S[..., 1, 0], S[..., 1, 2] = p[..., 2], -p[..., 0]
     S[..., 2, 0], S[..., 2, 1] = -p[..., 1], p[..., 0]
     return S
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a × b`` (..., 3) of vectors (..., 3) (`np.cross` without its dispatch cost on small arrays)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
+def rotations(r: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) of unit quaternions ``r`` (N, 4) ``[w, x, y, z]``."""
+    w, x, y, z = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
+    R = np.empty((r.shape[0], 3, 3))
+    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    R[:, 0, 1] = 2 * (x * y - w * z)
+    R[:, 0, 2] = 2 * (x * z + w * y)
+    R[:, 1, 0] = 2 * (x * y + w * z)
+    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    R[:, 1, 2] = 2 * (y * z - w * x)
+    R[:, 2, 0] = 2 * (x * z - w * y)
+    R[:, 2, 1] = 2 * (y * z + w * x)
+    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return R

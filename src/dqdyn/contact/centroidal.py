@@ -8,23 +8,102 @@ dqdyn's ``v`` order), and its rate is ``ḣ_g = A_g a + Ȧ_g v`` (``a = v̇``). 
 the whole system give the physics check the tests use: ``ḣ_g = Σ`` external wrenches about the CoM
 (gravity and contact forces) [Orin2013].
 
-Computation (numpy over compiled kinematics): every body's spatial inertia ``Φ_i`` in F_0 at F_0's
-origin (mapping the spatial twist ``[ω; v]`` to the momentum wrench ``[f; τ]``), its spatial
+Computation, floating base (one compiled ``mass_matrix`` call, one ``forward_kinematics`` call
+for the base pose; the rate one ``rnea`` call more).  When body 1 is moved by a free joint from
+the world and every other body descends from it, the free joint's velocity is the base's body
+twist ``[ω_b; v_b]`` and its rows of the joint-space inertia matrix are the composite rigid-body
+inertia of the whole tree times the joint columns (the composite-rigid-body algorithm,
+[Featherstone2008, ch. 6]): ``M[base, :] v = [k_b; l_b]``, the system's angular momentum about
+the base origin and its
+linear momentum, both in the base axes (the armature of the base's own DoFs, if any, is removed
+from the diagonal).  The base-base block ``[[I_b, m [c_b]×], [m [c_b]×ᵀ, m 1]]`` holds the CoM
+``c_b`` of the system in the base frame, and moving the wrench rows to the CoM with world axes,
+``l = R l_b``, ``k_g = R (k_b − c_b × l_b)`` (force transforms, [Featherstone2008, ch. 2];
+``R`` the base orientation), gives ``A_g = blkdiag(R, R) [M_f; M_τ − [c_b]× M_f]`` with ``M_τ``, ``M_f`` the
+moment and force rows (the centroidal momentum matrix from the composite inertia of the
+whole tree, [Orin2013]).  Likewise the base rows of ``rnea(q, v, a)`` are the rate of the
+system's momentum minus gravity's wrench, both about the base origin in the base axes (the free joint transmits
+the sum of the bodies' ``I a + v ×* I v`` less their weights, [Featherstone2008, ch. 5]); moved
+to the CoM the same way, and with gravity's wrench ``[m g; 0]`` about the CoM added back:
+``ḣ_g = blkdiag(R, R) [F_f; F_τ − c_b × F_f] + [m g; 0]``, where ``d/dt`` of ``k_g`` about the
+moving CoM equals the moment rate moved there because ``ċ × l = 0``.
+
+Computation, other trees (numpy over compiled kinematics): every body's spatial inertia ``Φ_i``
+in F_0 at F_0's origin (mapping the spatial twist ``[ω; v]`` to the momentum wrench ``[f; τ]``), its spatial
 Jacobian ``J_i`` and drift ``J̇_i v``; then ``A_0 = Σ Φ_i J_i`` (the momentum about F_0's origin)
 and the rate ``ḣ_0 = Σ Φ_i ξ̇_i + ξ_i ×* Φ_i ξ_i`` ([Featherstone2008, ch. 2]), both
 shifted to the CoM: ``k_g = k_0 − c × l`` and, since ``ċ × l = 0``, ``k̇_g = k̇_0 − c × l̇``.
-A batch (leading axes of ``q``, ``v``, ``a``) goes through the kinematics in one compiled call per
-body.  The joint armature is not momentum of the bodies and is left out (as in Pinocchio).
+A batch (leading axes of ``q``, ``v``, ``a``) goes through the compiled calls at once (the
+floating-base route) or through the kinematics in one compiled call per body (other trees).
+The joint armature is not momentum of the bodies and is left out (as in Pinocchio).
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
-from dqdyn.multibody.model import Model
-from dqdyn.contact._common import qv_what, skew, states
+from dqdyn.contact._common import cross, qv_what, rotations, skew, states
+from dqdyn.dynamics.lagrange import mass_matrix
+from dqdyn.dynamics.newton_euler import rnea
+from dqdyn.kinematics.forward import forward_kinematics
+from dqdyn.multibody.joints import FREE
+from dqdyn.multibody.model import MI_IV, MI_JTYPE, MI_PARENT, Model
+
+_BASE: dict = {}  # id(model) -> (weak reference, floating-base constants)
+
+
+def _base(model: Model):
+    """``(iv, base armature or None, total mass)`` of the floating-base route, ``None`` where it
+    does not apply (body 1 not a free joint on the world, another body on the world, mimic
+    joints); cached per model (models are immutable)."""
+    hit = _BASE.get(id(model))
+    if hit is not None and hit[0]() is model:
+        return hit[1]
+    mi = model.mi
+    out = None
+    if not (mi.shape[0] < 2 or mi[1, MI_JTYPE] != FREE or mi[1, MI_PARENT] != 0
+            or np.any(mi[2:, MI_PARENT] == 0) or model.mimic_joints):
+        iv = int(mi[1, MI_IV])
+        arm = np.array(model.armature[iv:iv + 6])
+        out = (iv, arm if np.any(arm) else None, float(model.total_mass))
+    if len(_BASE) > 64:
+        _BASE.clear()
+    _BASE[id(model)] = (weakref.ref(model), out)
+    return out
+
+
+def _each(f, model: Model, *args):
+    """``f(model, *args)`` on 2-D batches (N, ·), a single state through the 1-D fast path."""
+    if args[0].shape[0] == 1:
+        return f(model, *(x[0] for x in args))[None]
+    return f(model, *args)
+
+
+def _base_rows(model: Model, Q: np.ndarray, base):
+    """``(T (N, 6, 6), [M_τ; M_f] (N, 6, nv))``: the transport ``T = [[0, R], [R, −R [c_b]×]]``
+    of base-frame wrench rows ``[τ_b; f_b]`` to ``[R f_b; R (τ_b − c_b × f_b)]`` (module
+    docstring) and the base rows of ``M`` less the base's armature."""
+    iv, arm, mt = base
+    B = _each(mass_matrix, model, Q)[:, iv:iv + 6]
+    if arm is not None:
+        B = B.copy()
+        B[:, np.arange(6), iv + np.arange(6)] -= arm
+    S = B[:, 0:3, iv + 3:iv + 6]  # m [c_b]×, so that −R [c_b]× = −R S / m
+    R = rotations(_each(forward_kinematics, model, Q)[:, 1, :4])
+    T = np.zeros((Q.shape[0], 6, 6))
+    T[:, :3, 3:] = R
+    T[:, 3:, :3] = R
+    T[:, 3:, 3:] = R @ S * (-1.0 / max(mt, 1e-300))
+    return T, B
+
+
+def _ag_floating(model: Model, Q: np.ndarray, base) -> np.ndarray:
+    T, B = _base_rows(model, Q, base)
+    return T @ B
 
 
 def _com_placements(model: Model) -> np.ndarray:
@@ -102,6 +181,9 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
         ``q`` has the wrong shape or is not finite (the message names ``q``).
     """
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
+    base = _base(model)
+    if base is not None:
+        return _ag_floating(model, Q, base).reshape(batch + (6, model.nv))
     A0, c, _ = _terms(model, Q, np.zeros((Q.shape[0], model.nv)), False)
     return _shift(A0, c).reshape(batch + (6, model.nv))
 
@@ -111,8 +193,13 @@ def centroidal_momentum(model: Model, q, v) -> np.ndarray:
     (Pinocchio's ``computeCentroidalMomentum`` ``hg`` as ``[linear; angular]``)."""
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
-    A0, c, _ = _terms(model, Q, V, False)
-    return np.einsum("nij,nj->ni", _shift(A0, c), V).reshape(batch + (6,))
+    base = _base(model)
+    if base is not None:
+        Ag = _ag_floating(model, Q, base)
+    else:
+        A0, c, _ = _terms(model, Q, V, False)
+        Ag = _shift(A0, c)
+    return (Ag @ V[:, :, None])[:, :, 0].reshape(batch + (6,))
 
 
 def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
@@ -125,6 +212,16 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     w = qv_what(model)
     (Q, V, Aa), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                        ("a", a, model.nv, w[2])])
+    base = _base(model)
+    if base is not None:
+        iv, arm, mt = base
+        T, _ = _base_rows(model, Q, base)
+        F = _each(rnea, model, Q, V, Aa)[:, iv:iv + 6]
+        if arm is not None:
+            F = F - arm * Aa[:, iv:iv + 6]
+        hd = (T @ F[:, :, None])[:, :, 0]
+        hd[:, :3] += mt * np.asarray(model.gravity)
+        return hd.reshape(batch + (6,))
     _, c, per = _terms(model, Q, V, True)
     hd = np.zeros((Q.shape[0], 6))
     for P, J, xi, jdv in per:
@@ -132,9 +229,9 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
         hb = np.einsum("nij,nj->ni", P, xi)
         hd += np.einsum("nij,nj->ni", P, xid)
         w_, v_ = xi[:, :3], xi[:, 3:]
-        hd[:, :3] += np.cross(w_, hb[:, :3])
-        hd[:, 3:] += np.cross(w_, hb[:, 3:]) + np.cross(v_, hb[:, :3])
-    hd[:, 3:] -= np.cross(c, hd[:, :3])
+        hd[:, :3] += cross(w_, hb[:, :3])
+        hd[:, 3:] += cross(w_, hb[:, 3:]) + cross(v_, hb[:, :3])
+    hd[:, 3:] -= cross(c, hd[:, :3])
     return hd.reshape(batch + (6,))
 
 
@@ -142,6 +239,10 @@ def com_jacobian(model: Model, q) -> np.ndarray:
     """Jacobian (..., 3, nv) of the whole-system centre of mass in F_0: ``ċ = J_c v``
     (Pinocchio's ``jacobianCenterOfMass``; it is ``A_g``'s linear rows over the total mass)."""
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
+    base = _base(model)
+    if base is not None:
+        T, B = _base_rows(model, Q, base)
+        return (T[:, :3, 3:] @ B[:, 3:] / float(np.sum(model.mass))).reshape(batch + (3, model.nv))
     A0, _, _ = _terms(model, Q, np.zeros((Q.shape[0], model.nv)), False)
     return (A0[:, :3] / float(np.sum(model.mass))).reshape(batch + (3, model.nv))
 
