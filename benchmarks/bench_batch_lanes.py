@@ -2,9 +2,11 @@
 per-state batch kernel and Pinocchio's ``rneaInParallel``, side by side in one process.
 
     python benchmarks/bench_batch_lanes.py [--rounds 9] [--sizes 1000 10000 100000]
+                                           [--models panda chain100 anymal talos]
 
-Panda (9 DoF, the finger independent, as Pinocchio parses it) and a 100-body revolute chain
-(`dqdyn.serial_chain`), on batches of 10³, 10⁴ and 10⁵ states, all cores for every route
+Panda (9 DoF, the finger independent, as Pinocchio parses it), a 100-body revolute chain
+(`dqdyn.serial_chain`) and two floating bases of example-robot-data, ANYmal (free root + 12
+joints) and Talos (free root + 32 joints, ``talos_reduced``), on batches of 10³, 10⁴ and 10⁵ states, all cores for every route
 (Pinocchio: a ``ModelPool`` of one model per core).  Rounds interleave the three routes; each
 timing is the median over the rounds (spread: the min–max of the rounds), as wall time per batch
 and as the cost per body per core, ``t · cores / (N · bodies)``.  The lanes and the per-state
@@ -49,22 +51,35 @@ def _time(fn, target_s=0.02):
     return (time.perf_counter() - t0) / k
 
 
-def models():
+MODELS = ("panda", "chain100", "anymal", "talos")
+
+
+def models(names=MODELS):
     import pinocchio as pin
 
-    from pinconv import ROBOTS, erd, pin_from_model
+    from pinconv import ROBOTS, erd, pin_from_model, pin_from_urdf
 
-    rel, _ = ROBOTS["panda"]
-    panda = dqdyn.load_urdf(erd(rel), mimic="independent")
-    chain = dqdyn.serial_chain(100)
-    return [("panda", panda, pin.buildModelFromUrdf(erd(rel))),
-            ("chain100", chain, pin_from_model(chain)[0])]
+    out = []
+    for name in names:
+        if name == "chain100":
+            chain = dqdyn.serial_chain(100)
+            out.append((name, chain, pin_from_model(chain)[0]))
+            continue
+        rel, root = ROBOTS[name]
+        if name == "panda":
+            out.append((name, dqdyn.load_urdf(erd(rel), mimic="independent"),
+                        pin.buildModelFromUrdf(erd(rel))))
+        else:  # (a free root: Pinocchio's JointModelFreeFlyer)
+            out.append((name, dqdyn.load_urdf(erd(rel), root_joint=root),
+                        pin_from_urdf(erd(rel), root)))
+    return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     args = ap.parse_args(argv)
     import numba
     import pinocchio as pin
@@ -78,13 +93,15 @@ def main(argv=None):
           f"{numba.get_num_threads()} numba threads, {args.rounds} interleaved rounds")
     print(f"{'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
           f"{'ns/body/core':>13s} {'vs per-state':>12s}")
-    for name, m, pm in models():
+    for name, m, pm in models(args.models):
         pool = pin.ModelPool(pm, ncpu)
         for N in args.sizes:
             Q = dqdyn.random_configuration(m, size=N, seed=1)
             rng = np.random.default_rng(0)
             V, A = rng.normal(size=(N, m.nv)), rng.normal(size=(N, m.nv))
             QP = np.asfortranarray(np.array([q_to_pin(m, pm, x) for x in Q]).T)
+            # (the same random rows as Pinocchio's v / a: a free root's [v, ω] order differs from
+            # dqdyn's [ω, v], which changes the values, not the work)
             VP, AP = np.asfortranarray(V.T), np.asfortranarray(A.T)
             TP = np.zeros((pm.nv, N), order="F")
             o1, o2 = np.empty((N, m.nv)), np.empty((N, m.nv))

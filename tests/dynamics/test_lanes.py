@@ -61,7 +61,7 @@ def _panda():
         return dqdyn.load_urdf(path), pin_from_urdf(path, None)
 
 
-def test_support_is_the_fixed_base_joint_kinds():
+def test_support_is_the_lane_joint_kinds():
     assert lanes_support(dqdyn.serial_chain(4))
     assert lanes_support(dqdyn.serial_chain(4, "prismatic"))
     assert lanes_support(dqdyn.random_tree(12, LANE_TYPES, seed=0))
