@@ -56,6 +56,7 @@ from dqdyn.dynamics.forward import (
 from dqdyn.dynamics.coriolis import coriolis_matrix
 from dqdyn.contact import (
     CentroidalDynamicsDerivatives,
+    ContactDynamicsDerivatives,
     ContactDynamicsResult,
     FrameContact,
     ImpulseDynamicsResult,
@@ -66,6 +67,7 @@ from dqdyn.contact import (
     centroidal_momentum_rate,
     com_jacobian,
     contact_dynamics,
+    contact_dynamics_derivatives,
     frame_acceleration,
     frame_velocity,
     impulse_dynamics,
@@ -171,6 +173,8 @@ __all__ = [
     "FrameContact",
     "contact_dynamics",
     "ContactDynamicsResult",
+    "contact_dynamics_derivatives",
+    "ContactDynamicsDerivatives",
     "impulse_dynamics",
     "ImpulseDynamicsResult",
     "load",

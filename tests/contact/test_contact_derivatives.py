@@ -1,0 +1,172 @@
+"""Analytic derivatives of the contact dynamics (`dqdyn.contact_dynamics_derivatives`) against
+Pinocchio's ``computeConstraintDynamicsDerivatives`` (3D and 6D LOCAL contacts, Baumgarte
+correctors) and against central finite differences of `dqdyn.contact_dynamics` (along
+`dqdyn.integrate` for q; a regularized set, a random floating-base tree, a fixed-base arm with its
+tool welded), plus batches and named bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dqdyn
+from dqdyn.algebra.rotations import matrix_from_pose
+
+from _oracle import FEET, HANDS, pin, pin_contacts, pin_state, rel, robot, state
+from pinconv import ROBOTS as ALL
+from pinconv import erd
+
+CASES = [("solo12", "3d", FEET["solo12"]), ("anymal", "3d", FEET["anymal"]),
+         ("solo12", "6d", FEET["solo12"][:2]), ("talos", "6d", FEET["talos"]),
+         ("talos", "3d", FEET["talos"] + HANDS["talos"])]
+FIELDS = ("da_dq", "da_dv", "da_dtau", "dlambda_dq", "dlambda_dv", "dlambda_dtau")
+SETTINGS = (1e-14, 0.0, 1)
+
+
+def pin_derivatives(model, pm, q, v, tau, cms, cds):
+    """Pinocchio's six matrices, rows and columns in dqdyn's ``v`` order."""
+    pd = pm.createData()
+    qp, vp, T = pin_state(model, pm, q, v)
+    pin.initConstraintDynamics(pm, pd, cms, cds)
+    pin.constraintDynamics(pm, pd, qp, vp, T @ tau, cms, cds, pin.ProximalSettings(*SETTINGS))
+    r = pin.computeConstraintDynamicsDerivatives(pm, pd, cms, cds, pin.ProximalSettings(*SETTINGS))
+    return [T.T @ x @ T for x in r[:3]] + [x @ T for x in r[3:]]
+
+
+def fd_derivatives(model, q, v, tau, contacts, h=1e-6, **kw):
+    def f(q, v, t):
+        r = dqdyn.contact_dynamics(model, q, v, t, contacts, **kw)
+        return np.r_[r.a, r.multipliers]
+
+    I = np.eye(model.nv) * h
+    D = [np.column_stack([f(dqdyn.integrate(model, q, e), v, tau) - f(dqdyn.integrate(model, q, -e), v, tau)
+                          for e in I]),
+         np.column_stack([f(q, v + e, tau) - f(q, v - e, tau) for e in I]),
+         np.column_stack([f(q, v, tau + e) - f(q, v, tau - e) for e in I])]
+    D = [x / (2 * h) for x in D]
+    nv = model.nv
+    return [x[:nv] for x in D] + [x[nv:] for x in D]
+
+
+def check(ours, theirs, tol):
+    for name, x, y in zip(FIELDS, ours, theirs):
+        assert x.shape == y.shape, name
+        assert rel(x, y) < tol, (name, rel(x, y))
+
+
+def _contacts(kind, frames, **kw):
+    C = dqdyn.PointContact if kind == "3d" else dqdyn.FrameContact
+    return [C(f, **kw) for f in frames]
+
+
+@pytest.mark.parametrize("name,kind,frames", CASES)
+@pytest.mark.parametrize("k", range(2))
+def test_matches_pinocchio(name, kind, frames, k):
+    model, pm = robot(name)
+    q, v, _, tau = state(model, k)
+    cms, cds = pin_contacts(pm, frames, kind)
+    ours = dqdyn.contact_dynamics_derivatives(model, q, v, tau, _contacts(kind, frames))
+    check(ours, pin_derivatives(model, pm, q, v, tau, cms, cds), 1e-9)
+
+
+@pytest.mark.parametrize("kind", ["3d", "6d"])
+@pytest.mark.parametrize("kp,kd", [(0.0, 2.0), (300.0, 0.0), (300.0, 20.0)])
+def test_baumgarte_terms_match_pinocchio(kind, kp, kd):
+    """Strong gains, targets off the current pose: the corrector's derivatives (``∂e/∂q`` by the
+    inverse right Jacobian of SE(3) for a frame) weigh in."""
+    model, pm = robot("solo12")
+    q, v, _, tau = state(model, 3)
+    frames = FEET["solo12"][:2]
+    ctype = pin.ContactType.CONTACT_3D if kind == "3d" else pin.ContactType.CONTACT_6D
+    cms, cds, ours = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData(), []
+    for j, f in enumerate(frames):
+        fr = pm.frames[pm.getFrameId(f)]
+        Tm = matrix_from_pose(dqdyn.frame_pose(model, q, f))
+        tgt = np.eye(4)
+        tgt[:3, :3] = Tm[:3, :3] @ pin.exp3(np.array([0.2, -0.1, 0.3 * (j + 1)]))
+        tgt[:3, 3] = Tm[:3, 3] + [0.05, -0.02, 0.03]
+        cm = pin.RigidConstraintModel(ctype, pm, fr.parentJoint, fr.placement, 0,
+                                      pin.SE3(tgt[:3, :3].copy(), tgt[:3, 3].copy()), pin.LOCAL)
+        cm.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(kp, kd))
+        cms.append(cm)
+        cds.append(cm.createData())
+        target = (tgt[:3, 3] if kind == "3d" else tgt) if kp else None
+        C = dqdyn.PointContact if kind == "3d" else dqdyn.FrameContact
+        ours.append(C(f, kp=kp, kd=kd, target=target))
+    got = dqdyn.contact_dynamics_derivatives(model, q, v, tau, ours)
+    check(got, pin_derivatives(model, pm, q, v, tau, cms, cds), 1e-9)
+
+
+def _floating_tree():
+    b = dqdyn.ModelBuilder("floating")
+    b.add_body("base", joint="free", mass=4.0, com=[0.02, -0.01, 0.03],
+               inertia=np.diag([0.1, 0.12, 0.09]))
+    b.add_model(dqdyn.random_tree(8, joint_types=dqdyn.multibody.builders.ALL_JOINT_TYPES, seed=3),
+                "base", prefix="t_", xyz=[0.1, 0, 0.05])
+    return b.build()
+
+
+@pytest.mark.parametrize("case", ["regularized", "floating_tree", "fixed_arm"])
+def test_finite_differences(case):
+    kw = {}
+    if case == "regularized":  # a compliant frame contact (ε > 0)
+        model, _ = robot("solo12")
+        contacts = _contacts("6d", FEET["solo12"][:2])
+        kw = {"regularization": 1e-3}
+    elif case == "floating_tree":  # every joint type; a point on the tree and a welded offset frame
+        model = _floating_tree()
+        contacts = [dqdyn.PointContact(model.nbodies), dqdyn.FrameContact((4, [0.05, -0.02, 0.1]), kd=2.0)]
+    else:  # a fixed-base arm with its tool welded: all six rows, 6 DoF
+        model = dqdyn.load_urdf(erd(ALL["ur5"][0]))
+        contacts = [dqdyn.FrameContact(model.nbodies)]
+    rng = np.random.default_rng(17)
+    q = dqdyn.random_configuration(model, seed=rng)
+    v, tau = rng.normal(size=(2, model.nv))
+    ours = dqdyn.contact_dynamics_derivatives(model, q, v, tau, contacts, **kw)
+    check(ours, fd_derivatives(model, q, v, tau, contacts, **kw), 1e-6)
+
+
+def test_batches_are_the_states_one_by_one():
+    model, _ = robot("solo12")
+    Q, V, _, TAU = (np.stack([state(model, k)[i] for k in range(3)]) for i in range(4))
+    contacts = _contacts("3d", FEET["solo12"][:3])
+    out = dqdyn.contact_dynamics_derivatives(model, Q.reshape(3, 1, -1), V[:, None], TAU[:, None],
+                                             contacts)
+    assert out.da_dq.shape == (3, 1, model.nv, model.nv) and out.dlambda_dv.shape == (3, 1, 9, model.nv)
+    for k in range(3):
+        one = dqdyn.contact_dynamics_derivatives(model, Q[k], V[k], TAU[k], contacts)
+        for x, y in zip(out, one):
+            np.testing.assert_allclose(x[k, 0], y, rtol=0, atol=1e-12 * (1 + np.abs(y).max()))
+
+
+def test_tau_derivatives_are_the_kkt_inverse():
+    """``∂a/∂τ = M⁻¹ − M⁻¹Aᵀ D A M⁻¹`` and, λ entering ``M a − Aᵀλ = τ − h``,
+    ``∂λ/∂τ = −D A M⁻¹`` with ``D = (A M⁻¹ Aᵀ)⁻¹`` [Featherstone2008, ch. 8]."""
+    model, _ = robot("anymal")
+    q, v, _, tau = state(model, 6)
+    contacts = _contacts("3d", FEET["anymal"])
+    r = dqdyn.contact_dynamics_derivatives(model, q, v, tau, contacts)
+    Mi = np.linalg.inv(dqdyn.mass_matrix(model, q))
+    A = np.concatenate([c.rows(model, q[None], v[None])[0][0] for c in contacts])
+    D = np.linalg.inv(A @ Mi @ A.T)
+    assert rel(r.da_dtau, Mi - Mi @ A.T @ D @ A @ Mi) < 1e-10
+    assert rel(r.dlambda_dtau, -D @ A @ Mi) < 1e-10
+
+
+def test_bad_input_is_named():
+    model, _ = robot("solo12")
+    q, v, _, tau = state(model, 0)
+    f = dqdyn.contact_dynamics_derivatives
+    feet = _contacts("3d", FEET["solo12"])
+    with pytest.raises(dqdyn.errors.ShapeError, match="tau"):
+        f(model, q, v, tau[:-1], feet)
+    with pytest.raises(dqdyn.errors.NonFiniteError, match="v"):
+        f(model, q, np.full(model.nv, np.nan), tau, feet)
+    with pytest.raises(dqdyn.errors.ModelError, match="contacts"):
+        f(model, q, v, tau, "FL_FOOT")
+    with pytest.raises(dqdyn.errors.UnknownNameError):
+        f(model, q, v, tau, [dqdyn.PointContact("no_such_frame")])
+    with pytest.raises(dqdyn.errors.ShapeError, match="regularization"):
+        f(model, q, v, tau, feet, regularization=-1.0)
+    with pytest.raises(dqdyn.errors.SingularError, match="contacts"):  # the same foot twice
+        f(model, q, v, tau, feet + feet[:1])
