@@ -4,10 +4,8 @@ of [Silva2022thesis, ch. 5], the F/B functions of [Silva2022thesis, §4.2.2], Le
 (= [Silva2022, Lemma 2.1]), the operation counts of [Silva2022thesis, Tables 4.2–4.5] and
 [Silva2022, Table 3], and the signal processing of [Silva2022thesis, app. D].
 
-Oracles: written-out quaternion products, scipy's rotations and point velocities / moments
-(algebra); finite differences (Lemma 2.1); the monolithic model and Pinocchio's ``rnea`` (graph);
-hand counts on n = 1, 2 and the printed tables (operation counts); the exact torque of an
-analytic trajectory (app. D)."""
+Oracles: finite differences (Lemma 2.1); the monolithic model and Pinocchio's ``rnea`` (graph);
+hand counts on n = 1, 2 and the printed tables (operation counts)."""
 
 import numpy as np
 import pytest
@@ -443,7 +441,7 @@ def test_claim23_dqgp_cost():
 
 # ------------------------------------------------------------------ app. D: Figs. D.1–D.2
 def test_appD_figs_D1_D2_differentiation_amplifies_noise_and_filtering_once_at_the_end():
-    """[Silva2022thesis, app. D, Figs. D.1–D.2] on the JACO (third joint) following sinusoidal
+    """Figures D.1–D.2 of [Silva2022thesis, app. D], on the JACO (third joint) following sinusoidal
     joint velocities sampled at 2 kHz, with white noise (σ = 2 mrad/s) on the measured q̇: the
     Richardson derivative amplifies the noise (Fig. D.1b: > 500× in q̈) and the dqNE torque from
     the raw q̇, q̈ is as noisy as its signal (Fig. D.1c); filtering q̇ (2nd-order Butterworth,
