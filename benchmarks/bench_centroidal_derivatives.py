@@ -7,7 +7,10 @@ interleaved A/B in one process (benchmarks/harness.interleaved; medians) on Solo
 Talos (free base) and UR5 (fixed base).  Each ratio dqdyn / Pinocchio is measured ``--repeat``
 times: the median and [min–max] are printed.  Also timed: ``rnea_derivatives`` of the model on
 the massless free base that the function differentiates (its largest share), and a batch of
-``--batch`` states in one dqdyn call against a Python loop of Pinocchio calls.
+``--batch`` states in one dqdyn call against a Python loop of Pinocchio calls.  ``--contacts``
+adds ``dqdyn.contact_dynamics_derivatives`` against ``constraintDynamics`` followed by
+``computeConstraintDynamicsDerivatives`` (both solve the contact dynamics first) on Solo-12 (four
+point feet) and Talos (two welded soles).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--robots", nargs="*", default=["solo12", "anymal", "talos", "ur5"])
+    ap.add_argument("--contacts", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
 
@@ -96,9 +100,59 @@ def main(argv=None):
         print(f"{label:18s} {ta:8.2f} µs {tb:8.2f} µs  ratio {r:.2f} [{lo:.2f}–{hi:.2f}]  "
               f"(rnea_derivatives on the free base {t_rd:.2f} µs); batch of {N}: "
               f"{tb_ours / N * 1e6:.2f} vs {tb_pin / N * 1e6:.2f} µs per state", flush=True)
-    js, md = write_results("centroidal_derivatives", rows, {"repeat": args.repeat, "rounds": args.rounds,
-                                                            "batch": args.batch})
+    meta = {"repeat": args.repeat, "rounds": args.rounds, "batch": args.batch}
+    js, md = write_results("centroidal_derivatives", rows, meta)
     print(f"written {js}, {md}")
+    if args.contacts:
+        js, md = write_results("contact_derivatives", _contact_rows(args, rng), meta)
+        print(f"written {js}, {md}")
+    return rows
+
+
+def _contact_rows(args, rng):
+    import pinocchio as pin
+
+    from pinconv import ROBOTS, erd, pin_from_urdf, q_to_pin, v_transform
+
+    rows = []
+    cases = [("solo12", "3d", ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]),
+             ("talos", "6d", ["left_sole_link", "right_sole_link"])]
+    for name, kind, frames in cases:
+        path, root = ROBOTS[name]
+        m = dqdyn.load_urdf(erd(path), root_joint=root)
+        pm = pin_from_urdf(erd(path), root)
+        pd = pm.createData()
+        q = dqdyn.random_configuration(m, seed=rng)
+        v, tau = rng.normal(size=(2, m.nv))
+        T = v_transform(m, pm, q)
+        qp, vp, tp = q_to_pin(m, pm, q), T @ v, T @ tau
+        C = dqdyn.PointContact if kind == "3d" else dqdyn.FrameContact
+        ours_c = [C(f) for f in frames]
+        ctype = pin.ContactType.CONTACT_3D if kind == "3d" else pin.ContactType.CONTACT_6D
+        cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+        for f in frames:
+            fr = pm.frames[pm.getFrameId(f)]
+            cm = pin.RigidConstraintModel(ctype, pm, fr.parentJoint, fr.placement, pin.LOCAL)
+            cms.append(cm)
+            cds.append(cm.createData())
+        pin.initConstraintDynamics(pm, pd, cms, cds)
+        settings = pin.ProximalSettings(1e-14, 0.0, 1)
+
+        def ours():
+            return dqdyn.contact_dynamics_derivatives(m, q, v, tau, ours_c)
+
+        def theirs():
+            pin.constraintDynamics(pm, pd, qp, vp, tp, cms, cds, settings)
+            return pin.computeConstraintDynamicsDerivatives(pm, pd, cms, cds, settings)
+
+        got, ref = ours(), theirs()
+        assert np.abs(got.da_dq - T.T @ ref[0] @ T).max() <= 1e-8 * (1 + np.abs(ref[0]).max())
+        ta, tb, r, lo, hi = _measure(ours, theirs, args.repeat, args.rounds)
+        label = f"{name} ({m.nv} dof), {len(frames)} {kind} contacts"
+        rows.append({"robot": label, "dqdyn_us": ta, "pin_us": tb, "ratio": r, "ratio_min": lo,
+                     "ratio_max": hi})
+        print(f"contact_dynamics_derivatives {label}: {ta:8.2f} µs {tb:8.2f} µs  ratio {r:.2f} "
+              f"[{lo:.2f}–{hi:.2f}]", flush=True)
     return rows
 
 

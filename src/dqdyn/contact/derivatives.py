@@ -358,17 +358,27 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
     eps = float(regularization)
     frames = [resolve_frame(model, c.frame) for c in cons]
     hm, names = _hung(model, frames)
+    # each contact frame in its body: [f; τ] (contact frame) ↦ fext [f; τ] (body frame, origin)
+    maps = []
+    for c, (_, pl) in zip(cons, frames):
+        Rb = matrix_from_pose(pl)[:3, :3]
+        X = np.zeros((6, c.dim))
+        X[:3, :3], X[3:, :3] = Rb, skew(translation_of(pl)) @ Rb
+        if c.dim == 6:
+            X[3:, 3:] = Rb
+        maps.append(X)
     N, nv = Q.shape[0], model.nv
     m = r.multipliers.shape[1]
     out = [np.empty((N, nv, nv)) for _ in range(3)] + [np.empty((N, m, nv)) for _ in range(3)]
     for n in range(N):
-        X = _contact_one(model, hm, names, cons, frames, Q[n], V[n], r.a[n], r.multipliers[n], eps)
+        X = _contact_one(model, hm, names, cons, frames, maps, Q[n], V[n], r.a[n], r.multipliers[n],
+                         eps)
         for k in range(6):
             out[k][n] = X[k]
     return ContactDynamicsDerivatives(*(x.reshape(batch + x.shape[1:]) for x in out))
 
 
-def _contact_one(model, hm, names, cons, frames, q, v, a, lam, eps):
+def _contact_one(model, hm, names, cons, frames, maps, q, v, a, lam, eps):
     nv, K = model.nv, len(cons)
     qa = np.concatenate([q, np.tile(_IDENTITY, K)])
     va, aa = np.concatenate([v, np.zeros(6 * K)]), np.concatenate([a, np.zeros(6 * K)])
@@ -376,13 +386,9 @@ def _contact_one(model, hm, names, cons, frames, q, v, a, lam, eps):
     fext = np.zeros((model.nbodies + 1, 6))
     rows, Gq, Gv = [], [], []
     o = 0
-    for k, (c, (body, pl)) in enumerate(zip(cons, frames)):
-        F = lam[o:o + c.dim]
+    for k, (c, (body, _)) in enumerate(zip(cons, frames)):
+        fext[body] += maps[k] @ lam[o:o + c.dim]
         o += c.dim
-        Rb, pb = matrix_from_pose(pl)[:3, :3], translation_of(pl)  # the contact frame in the body
-        f = Rb @ F[:3]
-        fext[body, :3] += f
-        fext[body, 3:] += np.cross(pb, f) + (Rb @ F[3:] if c.dim == 6 else 0.0)
         i = nv + 6 * k
         J = Mh[i:i + 6, :nv]  # the contact frame's body Jacobian [ω; v] (unit inertia)
         gq, gv = Dq[i:i + 6, :nv].copy(), Dv[i:i + 6, :nv].copy()  # of [ω̇; v̇ + ω × v]
