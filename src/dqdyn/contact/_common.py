@@ -37,6 +37,14 @@ def qv_what(model: Model):
             "the acceleration, model.nv entries", "generalized forces, model.nv entries")
 
 
+def each_state(f, model: Model, *args):
+    """``f(model, *args)`` on 2-D batches (N, ·) of a compiled dqdyn function, a single state
+    through its 1-D fast path; the result with a leading axis of length N."""
+    if args[0].shape[0] == 1:
+        return f(model, *(x[0] for x in args))[None]
+    return f(model, *args)
+
+
 def skew(p: np.ndarray) -> np.ndarray:
     """``[p]×`` (..., 3, 3) of vectors (..., 3)."""
     S = np.zeros(p.shape[:-1] + (3, 3))

@@ -51,61 +51,127 @@ def check_settings(regularization, proximal, max_iter, tol):
     return eps, proximal, int(max_iter), tol
 
 
-def solve(M, r0, A, b, eps, proximal, max_iter, tol, where=""):
-    """``(x, λ, iterations)`` of the KKT system above for one state (module docstring).
+def _where(N: int, k: int) -> str:
+    return f" (batch element {k})" if N > 1 else ""
 
-    ``proximal`` is μ relative to the mean diagonal of ``G`` (scale free); ``None``: a direct
-    Cholesky solve of ``G + εI``."""
+
+def _chol_solve(L, y):
+    """``(L Lᵀ)⁻¹ y`` for stacked factors ``L`` (N, n, n) and right-hand sides ``y`` (N, n)."""
+    return _tri_solve(np.swapaxes(L, -1, -2), _tri_solve(L, y))
+
+
+def _tri_solve(L, y):
+    """``L⁻¹ y`` (N, n) for stacked triangular ``L`` (N, n, n): `np.linalg.solve` broadcasts over
+    the stack (its LU of a triangular matrix is as accurate as a triangular solve, and scipy's
+    ``solve_triangular`` loops over a stack in Python)."""
+    return np.linalg.solve(L, y[..., None])[..., 0]
+
+
+def _cholesky(M, message):
+    """Stacked Cholesky factors of ``M`` (N, n, n); `SingularError` (``message`` and the first
+    batch element that is not positive definite) when one is not."""
     try:
-        L = np.linalg.cholesky(M)
+        return np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
-        raise SingularError("the mass matrix is not positive definite at this configuration (a DoF "
-                            "moves no inertia); contact dynamics is undefined" + where) from None
-    a0 = _chol_solve(L, r0)
-    m = A.shape[0]
+        N = M.shape[0]
+        for k in range(N):
+            try:
+                np.linalg.cholesky(M[k])
+            except np.linalg.LinAlgError:
+                raise SingularError(message + _where(N, k)) from None
+        raise
+
+
+def solve(M, r0, A, b, eps, proximal, max_iter, tol):
+    """``(x (N, n), λ (N, m), iterations (N,))`` of the KKT system above for a stack of states:
+    ``M`` (N, n, n), ``r0`` (N, n), ``A`` (N, m, n), ``b`` (N, m) (module docstring).
+
+    Every step is a stacked numpy operation (Cholesky factors, triangular solves, products);
+    the proximal iterations run on all states at once, each state stopping on its own test.
+    ``proximal`` is μ relative to the mean diagonal of ``G`` (scale free); ``None``: a direct
+    Cholesky solve of ``G + εI``.  A singular ``G`` (``ε = 0``, no proximal term) is found from
+    the pivots ``d_i = L_ii²`` of that Cholesky factor: the smallest eigenvalue is at most the
+    smallest pivot, so a pivot above ``10⁻⁸ max_i G_ii`` (an eigenvalue bound ``λ_max ≤ m
+    max_i G_ii``) clears the state at no cost; a state not cleared (or whose factorisation fails)
+    gets the eigenvalues of ``G`` and the test ``λ_min > 10⁻¹² λ_max``."""
+    N, n = r0.shape
+    m = A.shape[1]
+    L = _cholesky(M, "the mass matrix is not positive definite at this configuration (a DoF "
+                     "moves no inertia); contact dynamics is undefined")
     if m == 0:
-        return a0, np.zeros(0), 0
-    W = np.linalg.solve(L, A.T)  # L⁻¹ Aᵀ
-    G = W.T @ W
-    r = b - A @ a0
-    scale = max(float(np.trace(G)) / m, 1e-300)
+        return _chol_solve(L, r0), np.zeros((N, 0)), np.zeros(N, dtype=np.int64)
+    Y = np.linalg.solve(L, np.concatenate([r0[:, :, None], np.swapaxes(A, -1, -2)], axis=2))
+    y0, W = Y[:, :, 0], Y[:, :, 1:]  # L⁻¹ r0, L⁻¹ Aᵀ
+    Lt = np.swapaxes(L, -1, -2)
+    a0 = _tri_solve(Lt, y0)
+    G = np.swapaxes(W, -1, -2) @ W
+    r = b - (A @ a0[:, :, None])[:, :, 0]
+    diag = np.einsum("nii->ni", G)
+    scale = np.maximum(diag.sum(axis=1) / m, 1e-300)
+    eye = np.eye(m)
     if proximal is None:
-        K = G + eps * np.eye(m)
-        w = np.linalg.eigvalsh(K)
-        if eps == 0.0 and not w[0] > 1e-12 * max(w[-1], 1e-300):
+        K = G + eps * eye
+        if eps == 0.0:
+            Lk = _direct_factor(K, diag)
+        else:
+            Lk = np.linalg.cholesky(K)
+        lam = _chol_solve(Lk, r)
+        return _tri_solve(Lt, y0 + (W @ lam[:, :, None])[:, :, 0]), lam, np.ones(N, dtype=np.int64)
+    mu = proximal * scale
+    Lk = np.linalg.cholesky(G + (eps + mu)[:, None, None] * eye)
+    lam = np.zeros((N, m))
+    nr = np.linalg.norm(r, axis=1)
+    # per state: stop once the step no longer moves λ; or once the primal residual of
+    # (G + εI) λ = r is at rounding level while the steps stall (a rounding-level inconsistency of
+    # redundant rows moves λ at a constant rate along the null space of Aᵀ, which leaves x unchanged)
+    prev = np.full(N, np.inf)
+    res = np.zeros(N)
+    its = np.zeros(N, dtype=np.int64)
+    active = np.arange(N)
+    for k in range(1, max_iter + 1):
+        full = active.shape[0] == N
+        sel = slice(None) if full else active
+        lam_a, r_a, mu_a = lam[sel], r[sel], mu[sel]
+        new = _chol_solve(Lk[sel], r_a + mu_a[:, None] * lam_a)
+        step = np.linalg.norm(new - lam_a, axis=1)
+        lam[sel] = new
+        nl = np.linalg.norm(new, axis=1)
+        moved = step <= tol * (1.0 + nl)
+        res_a = np.linalg.norm((G[sel] @ new[:, :, None])[:, :, 0] + eps * new - r_a, axis=1)
+        res[sel] = res_a
+        stalled = ~moved & (step > 0.5 * prev[sel]) & (res_a <= tol * (1.0 + nr[sel] + scale[sel] * nl))
+        done = moved | stalled
+        prev[sel] = step
+        idx = np.arange(N) if full else active
+        its[idx[done]] = k
+        active = idx[~done]
+        if active.shape[0] == 0:
+            break
+    else:
+        j = int(active[0])
+        raise InfeasibleError(
+            f"contacts: the contact constraints are inconsistent (the proximal iterations did not "
+            f"converge in {max_iter} steps; residual {res[j]:.3e} of |b − A a₀| = {nr[j]:.3e}): "
+            f"redundant contacts whose accelerations / velocities cannot all be met" + _where(N, j))
+    return _tri_solve(Lt, y0 + (W @ lam[:, :, None])[:, :, 0]), lam, its
+
+
+def _direct_factor(K, diag):
+    """Cholesky factors of the Delassus matrices ``K`` (N, m, m) (``ε = 0``), refusing a
+    singular one (`solve`'s pivot test, then the eigenvalues of the states it does not clear)."""
+    N, m = K.shape[:2]
+    try:
+        Lk = np.linalg.cholesky(K)
+        piv = np.einsum("nii->ni", Lk) ** 2
+        suspect = np.nonzero(~(piv.min(axis=1) > 1e-8 * diag.max(axis=1)))[0]
+    except np.linalg.LinAlgError:
+        Lk, suspect = None, range(N)
+    for k in suspect:
+        w = np.linalg.eigvalsh(K[k])
+        if not w[0] > 1e-12 * max(w[-1], 1e-300):
             raise SingularError(
                 f"contacts: the contact set is singular (its {m} rows have rank "
                 f"{int(np.sum(w > 1e-12 * w[-1]))}: redundant contacts) and neither "
                 f"regularization nor proximal is set; pass proximal=1e-8 (the proximal scheme) or "
-                f"regularization > 0" + where)
-        lam = _chol_solve(np.linalg.cholesky(K), r)
-        return a0 + _chol_solve(L, A.T @ lam), lam, 1
-    mu = proximal * scale
-    Lk = np.linalg.cholesky(G + (eps + mu) * np.eye(m))
-    lam = np.zeros(m)
-    nr = float(np.linalg.norm(r))
-    # stop once the step no longer moves λ; or once the primal residual of (G + εI) λ = r is at
-    # rounding level while the steps stall (a rounding-level inconsistency of redundant rows
-    # moves λ at a constant rate along the null space of Aᵀ, which leaves x unchanged)
-    prev = np.inf
-    for k in range(1, max_iter + 1):
-        new = _chol_solve(Lk, r + mu * lam)
-        step = float(np.linalg.norm(new - lam))
-        lam = new
-        nl = float(np.linalg.norm(lam))
-        if step <= tol * (1.0 + nl):
-            break
-        res = float(np.linalg.norm(G @ lam + eps * lam - r))
-        if step > 0.5 * prev and res <= tol * (1.0 + nr + scale * nl):
-            break
-        prev = step
-    else:
-        raise InfeasibleError(
-            f"contacts: the contact constraints are inconsistent (the proximal iterations did not "
-            f"converge in {max_iter} steps; residual {res:.3e} of |b − A a₀| = {nr:.3e}): "
-            f"redundant contacts whose accelerations / velocities cannot all be met" + where)
-    return a0 + _chol_solve(L, A.T @ lam), lam, k
-
-
-def _chol_solve(L, y):
-    return np.linalg.solve(L.T, np.linalg.solve(L, y))
+                f"regularization > 0" + _where(N, k))
+    return np.linalg.cholesky(K) if Lk is None else Lk

@@ -46,7 +46,7 @@ import numpy as np
 
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
-from dqdyn.contact._common import cross, qv_what, rotations, skew, states
+from dqdyn.contact._common import cross, each_state, qv_what, rotations, skew, states
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.dynamics.newton_euler import rnea
 from dqdyn.kinematics.forward import forward_kinematics
@@ -76,24 +76,17 @@ def _base(model: Model):
     return out
 
 
-def _each(f, model: Model, *args):
-    """``f(model, *args)`` on 2-D batches (N, ·), a single state through the 1-D fast path."""
-    if args[0].shape[0] == 1:
-        return f(model, *(x[0] for x in args))[None]
-    return f(model, *args)
-
-
 def _base_rows(model: Model, Q: np.ndarray, base):
     """``(T (N, 6, 6), [M_τ; M_f] (N, 6, nv))``: the transport ``T = [[0, R], [R, −R [c_b]×]]``
     of base-frame wrench rows ``[τ_b; f_b]`` to ``[R f_b; R (τ_b − c_b × f_b)]`` (module
     docstring) and the base rows of ``M`` less the base's armature."""
     iv, arm, mt = base
-    B = _each(mass_matrix, model, Q)[:, iv:iv + 6]
+    B = each_state(mass_matrix, model, Q)[:, iv:iv + 6]
     if arm is not None:
         B = B.copy()
         B[:, np.arange(6), iv + np.arange(6)] -= arm
     S = B[:, 0:3, iv + 3:iv + 6]  # m [c_b]×, so that −R [c_b]× = −R S / m
-    R = rotations(_each(forward_kinematics, model, Q)[:, 1, :4])
+    R = rotations(each_state(forward_kinematics, model, Q)[:, 1, :4])
     T = np.zeros((Q.shape[0], 6, 6))
     T[:, :3, 3:] = R
     T[:, 3:, :3] = R
@@ -216,7 +209,7 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     if base is not None:
         iv, arm, mt = base
         T, _ = _base_rows(model, Q, base)
-        F = _each(rnea, model, Q, V, Aa)[:, iv:iv + 6]
+        F = each_state(rnea, model, Q, V, Aa)[:, iv:iv + 6]
         if arm is not None:
             F = F - arm * Aa[:, iv:iv + 6]
         hd = (T @ F[:, :, None])[:, :, 0]

@@ -18,12 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dqdyn.contact import _kkt
+from dqdyn.contact._common import each_state, qv_what, states
+from dqdyn.contact.contacts import as_contact_list
 from dqdyn.dynamics.lagrange import mass_matrix, nonlinear_effects
 from dqdyn.errors import NonFiniteError
 from dqdyn.multibody.model import Model
-from dqdyn.contact import _kkt
-from dqdyn.contact._common import qv_what, states
-from dqdyn.contact.contacts import as_contact_list
 
 
 class ContactDynamicsResult(NamedTuple):
@@ -94,24 +94,18 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
 
     Notes
     -----
-    A batch runs as a Python loop over its states (the kinematics of each contact go through
-    one compiled call for the whole batch).
+    A batch goes through one compiled call each for ``M``, ``h`` and each contact's kinematics,
+    and through stacked numpy solves (`_kkt`): no Python loop over its states.
     """
     cons = as_contact_list(contacts, model)
     eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
     w = qv_what(model)
     (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                       ("tau", tau, model.nv, w[3])])
-    N = Q.shape[0]
     A, b = stacked_rows(model, Q, V, cons)
-    Ms = mass_matrix(model, Q).reshape(N, model.nv, model.nv)
-    hs = nonlinear_effects(model, Q, V).reshape(N, model.nv)
-    acc = np.empty((N, model.nv))
-    lam = np.empty((N, A.shape[1]))
-    its = np.empty(N, dtype=np.int64)
-    for n in range(N):
-        where = f" (batch element {n})" if N > 1 else ""
-        acc[n], lam[n], its[n] = _kkt.solve(Ms[n], T[n] - hs[n], A[n], b[n], eps, mu, max_iter, tol, where)
+    Ms = each_state(mass_matrix, model, Q)
+    hs = each_state(nonlinear_effects, model, Q, V)
+    acc, lam, its = _kkt.solve(Ms, T - hs, A, b, eps, mu, max_iter, tol)
     if not (np.all(np.isfinite(acc)) and np.all(np.isfinite(lam))):
         raise NonFiniteError("contact dynamics overflowed to NaN or infinity (the state or the "
                              "contact terms are too large for float64)")

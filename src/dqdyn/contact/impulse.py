@@ -18,13 +18,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dqdyn.contact import _kkt
+from dqdyn.contact._common import each_state, qv_what, states
+from dqdyn.contact.contacts import as_contact_list
+from dqdyn.contact.dynamics import split_forces
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.errors import NonFiniteError, ShapeError
 from dqdyn.multibody.model import Model
-from dqdyn.contact import _kkt
-from dqdyn.contact._common import qv_what, states
-from dqdyn.contact.contacts import as_contact_list
-from dqdyn.contact.dynamics import split_forces
 
 
 class ImpulseDynamicsResult(NamedTuple):
@@ -80,14 +80,9 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
         A = np.concatenate([c.rows(model, Q, V)[0] for c in cons], axis=1)
     else:
         A = np.zeros((N, 0, model.nv))
-    Ms = mass_matrix(model, Q).reshape(N, model.nv, model.nv)
-    vout = np.empty((N, model.nv))
-    lam = np.empty((N, A.shape[1]))
-    its = np.empty(N, dtype=np.int64)
-    for n in range(N):
-        where = f" (batch element {n})" if N > 1 else ""
-        vout[n], lam[n], its[n] = _kkt.solve(Ms[n], Ms[n] @ V[n], A[n], -e * (A[n] @ V[n]), eps, mu,
-                                             max_iter, tol, where)
+    Ms = each_state(mass_matrix, model, Q)
+    Vc = V[:, :, None]
+    vout, lam, its = _kkt.solve(Ms, (Ms @ Vc)[:, :, 0], A, -e * (A @ Vc)[:, :, 0], eps, mu, max_iter, tol)
     if not (np.all(np.isfinite(vout)) and np.all(np.isfinite(lam))):
         raise NonFiniteError("impulse dynamics overflowed to NaN or infinity")
     return ImpulseDynamicsResult(vout.reshape(batch + (model.nv,)), split_forces(lam, cons, batch),

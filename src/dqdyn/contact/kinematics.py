@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn.constraints.base import frame_kinematics, resolve_frame
+from dqdyn.contact._common import qv_what, states
 from dqdyn.errors import ShapeError
 from dqdyn.multibody.model import Model
-from dqdyn.contact._common import qv_what, states
 
 REFERENCES = ("body", "spatial", "world_aligned")
 
