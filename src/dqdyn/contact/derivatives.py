@@ -342,6 +342,8 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
     ------
     ShapeError, NonFiniteError, UnknownNameError
         Bad ``q``, ``v``, ``tau``, ``regularization`` or contact frame (named).
+    ModelError
+        ``contacts`` is not a contact or a list of them.
     SingularError
         ``contacts``: a redundant contact set with ``regularization=0``, whose forces and their
         derivatives are not unique.
