@@ -164,7 +164,7 @@ def centroidal_dynamics_derivatives(model: Model, q, v, a) -> CentroidalDynamics
     if (type(q) is np.ndarray and type(v) is np.ndarray and type(a) is np.ndarray
             and q.shape == (nq,) and v.shape == (nv,) and a.shape == (nv,)
             and q.dtype == v.dtype == a.dtype == np.float64
-            and isfinite(q @ q + v @ v + a @ a)):
+            and isfinite(q.sum() + v.sum() + a.sum())):
         return _single(model, q, v, a)  # (one state, checked: the short path)
     w = qv_what(model)
     (Q, V, A), batch = states(model, [("q", q, nq, w[0]), ("v", v, nv, w[1]), ("a", a, nv, w[2])])
