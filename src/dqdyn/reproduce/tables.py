@@ -115,10 +115,11 @@ CATALOG = [
     ("Silva2022thesis", "Figs. B.1–B.2", "wrench control: error norm, input torques", "wrench",
      "(figure wrench_control.png; the thesis gives no numeric curves)"),
     ("Silva2022thesis", "Figs. D.1–D.2", "differentiation noise / filtered torque (V-REP)", None,
-     "V-REP's noisy velocity signal; dqdyn's pipeline uses the same Richardson + Butterworth steps "
-     "(analysis.signals) but MuJoCo's RK4 log is noise-free"),
+     "V-REP's noisy velocity signal is not published; the figures' three statements are checked on "
+     "an analytic trajectory with added noise (tests/claims, appendix D test), with the same "
+     "Richardson + Butterworth steps (analysis.signals); MuJoCo's RK4 log is noise-free"),
     ("Silva2022thesis", "Figs. 4.1–4.14, 5.1–5.7", "frames, robots, graph diagrams", None,
-     "schematic drawings; the graph of Fig. 5.x is algorithms.interconnection (tests/claims claim 16)"),
+     "schematic drawings; the graph of Fig. 5.x is composition.interconnection (tests/claims claim 16)"),
     ("Silva2022thesis", "Timings (§B.1.2; Silva2022 §6)", "MATLAB 23.17 s / 8.73 s, controller 40.87 ms", None,
      "MATLAB timings on the authors' laptop; dqdyn's own timings: dqdyn bench"),
     ("MontgomerySmith2023", "§10.3 Stewart FK (10,000 poses, 4.8 iterations, < 100 µs, 2/10,000 at 45°)",
@@ -133,11 +134,12 @@ CATALOG = [
     ("Mladenova", "Table 1", "end-effector vector by vector-parameters: op counts", "opcounts", ""),
     ("Mladenova", "Table 2", "Jacobian formation, matrix vs vector-parameter (methods A–F)", None,
      "the six Jacobian algorithms (Vukobratović, Waldron, Ribble, Renaud, Paul, Orin) are cited, "
-     "not printed: only their counts are"),
+     "not printed: the table's own count formulas are re-evaluated against §1's stated saving "
+     "(tests/claims, Table 2 test)"),
     ("Mladenova", "Table 3", "dynamic-model op counts at n = 6", "opcounts",
      "(printed formulas re-evaluated; rows A, B print leading terms only)"),
     ("Mladenova", "Table 4", "row s = 1 of the elastic-joint B", None,
-     "symbolic entries (tr ∂T J ∂Tᵀ); dqdyn has no elastic-joint module yet"),
+     "symbolic entries (tr ∂T J ∂Tᵀ); dqdyn.elastic and dqdyn.symbolic compute B (§7–8)"),
     ("Mladenova", "Figs. 1–3", "manipulator links and frames", None, "drawings, no data"),
     ("Mladenova", "Figs. 4–5", "flexible-joint links; single-link flexible arm", None,
      "drawings; no parameters for a numeric run"),
