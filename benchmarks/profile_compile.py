@@ -37,7 +37,7 @@ def _in_process(group: str) -> dict:
         if stack:
             return stack[-1][0]
         f = sys._getframe(2)
-        skip = ("numba", "_jit.py", "event", "contextlib")
+        skip = ("numba", "jit.py", "event", "contextlib")
         while f is not None and any(s in f.f_code.co_filename for s in skip):
             f = f.f_back
         if f is None:

@@ -4,7 +4,7 @@
  * further one (it computes every argument's numba type), and a result array allocated by numpy
  * from Python costs another 0.1-0.2 us: a 6-array call from Python cost dqdyn about 0.6 us more
  * than Pinocchio's binding, which on a 6-9 DoF arm is half the whole call.  This gate takes the
- * address of a numba ``cfunc`` (dqdyn.algorithms._common.gate_address), checks the arguments in
+ * address of a numba ``cfunc`` (dqdyn._engine.gate.gate_address), checks the arguments in
  * C, allocates the result and calls the kernel directly.  It holds no algorithm: every number is
  * computed by the numba kernels.
  *

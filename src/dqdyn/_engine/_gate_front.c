@@ -19,7 +19,7 @@
  * cache) and code = frames[frame] (``default`` when frame is not given; frame an exact str).
  * With a layout (cls, a tuple class, and par, an array): fallback(model, x0, ..., constraints)
  * with no keyword is entry(model, x0, ..., spec, par) — constraints a list of one object whose
- * __dict__["_cspec"] is (model, (spec, rows, layout)), constraints.dynamics._compiled_spec's
+ * __dict__["_cspec"] is (model, (spec, rows, layout)), constraints.forward._compiled_spec's
  * cache — with a result of rows entries, returned as split(result, layout, 1, cls) makes it.
  * With parts = k (> 0), a plain front whose entry's result is (k n, n) returns the tuple of its
  * k (n, n) parts (views, as split makes them; a batch (N, k n, n): parts (N, n, n)).
@@ -124,7 +124,7 @@ static Py_ssize_t named_args(FrontObject *f, PyObject *const *args, Py_ssize_t n
 
 /* the same for a front with a layout (``cls``): fallback(model, x0, ..., x{k}, constraints) with
    no keyword, constraints a list of one object whose __dict__["_cspec"] is (model, (spec, rows,
-   layout)) (constraints.dynamics._compiled_spec's cache), is entry(model, x0, ..., spec, par)
+   layout)) (constraints.forward._compiled_spec's cache), is entry(model, x0, ..., spec, par)
    with a result of rows; *layout (borrowed from *hold, a new reference) receives its layout */
 static Py_ssize_t laid_out_args(FrontObject *f, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames, PyObject **ea, Py_ssize_t *rows,

@@ -38,7 +38,7 @@ from dqdyn.multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
-# The compiled constraint kinds (constraints/dynamics.py ``_terms_kernel``): one row of
+# The compiled constraint kinds (constraints/_compiled.py ``_terms_kernel``): one row of
 # ``ispec`` (int64, SPEC_I columns) and ``fspec`` (float64, SPEC_F columns) per constraint.
 #   COUPLING:    ispec [kind, q_j, v_j, q_m, v_m, 1],  fspec [ratio, offset, ...]
 #   DIFF_DRIVE:  ispec [kind, body, 0, 0, 0, 1],       fspec [placement (8), ...] (body frame)
