@@ -21,7 +21,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from harness import best_time as _best, print_table, write_results  # noqa: E402
+
+from harness import best_time as _best  # noqa: E402
+from harness import print_table, write_results
 
 
 def main(argv=None):
@@ -29,6 +31,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
+
     from pinconv import ROBOTS, erd, q_to_pin
 
     warnings.simplefilter("ignore")

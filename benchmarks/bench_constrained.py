@@ -31,9 +31,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn.constraints.dynamics import constrained_forward_dynamics  # noqa: E402
 from dqdyn.constraints import LoopClosure, four_bar, mobile_manipulator  # noqa: E402
 from dqdyn.constraints.base import resolve_frame  # noqa: E402
+from dqdyn.constraints.dynamics import constrained_forward_dynamics  # noqa: E402
+
 from harness import interleaved, print_table, write_results  # noqa: E402
 from loop_models import null_velocity, spatial_7r  # noqa: E402
 
@@ -53,6 +54,7 @@ def _pin_kkt_inputs(m, pm, cons, q, v, tau):
 
 def _pin_loop(m, specs, q, prox=None):
     import pinocchio as pin
+
     from loop_models import pin_rigid_constraints
     from pinconv import q_to_pin
 
@@ -68,6 +70,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
+
     from pinconv import pin_from_model
 
     warnings.simplefilter("ignore")

@@ -27,6 +27,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import dqdyn  # noqa: E402
+
 from harness import RESULTS, interleaved, write_results  # noqa: E402
 
 

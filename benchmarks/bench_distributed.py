@@ -47,9 +47,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from harness import print_table, write_results
-
 import dqdyn
+
+from harness import print_table, write_results
 
 
 def _panda():

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
+
 from harness import best_time, interleaved, print_table, write_results  # noqa: E402
 
 
@@ -52,6 +53,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
+
     from pinconv import pin_fext, pin_from_model, q_to_pin, tdot_v, v_transform
 
     warnings.simplefilter("ignore")

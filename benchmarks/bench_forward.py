@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import dqdyn  # noqa: E402
 from dqdyn.dynamics.derivatives import aba_derivatives, rnea_derivatives  # noqa: E402
 from dqdyn.dynamics.forward import aba, mass_matrix_inverse  # noqa: E402
+
 from harness import best_time, interleaved, print_table, write_results  # noqa: E402
 
 
@@ -36,9 +37,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     import pinocchio as pin
-    from pinconv import ROBOTS, erd, pin_from_model, q_to_pin, v_transform
 
     from dqdyn.parsers.urdf import load_urdf
+
+    from pinconv import ROBOTS, erd, pin_from_model, q_to_pin, v_transform
 
     warnings.simplefilter("ignore")
     rounds = 5 if args.quick else 15

@@ -24,9 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn.kinematics import forward as kinematics  # noqa: E402
-from dqdyn.dynamics import newton_euler
 from dqdyn._engine.gate import GATE  # noqa: E402
+from dqdyn.dynamics import newton_euler
+from dqdyn.kinematics import forward as kinematics  # noqa: E402
 
 
 def models():

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
+
 from harness import interleaved, print_table, throughput, write_results  # noqa: E402
 
 
@@ -28,9 +29,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer rounds, batch of 10⁴")
     args = ap.parse_args(argv)
     import pinocchio as pin
-    from pinconv import ROBOTS, erd, pin_from_urdf, q_to_pin
 
     from dqdyn.parsers.urdf import load_urdf
+
+    from pinconv import ROBOTS, erd, pin_from_urdf, q_to_pin
 
     rows = []
     rounds = 5 if args.quick else 15

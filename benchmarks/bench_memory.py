@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
+
 from harness import print_table, write_results  # noqa: E402
 
 

@@ -31,11 +31,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from harness import best_time, interleaved, print_table, write_results
-
 import dqdyn
 from dqdyn.reproduce import robots
 from dqdyn.reproduce.routes import tree38_graph
+
+from harness import best_time, interleaved, print_table, write_results
 
 
 def main(argv=None):

@@ -7,9 +7,17 @@ allocating (below 1: ``out=`` cheaper).  ``out=`` of one state goes through the 
 (Design, "Into the caller's array").
 """
 
-import time, numpy as np, warnings, sysconfig, os, statistics
+import os
+import statistics
+import sysconfig
+import time
+import warnings
+
+import numpy as np
+
 warnings.simplefilter("ignore")
 import dqdyn
+
 p = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots", "panda_description", "urdf", "panda.urdf")
 m = dqdyn.load_urdf(p, mimic="independent")
 q = dqdyn.random_configuration(m, seed=0); v = np.random.default_rng(0).normal(size=m.nv); a = v.copy()

@@ -30,10 +30,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from harness import per_call, print_table, write_results  # noqa: E402
-
 from dqdyn.parallel import cable_robot_8, stewart_6_6  # noqa: E402
 from dqdyn.parallel.stewart import fk_square  # noqa: E402
+
+from harness import per_call, print_table, write_results  # noqa: E402
 
 
 def _median_per_call(calls, rounds):

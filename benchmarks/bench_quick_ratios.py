@@ -17,8 +17,10 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 import dqdyn  # noqa: E402
+
 from harness import interleaved
 from pinconv import ROBOTS, erd, pin_from_urdf
+
 rows=[]
 for name in sys.argv[1:] or ["panda","ur5"]:
     rel, root = ROBOTS[name]; path = erd(rel)

@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 import dqdyn  # noqa: E402
+
 from harness import interleaved, print_table  # noqa: E402
 from pinconv import ROBOTS, erd, pin_from_urdf  # noqa: E402
 

@@ -21,11 +21,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import interleaved  # noqa: E402
-
 import dqdyn  # noqa: E402
 from dqdyn.reproduce.elastic import arm7, elastic_arm7, reference7  # noqa: E402
 from dqdyn.symbolic import dynamics  # noqa: E402
+
+from harness import interleaved  # noqa: E402
 
 
 def arms():

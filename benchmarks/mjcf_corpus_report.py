@@ -19,7 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "parsers"))
 
 import mujoco  # noqa: E402
-
 from test_mjcf_corpus import COLLECTIONS, compare_with_mujoco, corpus_files, package_xmls  # noqa: E402
 
 

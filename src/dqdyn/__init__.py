@@ -5,6 +5,60 @@ q / v layouts per joint type).  Kernels compile lazily on first use and are cach
 """
 
 from dqdyn import algebra, constraints, errors
+from dqdyn.composition.modular import Assembly, ModularResult
+from dqdyn.config import get_batch_chunk, get_num_threads, set_batch_chunk, set_num_threads
+from dqdyn.constraints.dynamics import (
+    constrained_forward_dynamics,
+    constrained_inverse_dynamics,
+    constraint_errors,
+    project_state,
+    udwadia_kalaba,
+)
+from dqdyn.contact import (
+    CentroidalDynamicsDerivatives,
+    ContactDynamicsDerivatives,
+    ContactDynamicsResult,
+    FrameContact,
+    ImpulseDynamicsResult,
+    PointContact,
+    centroidal_dynamics_derivatives,
+    centroidal_momentum,
+    centroidal_momentum_matrix,
+    centroidal_momentum_rate,
+    com_jacobian,
+    contact_dynamics,
+    contact_dynamics_derivatives,
+    frame_acceleration,
+    frame_velocity,
+    impulse_dynamics,
+)
+from dqdyn.dynamics.coriolis import coriolis_matrix
+from dqdyn.dynamics.derivatives import (
+    aba_derivatives,
+    hybrid_dynamics_derivatives,
+    inertial_parameters,
+    joint_torque_regressor,
+    rnea_derivatives,
+)
+from dqdyn.dynamics.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
+from dqdyn.dynamics.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
+from dqdyn.dynamics.forward import (
+    aba,
+    constrained_aba,
+    constrained_hybrid_dynamics,
+    hybrid_dynamics,
+    mass_matrix_inverse,
+)
+from dqdyn.dynamics.gauss import gauss_model
+from dqdyn.dynamics.lagrange import (
+    gravity,
+    mass_matrix,
+    nonlinear_effects,
+    solve_mass_matrix,
+)
+from dqdyn.dynamics.mobile import fierro_lewis
+from dqdyn.dynamics.newton_euler import NewtonEulerResult, newton_euler, rnea
+from dqdyn.dynamics.parameter_derivatives import aba_parameter_derivatives
 from dqdyn.kinematics.forward import (
     body_twists,
     com_poses,
@@ -26,68 +80,19 @@ from dqdyn.kinematics.jacobians import (
     pose_jacobian_derivative,
     twist_jacobian,
 )
-from dqdyn.dynamics.derivatives import (
-    aba_derivatives,
-    hybrid_dynamics_derivatives,
-    inertial_parameters,
-    joint_torque_regressor,
-    rnea_derivatives,
+from dqdyn.loading import load
+from dqdyn.models import (
+    ConstrainedExample,
+    list_models,
+    load_constrained_example,
+    load_example,
+    load_parallel_example,
+    model_info,
 )
-from dqdyn.dynamics.parameter_derivatives import aba_parameter_derivatives
-from dqdyn.constraints.dynamics import (
-    constrained_forward_dynamics,
-    constrained_inverse_dynamics,
-    constraint_errors,
-    project_state,
-    udwadia_kalaba,
-)
-from dqdyn.dynamics.gauss import gauss_model
-from dqdyn.dynamics.dqel import DQEL, dq_euler_lagrange, frame_wrench_fext, wrench_input
-from dqdyn.dynamics.mobile import fierro_lewis
-from dqdyn.composition.modular import Assembly, ModularResult
-from dqdyn.dynamics.energy import center_of_mass, kinetic_energy, mechanical_energy, potential_energy
-from dqdyn.dynamics.forward import (
-    aba,
-    constrained_aba,
-    constrained_hybrid_dynamics,
-    hybrid_dynamics,
-    mass_matrix_inverse,
-)
-from dqdyn.dynamics.coriolis import coriolis_matrix
-from dqdyn.contact import (
-    CentroidalDynamicsDerivatives,
-    ContactDynamicsDerivatives,
-    ContactDynamicsResult,
-    FrameContact,
-    ImpulseDynamicsResult,
-    PointContact,
-    centroidal_dynamics_derivatives,
-    centroidal_momentum,
-    centroidal_momentum_matrix,
-    centroidal_momentum_rate,
-    com_jacobian,
-    contact_dynamics,
-    contact_dynamics_derivatives,
-    frame_acceleration,
-    frame_velocity,
-    impulse_dynamics,
-)
-from dqdyn.dynamics.lagrange import (
-    gravity,
-    mass_matrix,
-    nonlinear_effects,
-    solve_mass_matrix,
-)
-from dqdyn.dynamics.newton_euler import NewtonEulerResult, newton_euler, rnea
-from dqdyn.config import get_num_threads, set_num_threads
 from dqdyn.multibody import DifferentialDrive, Model, ModelBuilder, random_tree, serial_chain
+from dqdyn.multibody.payload import attach_payload
 from dqdyn.parsers import bundled, bundled_models, load_bundled, load_urdf, serial_from_dh
 from dqdyn.parsers.mjcf import load_mjcf
-from dqdyn.models import (ConstrainedExample, list_models, load_constrained_example, load_example,
-                          load_parallel_example, model_info)
-from dqdyn.multibody.payload import attach_payload
-from dqdyn.loading import load
-from dqdyn.config import get_batch_chunk, set_batch_chunk
 
 __version__ = "0.1.0"
 

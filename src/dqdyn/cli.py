@@ -40,10 +40,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dqdyn import __version__
+from dqdyn._cliargs import (
+    HelpFormatter,
+    _positive,
+    add_model_arguments,
+    check_output_dir,
+    check_output_file,
+    load_model,
+    model_file,
+)
 from dqdyn.doctor import add_doctor
-from dqdyn._cliargs import (MODEL_HELP, HelpFormatter, _bundled_names, _positive, add_model_arguments,
-                       check_input_file, check_output_dir, check_output_file, load_model,
-                       model_file, model_options, model_source, no_such_file)
 from dqdyn.errors import DqdynError, UsageError
 
 EXIT_OK = 0

@@ -15,6 +15,7 @@ from dqdyn import errors
 from dqdyn.algebra import _core
 from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra.rotations import matrix_from_quat, quat_from_axis_angle
+
 from algebra_asserts import close, close_pm
 
 PROP = settings(max_examples=50, deadline=None)

@@ -11,6 +11,7 @@ from dqdyn import errors
 from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra import inertia as In
 from dqdyn.algebra.rotations import matrix_from_quat, quat_multiply
+
 from algebra_asserts import close
 
 PROP = settings(max_examples=50, deadline=None)

@@ -13,6 +13,7 @@ from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra import vector_parameter as vp
 from dqdyn.algebra.inertia import skew
 from dqdyn.algebra.rotations import matrix_from_quat, quat_from_axis_angle, quat_multiply
+
 from algebra_asserts import close
 
 PROP = settings(max_examples=50, deadline=None)

@@ -21,6 +21,7 @@ from dqdyn.constraints import forward as D
 from dqdyn.constraints import udwadia_kalaba as UK
 from dqdyn.constraints.dynamics import constrained_forward_dynamics as cfd
 from dqdyn.constraints.dynamics import kkt_solve
+
 from loop_models import null_velocity, spatial_7r
 
 
@@ -207,10 +208,10 @@ def test_constraint_frames_from_the_sweep_equal_the_drift_kernel(seed):
     from the frame to the root in the frame's axes, itself tested against Pinocchio and
     finite differences) for every body of random trees, frames placed off the body, in the
     frame's axes and world-aligned."""
+    from dqdyn.algebra._core import pose_translation
+    from dqdyn.constraints.base import frame_rotation
     from dqdyn.dynamics.derivatives._sweeps import dynamics_sweep, dynamics_sweep_size
     from dqdyn.kinematics.jacobians import jacobian_drift_kernel
-    from dqdyn.constraints.base import frame_rotation
-    from dqdyn.algebra._core import pose_translation
 
     m = dqdyn.random_tree(9, seed=seed)
     rng = np.random.default_rng(10 + seed)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dqdyn.constraints.dynamics import constrained_forward_dynamics, constrained_inverse_dynamics
 from dqdyn.constraints import five_bar, slider_crank
+from dqdyn.constraints.dynamics import constrained_forward_dynamics, constrained_inverse_dynamics
 from dqdyn.errors import InfeasibleError, ShapeError, UnknownNameError
 
 

@@ -12,11 +12,6 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.constraints.dynamics import (
-    constrained_forward_dynamics,
-    constraint_errors,
-    project_state,
-)
 from dqdyn.constraints import (
     DifferentialDriveConstraint,
     JointCoupling,
@@ -24,6 +19,11 @@ from dqdyn.constraints import (
     UserConstraint,
     four_bar,
     mobile_manipulator,
+)
+from dqdyn.constraints.dynamics import (
+    constrained_forward_dynamics,
+    constraint_errors,
+    project_state,
 )
 from dqdyn.errors import (
     ConvergenceError,

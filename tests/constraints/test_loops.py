@@ -13,12 +13,6 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.constraints.dynamics import (
-    constrained_forward_dynamics,
-    kkt_forward_dynamics,
-    kkt_solve,
-    project_state,
-)
 from dqdyn.constraints import (
     JointCoupling,
     LoopClosure,
@@ -28,7 +22,14 @@ from dqdyn.constraints import (
     slider_crank,
 )
 from dqdyn.constraints.base import resolve_frame
+from dqdyn.constraints.dynamics import (
+    constrained_forward_dynamics,
+    kkt_forward_dynamics,
+    kkt_solve,
+    project_state,
+)
 from dqdyn.errors import InfeasibleError
+
 from loop_models import null_velocity as _null_velocity
 from loop_models import pin_rigid_constraints, spatial_7r
 from pinconv import pin, q_to_pin

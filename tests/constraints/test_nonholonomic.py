@@ -16,6 +16,7 @@ import pytest
 import scipy.linalg as sla
 
 import dqdyn
+from dqdyn.constraints import DifferentialDriveConstraint, mobile_manipulator, model_constraints
 from dqdyn.constraints.dynamics import (
     constrained_forward_dynamics,
     constraint_errors,
@@ -23,7 +24,7 @@ from dqdyn.constraints.dynamics import (
     udwadia_kalaba,
 )
 from dqdyn.simulation import simulate
-from dqdyn.constraints import DifferentialDriveConstraint, mobile_manipulator, model_constraints
+
 from pinconv import ROBOTS, erd, pin, pin_from_model, pin_from_urdf, q_to_pin, tdot_v, v_transform
 
 

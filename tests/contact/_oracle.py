@@ -8,8 +8,9 @@ import functools
 import numpy as np
 
 import dqdyn
-from pinconv import ROBOTS, erd, pin, pin_from_urdf, q_to_pin, v_transform  # noqa: F401
 from dqdyn.interop.pinocchio import a_from_pin, a_to_pin  # noqa: F401
+
+from pinconv import ROBOTS, erd, pin, pin_from_urdf, q_to_pin, v_transform  # noqa: F401
 
 FEET = {
     "solo12": ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"],
@@ -19,7 +20,7 @@ FEET = {
 HANDS = {"talos": ["gripper_left_base_link", "gripper_right_base_link"]}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def robot(name: str):
     """``(dqdyn model, pinocchio model)`` of one of example-robot-data's robots."""
     path, root = ROBOTS[name]

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import dqdyn
-from _oracle import FEET, pin, pin_state, rel, robot, state
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
+
+from _oracle import FEET, pin, pin_state, rel, robot, state
 
 ROBOTS = ["solo12", "anymal", "talos"]
 
@@ -31,8 +32,10 @@ def test_centroidal_terms_match_pinocchio(name, k):
 
 
 def test_fixed_base_arm_matches_pinocchio():
-    from pinconv import ROBOTS as ALL, erd, pin_from_urdf, q_to_pin, v_transform
     from dqdyn.interop.pinocchio import a_to_pin
+
+    from pinconv import ROBOTS as ALL
+    from pinconv import erd, pin_from_urdf, q_to_pin, v_transform
 
     path, root = ALL["panda"]
     model = dqdyn.load_urdf(erd(path))

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import dqdyn
-from _oracle import FEET, HANDS, a_from_pin, pin, pin_contacts, pin_state, rel, robot, state
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
-from dqdyn.errors import (InfeasibleError, ModelError, NonFiniteError, ShapeError, SingularError,
-                          UnknownNameError)
+from dqdyn.errors import InfeasibleError, ModelError, NonFiniteError, ShapeError, SingularError, UnknownNameError
+
+from _oracle import FEET, HANDS, a_from_pin, pin, pin_contacts, pin_state, rel, robot, state
 
 CASES = [("solo12", "3d", FEET["solo12"]), ("anymal", "3d", FEET["anymal"]),
          ("solo12", "6d", FEET["solo12"][:2]), ("talos", "6d", FEET["talos"]),

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import dqdyn
-from _oracle import FEET, HANDS, pin, pin_contacts, pin_state, rel, robot, state
 from dqdyn.errors import ShapeError, SingularError
+
+from _oracle import FEET, HANDS, pin, pin_contacts, pin_state, rel, robot, state
 
 CASES = [("solo12", "3d", FEET["solo12"]), ("anymal", "3d", FEET["anymal"][:3]),
          ("talos", "6d", FEET["talos"]), ("talos", "3d", FEET["talos"] + HANDS["talos"])]

@@ -126,8 +126,8 @@ def test_one_state_with_external_wrenches_is_one_gate_call_with_the_batchs_bits(
     (``newton_euler._c_rnea_fext``, ``fext`` passed as a flat view): the general path is not
     reached, and the bits are the batch's.  A read-only or Fortran-ordered ``fext``, a small
     batch sharing one ``fext``, lists: the same bits.  Bad wrenches are named."""
-    from dqdyn.dynamics import newton_euler as ne
     from dqdyn._engine.gate import GATE
+    from dqdyn.dynamics import newton_euler as ne
 
     Q, V, A = _states(arm, 3, seed=7)
     F = np.random.default_rng(8).normal(size=(3, arm.nbodies + 1, 6))

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
-from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 import dqdyn
 from dqdyn.dynamics.classic import classic_forward_dynamics, classic_newton_euler
 from dqdyn.errors import ModelError
+
+from pinconv import pin, pin_from_model, q_to_pin, v_transform
 
 
 def test_classic_ne_equals_rnea_and_pinocchio_on_a_tree_batch():

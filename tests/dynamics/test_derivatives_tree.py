@@ -247,10 +247,25 @@ def test_hybrid_dynamics_derivatives_finite_differences(seed):
 def _table5_oracle(m, q, v, a, fext=None):
     from dqdyn.algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
     from dqdyn.dynamics.articulated import body_inertia6
-    from dqdyn.multibody.joints import (PLANAR, joint_column, joint_nv, joint_transform,
-                                        joint_velocity, joint_velocity_bias)
-    from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE,
-                                       MI_IQ, MI_IV, MI_JTYPE, MI_PARENT)
+    from dqdyn.multibody.joints import (
+        PLANAR,
+        joint_column,
+        joint_nv,
+        joint_transform,
+        joint_velocity,
+        joint_velocity_bias,
+    )
+    from dqdyn.multibody.model import (
+        MF_AXIS,
+        MF_OFFSET,
+        MF_PITCH,
+        MF_PLACEMENT,
+        MF_SCALE,
+        MI_IQ,
+        MI_IV,
+        MI_JTYPE,
+        MI_PARENT,
+    )
 
     mi, mf = m.mi, m.mf
     nb1, nv = mi.shape[0], m.nv

@@ -158,9 +158,8 @@ def test_errors():
 
 
 def test_structured_inertia_transform_equals_dense_product():
-    from dqdyn.dynamics.articulated import (body_inertia6, transform_inertia_to_parent,
-                                          transform_inertia_to_parent_dense)
     from dqdyn.algebra.rotations import pose_from_rt, quat_from_axis_angle
+    from dqdyn.dynamics.articulated import body_inertia6, transform_inertia_to_parent, transform_inertia_to_parent_dense
 
     m = dqdyn.random_tree(5, seed=7)
     rng = np.random.default_rng(0)

@@ -419,8 +419,8 @@ def test_robot_derivatives_match_pinocchio(name):
 def test_constrained_aba_with_constraint_objects_equals_udwadia_kalaba():
     """Recursive constrained ABA ([Kim2012, §3.2]) fed the constraint objects of dqdyn.constraints
     equals the dense Udwadia–Kalaba solution ([Silva2022, eqs. (62)–(63)])."""
-    from dqdyn.constraints.dynamics import constraint_terms
     from dqdyn.constraints import four_bar, mobile_manipulator
+    from dqdyn.constraints.dynamics import constraint_terms
 
     for builder in (mobile_manipulator, four_bar):
         model, cons, q0 = builder()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dqdyn
+
 from pinconv import ROBOTS, erd
 
 MIMIC_ROBOTS = ["panda", "tiago"]
@@ -83,8 +84,8 @@ def test_one_state_of_a_mimic_model_is_one_compiled_call_with_the_numpy_routes_b
     arithmetic, so the same bits (that route is checked against ``rnea`` above).  Inputs the
     compiled call declines — non-finite, wrong lengths, lists, ``out=`` — take that route, which
     names what is wrong."""
-    from dqdyn.dynamics import aba as aba_mod
     from dqdyn._engine.gate import GATE
+    from dqdyn.dynamics import aba as aba_mod
 
     m = mimic_robot
     Q = dqdyn.random_configuration(m, size=4, seed=5)

@@ -7,8 +7,8 @@ import pytest
 
 import dqdyn
 from dqdyn._engine import jit as _jit
-from dqdyn._engine.views import unmanaged
 from dqdyn._engine.batching import BLOCKS
+from dqdyn._engine.views import unmanaged
 
 
 def test_unmanaged_is_the_same_array_without_its_reference_count():

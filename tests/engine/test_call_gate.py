@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.dynamics import aba, coriolis, lagrange, minverse, newton_euler
 from dqdyn._engine import gate
-from dqdyn.kinematics import jacobians, forward as kinematics
 from dqdyn._engine.boundary import BAD_SHAPE
+from dqdyn.dynamics import aba, coriolis, lagrange, minverse, newton_euler
 from dqdyn.errors import ModelError, NonFiniteError, NotUnitError, ShapeError
+from dqdyn.kinematics import forward as kinematics
+from dqdyn.kinematics import jacobians
 from dqdyn.multibody.model import MF_COLS, MI_COLS
 
 MODULES = (newton_euler, lagrange, coriolis, aba, minverse, kinematics, jacobians)

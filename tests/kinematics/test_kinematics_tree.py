@@ -6,13 +6,12 @@ import pytest
 
 import dqdyn
 from dqdyn import errors
-from dqdyn.kinematics import jacobians as JK
-from dqdyn.kinematics import forward as K
 from dqdyn.algebra._core import dq_mul
 from dqdyn.algebra.rotations import matrix_from_pose
+from dqdyn.kinematics import forward as K
+from dqdyn.kinematics import jacobians as JK
 from dqdyn.multibody.joints import joint_transform
-from dqdyn.multibody.model import (MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE, MI_IQ,
-                                   MI_JTYPE, MI_PARENT)
+from dqdyn.multibody.model import MF_AXIS, MF_OFFSET, MF_PITCH, MF_PLACEMENT, MF_SCALE, MI_IQ, MI_JTYPE, MI_PARENT
 
 from pinconv import pin, pin_from_model, pin_jac_to_ours, q_to_pin, tdot_v, v_transform
 
@@ -88,7 +87,7 @@ def test_twists_equal_finite_differences_of_poses(tree):
     X = K.forward_kinematics(m, q)
     Tb = K.body_twists(m, q, v, "body")
     Ts = K.body_twists(m, q, v, "spatial")
-    from dqdyn.algebra.rotations import quat_multiply, quat_conj
+    from dqdyn.algebra.rotations import quat_conj, quat_multiply
 
     for i in range(1, m.nbodies + 1):
         xd = (X1[i] - X0[i]) / (2 * h)

@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.parallel import CableRobot, cable_robot_8, lie
 from dqdyn.parallel.cable import pulley_cable_length
+
 from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(99)

@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.parallel import cable_robot_8, lie, stewart_6_6
 from dqdyn.parallel import dynamics as dy
+
 from parallel_oracles import np_pose
 
 RNG = np.random.default_rng(314)

@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 from dqdyn import errors
 from dqdyn.algebra import _core
 from dqdyn.parallel import lie
+
 from parallel_oracles import body_fd, np_pose
 
 RNG = np.random.default_rng(20240801)

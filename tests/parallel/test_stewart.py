@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from dqdyn import errors
 from dqdyn.parallel import SingularityWarning, StewartPlatform, lie, stewart_3_3, stewart_6_6
+
 from parallel_oracles import body_fd, np_pose, pose_err
 
 RNG = np.random.default_rng(7)

@@ -9,8 +9,8 @@ import sys
 
 import numba
 
-from dqdyn._engine import jit as _jit
 from dqdyn import doctor
+from dqdyn._engine import jit as _jit
 
 
 def test_the_report_describes_this_installation():

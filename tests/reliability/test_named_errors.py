@@ -13,9 +13,15 @@ import pytest
 
 import dqdyn
 from dqdyn.constraints import UserConstraint
-from dqdyn.errors import (DqdynError, InfeasibleError, ModelError, NonFiniteError, ShapeError,
-                          UnknownNameError, URDFError)
-
+from dqdyn.errors import (
+    DqdynError,
+    InfeasibleError,
+    ModelError,
+    NonFiniteError,
+    ShapeError,
+    UnknownNameError,
+    URDFError,
+)
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from dqdyn.reproduce.runner import CASES
 from dqdyn.reproduce.mladenova import case_cayley_cubic, case_mm_planning, case_pseudo_coordinates
+from dqdyn.reproduce.runner import CASES
 
 
 def test_registered():

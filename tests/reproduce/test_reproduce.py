@@ -8,8 +8,7 @@ import pytest
 
 import dqdyn
 from dqdyn.errors import DqdynError, ModelError
-from dqdyn.reproduce import mj_inverse_dynamics, mujoco_from_model, state_maps
-from dqdyn.reproduce import robots
+from dqdyn.reproduce import mj_inverse_dynamics, mujoco_from_model, robots, state_maps
 from dqdyn.reproduce.cases import case_holonomic, case_jaco
 
 ROBOTS = ["jaco6", "arm7", "serial50", "holonomic_mm", "tree38"]

@@ -23,7 +23,8 @@ import dqdyn  # noqa: E402
 from dqdyn.viz import Viewer  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "viz"))
-from _browser import FLAGS, _CDP, _signal_group, chromium, free_port as _port  # noqa: E402
+from _browser import _CDP, FLAGS, _signal_group, chromium  # noqa: E402
+from _browser import free_port as _port
 
 PROBE = """new Promise(done => {
   let opened = false, bytes = 0;

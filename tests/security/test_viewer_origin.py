@@ -24,8 +24,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "viz"))
 from _browser import free_port as _port  # noqa: E402
 
 
-
-
 @pytest.fixture(scope="module")
 def viewer():
     model = dqdyn.ModelBuilder("guarded_arm")
@@ -51,7 +49,7 @@ def _exchange(port, host_header, origin=None, websocket=True, seconds=3.0):
         while time.monotonic() - t0 < seconds:
             try:
                 chunk = s.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 break
             if not chunk:
                 break

@@ -11,8 +11,7 @@ from dqdyn import models
 from dqdyn.cli import main
 from dqdyn.errors import DivergenceError
 from dqdyn.simulation import simulate
-from dqdyn.simulation.defaults import (JointLimits, effective_inertia, scaled_gains,
-                                       start_configuration)
+from dqdyn.simulation.defaults import JointLimits, effective_inertia, scaled_gains, start_configuration
 from dqdyn.simulation.run import run_simulation
 
 ERD = models.example_robot_data_dir() is not None

@@ -7,13 +7,13 @@ simulation with dqdyn's ComputedTorque."""
 import numpy as np
 import pytest
 from scipy.linalg import expm, logm
-from scipy.spatial.transform import Rotation as Rot, Slerp
+from scipy.spatial.transform import Rotation as Rot
+from scipy.spatial.transform import Slerp
 
 from dqdyn import errors
 from dqdyn.algebra import dualquat as dq
 from dqdyn.algebra.rotations import matrix_from_pose, pose_from_rt
-from dqdyn.trajectory import (SE3Spline, ScrewInterpolation, ctraj, jtraj, mstraj, quintic,
-                              trapezoidal, via_points)
+from dqdyn.trajectory import ScrewInterpolation, SE3Spline, ctraj, jtraj, mstraj, quintic, trapezoidal, via_points
 
 
 def poses(n, scale=0.5, seed=0):

@@ -18,7 +18,8 @@ import dqdyn  # noqa: E402
 from dqdyn.algebra.rotations import translation_of  # noqa: E402
 from dqdyn.viz import Viewer, inertia_box, inertia_boxes, resolve_uri, urdf_visuals  # noqa: E402
 
-from _browser import Page, chromium, free_port as _port  # noqa: E402
+from _browser import Page, chromium  # noqa: E402
+from _browser import free_port as _port
 
 URDF = """<?xml version="1.0"?>
 <robot name="viz_arm">
@@ -223,8 +224,8 @@ def test_simulate_view_serves_the_motion(capsys):
 
 def test_parallel_robot_layer():
     """A Stewart platform: the legs run from the base points to the attachment points at the pose."""
-    from dqdyn.parallel import stewart_6_6
     from dqdyn.algebra.rotations import matrix_from_quat, pose_from_rt, quat_from_axis_angle
+    from dqdyn.parallel import stewart_6_6
 
     robot = stewart_6_6()
     v = Viewer(None, port=_port())

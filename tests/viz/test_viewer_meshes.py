@@ -20,9 +20,8 @@ from dqdyn.viz import Viewer  # noqa: E402
 from dqdyn.viz.geometry import urdf_visuals, visual_points  # noqa: E402
 from dqdyn.viz.viewer import FILL, frame_box  # noqa: E402
 
-from _browser import Page, chromium, free_port as _port  # noqa: E402
-
-
+from _browser import Page, chromium  # noqa: E402
+from _browser import free_port as _port
 
 
 def _project(points, position, target, fov, aspect):

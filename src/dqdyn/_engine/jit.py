@@ -69,7 +69,7 @@ PORTABLE_FEATURES = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def portable_fits() -> bool:
     """Whether this machine runs the portable kernels: x86-64, and every feature of
     `PORTABLE_FEATURES` in the host CPU's (as LLVM reads them, so as numba compiles)."""
@@ -137,6 +137,7 @@ _pin_cpu_target()
 import numba  # noqa: E402  (after the CPU target is set)
 from numba.core import caching  # noqa: E402
 
+
 def user_cache_dir() -> str:
     """``$DQDYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/dqdyn`` (``~/.cache/dqdyn``)."""
     d = os.environ.get("DQDYN_CACHE_DIR")
@@ -154,7 +155,7 @@ _FROM_IMPORT = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports_of(rel: str) -> frozenset:
     """dqdyn files (paths relative to the package) imported by the file ``rel``.
 
@@ -196,7 +197,7 @@ def _imports_of(rel: str) -> frozenset:
     return frozenset(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _closure(rel: str) -> frozenset:
     seen, todo = set(), [rel]
     while todo:
@@ -209,13 +210,13 @@ def _closure(rel: str) -> frozenset:
     return frozenset(seen)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _file_hash(rel: str) -> bytes:
     with open(os.path.join(PKG_DIR, rel), "rb") as f:
         return hashlib.sha256(f.read()).hexdigest().encode()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source_stamp(rel: str) -> str:
     """Hash of the file ``rel`` (relative to the package) and of every dqdyn file it imports."""
     h = hashlib.sha256()
@@ -234,7 +235,7 @@ def _writable(path: str) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cache_roots() -> tuple[tuple[str, bool], ...]:
     """The cache folders, in lookup order, each with whether new entries may be written there:
     the package's (filled at install for this machine), the portable kernels unpacked from the

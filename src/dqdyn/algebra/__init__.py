@@ -13,14 +13,14 @@ Re-exports the public functions of:
 Nothing is compiled at import: the numba kernels compile on first use (and are cached on disk).
 """
 
-from dqdyn.algebra.rotations import *  # noqa: F401,F403
+from dqdyn.algebra import diagonalize, dq, dualquat, inertia, rotations, vector_parameter, vp_kinematics  # noqa: F401
+from dqdyn.algebra.diagonalize import *  # noqa: F401,F403
+from dqdyn.algebra.dq import *  # noqa: F401,F403
 from dqdyn.algebra.dualquat import *  # noqa: F401,F403
 from dqdyn.algebra.inertia import *  # noqa: F401,F403
+from dqdyn.algebra.rotations import *  # noqa: F401,F403
 from dqdyn.algebra.vector_parameter import *  # noqa: F401,F403
-from dqdyn.algebra.dq import *  # noqa: F401,F403
-from dqdyn.algebra.diagonalize import *  # noqa: F401,F403
 from dqdyn.algebra.vp_kinematics import *  # noqa: F401,F403
-from dqdyn.algebra import diagonalize, dq, dualquat, inertia, rotations, vector_parameter, vp_kinematics  # noqa: F401
 
 __all__ = sorted(
     set(rotations.__all__)

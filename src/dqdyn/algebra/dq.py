@@ -43,14 +43,14 @@ class DQ:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def rotation_about(cls, axis, angle: float) -> "DQ":
+    def rotation_about(cls, axis, angle: float) -> DQ:
         """``cos(φ/2) + n sin(φ/2)`` for the axis ``n`` (a DQ or a 3-vector, normalized)."""
         n = np.asarray(axis.vec8()[1:4] if isinstance(axis, DQ) else axis, dtype=float)
         n = n / np.linalg.norm(n)
         return cls(np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * n, np.zeros(4)]))
 
     @classmethod
-    def pose(cls, r, p) -> "DQ":
+    def pose(cls, r, p) -> DQ:
         """``r + ε ½ p r`` from a rotation (DQ or (4,)) and a translation (DQ or (3,))."""
         r = r.vec8()[:4] if isinstance(r, DQ) else r
         p = p.vec8()[1:4] if isinstance(p, DQ) else p
@@ -70,52 +70,52 @@ class DQ:
         return self._v.astype(dtype) if dtype is not None else self._v.copy()
 
     @property
-    def P(self) -> "DQ":
+    def P(self) -> DQ:
         """Primary part, as a DQ."""
         return DQ(np.concatenate([self._v[:4], np.zeros(4)]))
 
     @property
-    def D(self) -> "DQ":
+    def D(self) -> DQ:
         """Dual part, as a DQ."""
         return DQ(np.concatenate([self._v[4:], np.zeros(4)]))
 
     @property
-    def Re(self) -> "DQ":
+    def Re(self) -> DQ:
         return DQ(_dq.Re(self._v))
 
     @property
-    def Im(self) -> "DQ":
+    def Im(self) -> DQ:
         return DQ(_dq.Im(self._v))
 
     # ------------------------------------------------------------------ algebra
-    def conj(self) -> "DQ":
+    def conj(self) -> DQ:
         return DQ(_dq.conj(self._v))
 
-    def norm(self) -> "DQ":
+    def norm(self) -> DQ:
         """Dual-number norm ``|A| + ε (A·B)/|A|`` [MontgomerySmith2023, eq. (31)] as a DQ."""
         n = _dq.norm(self._v)
         return DQ([n[0], 0, 0, 0, n[1], 0, 0, 0])
 
-    def normalize(self) -> "DQ":
+    def normalize(self) -> DQ:
         return DQ(_dq.normalize(self._v))
 
-    def inv(self) -> "DQ":
+    def inv(self) -> DQ:
         return DQ(_dq.inv(self._v))
 
-    def Ad(self, other) -> "DQ":
+    def Ad(self, other) -> DQ:
         """``self · other · self*`` [Silva2022, eq. (3)]."""
         return DQ(_dq.Ad(self._v, _coerce(other)._v))
 
-    def exp(self) -> "DQ":
+    def exp(self) -> DQ:
         return DQ(_dq.exp(self._v))
 
-    def log(self) -> "DQ":
+    def log(self) -> DQ:
         return DQ(_dq.log(self._v))
 
     def translation(self) -> np.ndarray:
         return _dq.translation(self._v)
 
-    def rotation(self) -> "DQ":
+    def rotation(self) -> DQ:
         return self.P
 
     def is_unit(self, atol: float = 1e-9) -> bool:

@@ -33,9 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dqdyn._engine.jit import kernel
-
 from dqdyn import errors
+from dqdyn._engine.jit import kernel
 from dqdyn.algebra import _core
 from dqdyn.algebra import rotations as _rot
 

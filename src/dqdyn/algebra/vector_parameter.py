@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn import errors
-from dqdyn.algebra.dualquat import _arr, _cross3, _dot, _qmul, _qconj
+from dqdyn.algebra.dualquat import _arr, _cross3, _dot, _qconj, _qmul
 from dqdyn.algebra.inertia import _mat3, skew
 
 

@@ -223,8 +223,8 @@ def dh_dual_jacobian(dh, q, joint_types=None, convention: str = "standard"):
     link transforms are composed as dual vector-parameters ``⟨ĉ_ϑ, ĉ_α⟩`` of dual angles
     ``ϑ̂ = ϑ + μ d``, ``α̂ = α + μ a`` (153)–(156) — for the standard convention.
     Returns ``(lines (n, 6) = [K_i, K*_i], J (6, 2n))``."""
-    from dqdyn.algebra.vector_parameter import dual_vp_compose, pose_from_dual_vp
     from dqdyn.algebra.dualquat import Ad6
+    from dqdyn.algebra.vector_parameter import dual_vp_compose, pose_from_dual_vp
 
     dh = np.asarray(dh, dtype=float)
     q = np.asarray(q, dtype=float)

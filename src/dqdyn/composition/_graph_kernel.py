@@ -7,12 +7,22 @@ import math
 
 import numpy as np
 
-from dqdyn._engine.jit import kernel
-from dqdyn.algebra._core import ad6, ad6_inv
 from dqdyn._engine.boundary import BAD_OVERFLOW, BAD_SHAPE, OK
 from dqdyn._engine.gate import gate_tables, gate_vector
-from dqdyn.dynamics.newton_euler import (NSCRATCH, W_COLS, W_G, W_XI, W_XID, W_ZETA, armature_tau, ne_backward,
-                           ne_check, ne_forward_bodies)
+from dqdyn._engine.jit import kernel
+from dqdyn.algebra._core import ad6, ad6_inv
+from dqdyn.dynamics.newton_euler import (
+    NSCRATCH,
+    W_COLS,
+    W_G,
+    W_XI,
+    W_XID,
+    W_ZETA,
+    armature_tau,
+    ne_backward,
+    ne_check,
+    ne_forward_bodies,
+)
 
 _NOF = np.empty((0, 6))
 NCOLS = 10  # columns of the per-vertex int table N (see graph_rnea_kernel)

@@ -12,11 +12,11 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from dqdyn.dynamics.newton_euler import newton_euler
 from dqdyn.errors import InfeasibleError, NonFiniteError, ShapeError
+from dqdyn.kinematics.forward import forward_kinematics
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.model import Model
-from dqdyn.kinematics.forward import forward_kinematics
-from dqdyn.dynamics.newton_euler import newton_euler
 
 
 # ------------------------------------------------------------------------ black-box protocol

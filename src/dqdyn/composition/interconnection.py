@@ -51,10 +51,17 @@ from typing import Any
 
 import numpy as np
 
+from dqdyn._engine.boundary import raise_status
+from dqdyn._engine.gate import GATE, gate_address
 from dqdyn.algebra._core import ad6 as _ad6
 from dqdyn.algebra._core import ad6_inv as _ad6_inv
 from dqdyn.algebra._core import dq_mul as _dq_mul
 from dqdyn.algebra.dualquat import Ad6, Ad6_inv, conj, mul
+from dqdyn.composition import _graph_kernel as _gk
+from dqdyn.composition._graph_kernel import pack_sizes
+from dqdyn.composition.blackbox import BlackBox, ModelBlackBox, RecordedWrench, _extended
+from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, newton_euler
+from dqdyn.dynamics.newton_euler import newton_euler_kernel as _ne_kernel
 from dqdyn.errors import (
     DqdynError,
     ModelError,
@@ -63,19 +70,12 @@ from dqdyn.errors import (
     ShapeError,
     UnknownNameError,
 )
+from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
+from dqdyn.kinematics.forward import fk_kernel as _fk
+from dqdyn.kinematics.jacobians import twist_jacobian
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.joints import FIXED, JOINT_TYPE_NAMES
 from dqdyn.multibody.model import Model
-from dqdyn.composition.blackbox import BlackBox, ModelBlackBox, RecordedWrench, _extended
-from dqdyn.composition import _graph_kernel as _gk
-from dqdyn.composition._graph_kernel import pack_sizes
-from dqdyn._engine.boundary import raise_status
-from dqdyn._engine.gate import GATE, gate_address
-from dqdyn.kinematics.jacobians import twist_jacobian
-from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
-from dqdyn.kinematics.forward import fk_kernel as _fk
-from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, W_ZETA, newton_euler
-from dqdyn.dynamics.newton_euler import newton_euler_kernel as _ne_kernel
 
 _NOF = np.empty((0, 6))
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])

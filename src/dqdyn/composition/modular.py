@@ -37,12 +37,12 @@ from typing import NamedTuple
 import numpy as np
 
 from dqdyn.algebra.dualquat import Ad6, Ad6_inv, conj, mul
+from dqdyn.dynamics.newton_euler import newton_euler
 from dqdyn.errors import ModelError, ShapeError, UnknownNameError
+from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
+from dqdyn.kinematics.jacobians import twist_jacobian
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.model import Model
-from dqdyn.kinematics.jacobians import twist_jacobian
-from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
-from dqdyn.dynamics.newton_euler import newton_euler
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 

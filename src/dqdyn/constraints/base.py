@@ -32,8 +32,8 @@ from dqdyn._engine.jit import kernel
 from dqdyn.algebra import dualquat
 from dqdyn.algebra._core import jit, pose_translation
 from dqdyn.algebra.rotations import pose_from_matrix, pose_from_rt
-from dqdyn.kinematics.jacobians import jacobian_drift_kernel
 from dqdyn.errors import ModelError, ShapeError
+from dqdyn.kinematics.jacobians import jacobian_drift_kernel
 from dqdyn.multibody.model import Model
 
 _IDENT8 = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])

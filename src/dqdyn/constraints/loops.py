@@ -31,9 +31,9 @@ from collections.abc import Callable
 import numpy as np
 
 from dqdyn._engine.checks import real_array
+from dqdyn.constraints.base import COUPLING, LOOP_3D, LOOP_6D, Constraint, frame_kinematics, resolve_frame, spec_rows
 from dqdyn.errors import DqdynError, ModelError, ShapeError, SingularError
 from dqdyn.multibody.model import Model
-from dqdyn.constraints.base import LOOP_3D, LOOP_6D, COUPLING, Constraint, frame_kinematics, resolve_frame, spec_rows
 
 _KINDS = {"6d": 6, "3d": 3, "5d": 5, "1d": 1}
 

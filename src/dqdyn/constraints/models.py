@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from dqdyn.constraints.loops import LoopClosure
+from dqdyn.constraints.nonholonomic import DifferentialDriveConstraint
 from dqdyn.errors import ModelError
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.model import DifferentialDrive
-from dqdyn.constraints.loops import LoopClosure
-from dqdyn.constraints.nonholonomic import DifferentialDriveConstraint
 
 
 def _rod_inertia(m: float, length: float, radius: float = 0.02) -> np.ndarray:

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from dqdyn.constraints.base import DIFF_DRIVE, Constraint, frame_kinematics, spec_rows
 from dqdyn.errors import ModelError
 from dqdyn.multibody.joints import PLANAR
 from dqdyn.multibody.model import DifferentialDrive, Model
-from dqdyn.constraints.base import DIFF_DRIVE, Constraint, frame_kinematics, spec_rows
 
 
 class DifferentialDriveConstraint(Constraint):

@@ -123,8 +123,8 @@ def plan_platform(start, goal, duration: float, *, axle_offset=(0.0, 0.0), t0: f
 
 def _ik_position(model, frame, p_goal, q, arm, iters=300, damping=1e-6):
     from dqdyn.algebra.rotations import translation_of
-    from dqdyn.kinematics.jacobians import twist_jacobian
     from dqdyn.kinematics.forward import frame_pose
+    from dqdyn.kinematics.jacobians import twist_jacobian
 
     q = q.copy()
     for _ in range(iters):

@@ -32,11 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dqdyn.constraints.base import as_constraint_list
+from dqdyn.constraints.dynamics import constraint_terms
 from dqdyn.errors import ModelError, ShapeError, SingularError
 from dqdyn.multibody.joints import PLANAR
 from dqdyn.multibody.model import Model
-from dqdyn.constraints.base import as_constraint_list
-from dqdyn.constraints.dynamics import constraint_terms
 
 
 class HamelResult(NamedTuple):

@@ -19,8 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    OK,
+    raise_status,
+)
 from dqdyn._engine.jit import kernel
+from dqdyn._engine.linalg import chol_factor, chol_solve
 from dqdyn.algebra._core import ad6, ad6_inv
+from dqdyn.dynamics.newton_euler import joint_pose, rotation_matrix
 from dqdyn.errors import ModelError, ShapeError, SingularError
 from dqdyn.multibody.joints import (
     HELICAL,
@@ -41,13 +48,6 @@ from dqdyn.multibody.model import (
     MI_NV,
     Model,
 )
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    OK,
-    raise_status,
-)
-from dqdyn._engine.linalg import chol_factor, chol_solve
-from dqdyn.dynamics.newton_euler import joint_pose, rotation_matrix
 
 # the decorators of the articulated-body kernels (aba, hybrid, minverse import them from here)
 njit = kernel(error_model="numpy")

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from dqdyn.errors import InfeasibleError, NonFiniteError, ShapeError
-from dqdyn.multibody.model import (
-    MF_GRAVITY,
-    Model,
-)
-from dqdyn.dynamics.aba import aba, aba_batch
-from dqdyn.dynamics.articulated import _NO_FEXT, _raise, _reject_mimic
 from dqdyn._engine.batching import for_batch
 from dqdyn._engine.boundary import (
     as_vector,
     first_bad,
     kernel_rows,
 )
+from dqdyn.dynamics.aba import aba, aba_batch
+from dqdyn.dynamics.articulated import _NO_FEXT, _raise, _reject_mimic
 from dqdyn.dynamics.hybrid import hybrid_batch, hybrid_dynamics
+from dqdyn.errors import InfeasibleError, NonFiniteError, ShapeError
+from dqdyn.multibody.model import (
+    MF_GRAVITY,
+    Model,
+)
 
 
 def _minv_times(model: Model, q1: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -23,12 +23,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dqdyn.algebra.dualquat import Ad6, Ad6_inv, mul
-from dqdyn.errors import NonFiniteError, ShapeError
-from dqdyn.multibody.model import Model
 from dqdyn._engine.boundary import as_vector_batch
-from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
+from dqdyn.algebra.dualquat import Ad6, Ad6_inv, mul
 from dqdyn.dynamics.newton_euler import NewtonEulerResult, newton_euler
+from dqdyn.errors import NonFiniteError, ShapeError
+from dqdyn.kinematics.forward import _resolve_frame, forward_kinematics
+from dqdyn.multibody.model import Model
 
 
 class DQEL(NamedTuple):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dqdyn.multibody.model import Model
 from dqdyn.kinematics.forward import body_twists, com_poses
+from dqdyn.multibody.model import Model
 
 
 def _momentum(model: Model, T: np.ndarray) -> np.ndarray:

@@ -62,12 +62,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dqdyn._engine.boundary import as_vector_batch, broadcast_batch
 from dqdyn.algebra.rotations import matrix_from_quat
 from dqdyn.errors import ShapeError
-from dqdyn.multibody.model import Model
-from dqdyn._engine.boundary import as_vector_batch, broadcast_batch
-from dqdyn.kinematics.jacobians import jacobian_time_derivative, twist_jacobian
 from dqdyn.kinematics.forward import com_poses
+from dqdyn.kinematics.jacobians import jacobian_time_derivative, twist_jacobian
+from dqdyn.multibody.model import Model
 
 
 def skew(u: np.ndarray) -> np.ndarray:

@@ -11,6 +11,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.boundary import (
+    BAD_A_FINITE,
+    OK,
+    as_vector_batch,
+    broadcast_batch,
+    check_state,
+    first_bad,
+    raise_status,
+)
 from dqdyn._engine.jit import kernel
 from dqdyn.algebra._core import ad6, ad6_inv, cross6, dq_mul, power6
 from dqdyn.multibody.joints import (
@@ -31,16 +41,6 @@ from dqdyn.multibody.model import (
     MI_JTYPE,
     MI_PARENT,
     Model,
-)
-from dqdyn._engine.batching import for_batch
-from dqdyn._engine.boundary import (
-    BAD_A_FINITE,
-    OK,
-    as_vector_batch,
-    broadcast_batch,
-    check_state,
-    first_bad,
-    raise_status,
 )
 
 njit = kernel()

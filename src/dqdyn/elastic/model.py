@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -61,7 +61,7 @@ class Rotor:
     position: tuple | None = None
     axis: tuple | None = None
 
-    def checked(self) -> "Rotor":
+    def checked(self) -> Rotor:
         j = self.joint
 
         def num(name, val):

@@ -14,11 +14,6 @@ import math
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.checks import real_scalar
-from dqdyn._engine.jit import kernel
-from dqdyn.errors import InfeasibleError, NonFiniteError
-from dqdyn.multibody.joints import FREE, SPHERICAL, joint_difference, joint_integrate
-from dqdyn.multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
 from dqdyn._engine.batching import for_batch
 from dqdyn._engine.boundary import (
     BAD_SHAPE,
@@ -32,7 +27,12 @@ from dqdyn._engine.boundary import (
     first_bad,
     raise_status,
 )
+from dqdyn._engine.checks import real_scalar
 from dqdyn._engine.gate import T_MI, T_V, armed_call
+from dqdyn._engine.jit import kernel
+from dqdyn.errors import InfeasibleError, NonFiniteError
+from dqdyn.multibody.joints import FREE, SPHERICAL, joint_difference, joint_integrate
+from dqdyn.multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_NQ, Model
 
 njit = kernel()
 pjit = kernel(parallel=True)

@@ -25,11 +25,48 @@ import math
 import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    BAD_V_FINITE,
+    ND,
+    OK,
+    as_vector,
+    broadcast_batch,
+    check_finite,
+    check_q,
+    into_out,
+    raise_status,
+)
 from dqdyn._engine.checks import not_a_model
+from dqdyn._engine.gate import (
+    NB1,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
+    fast_front,
+    gate_entry,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
+)
 from dqdyn._engine.jit import kernel
 from dqdyn.algebra._core import ad6, ad6_inv, dq_mul, jit, pose_translation
 from dqdyn.algebra.dualquat import mul
 from dqdyn.errors import ShapeError, UnknownNameError
+from dqdyn.kinematics.configuration import (  # noqa: F401  (re-exported: every kinematic function from here)
+    _check,
+    _q_in,
+    _v_in,
+    difference,
+    integrate,
+    neutral,
+    normalize_configuration,
+    random_configuration,
+    tangent_bracket,
+)
 from dqdyn.multibody.joints import (
     PRISMATIC,
     REVOLUTE,
@@ -48,43 +85,6 @@ from dqdyn.multibody.model import (
     MI_JTYPE,
     MI_PARENT,
     Model,
-)
-from dqdyn._engine.batching import for_batch
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    BAD_V_FINITE,
-    ND,
-    OK,
-    as_vector,
-    broadcast_batch,
-    check_finite,
-    check_q,
-    into_out,
-    raise_status,
-)
-from dqdyn.kinematics.configuration import (  # noqa: F401  (re-exported: every kinematic function from here)
-    _check,
-    _q_in,
-    _v_in,
-    difference,
-    integrate,
-    neutral,
-    normalize_configuration,
-    random_configuration,
-    tangent_bracket,
-)
-from dqdyn._engine.gate import (
-    NB1,
-    T_M,
-    T_MF,
-    T_MI,
-    T_V,
-    armed_call,
-    fast_front,
-    gate_entry,
-    gate_matrix,
-    gate_tables,
-    gate_vector,
 )
 
 njit = kernel()

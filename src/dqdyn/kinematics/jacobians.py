@@ -25,10 +25,51 @@ import math
 import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.boundary import (
+    BAD_SHAPE,
+    BAD_V_FINITE,
+    ND,
+    OK,
+    as_vector,
+    broadcast_batch,
+    check_finite,
+    check_q,
+    into_out,
+    raise_status,
+)
+from dqdyn._engine.gate import (
+    NV,
+    SPLIT,
+    T_M,
+    T_MF,
+    T_MI,
+    T_V,
+    armed_call,
+    fast_front,
+    flat_workspace,
+    gate_entry,
+    gate_matrix,
+    gate_tables,
+    gate_vector,
+)
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import ad6, ad6_inv, ad6_inv_values, ad6_values, cross6, jit
 from dqdyn.algebra.dualquat import from_vec6, mul
+from dqdyn.kinematics.configuration import _check, _q_in, _v_in
+from dqdyn.kinematics.forward import (
+    FK_SIG,
+    FRAMES,
+    _frame_code,
+    _frame_point,
+    _resolve_frame,
+    dq_mul_tuple,
+    fk_kernel,
+    frame_pose,
+    local_pose,
+    mul_local,
+)
 from dqdyn.multibody.joints import (
     PLANAR,
     REVOLUTE,
@@ -47,47 +88,6 @@ from dqdyn.multibody.model import (
     MI_JTYPE,
     MI_PARENT,
     Model,
-)
-from dqdyn._engine.batching import for_batch
-from dqdyn._engine.boundary import (
-    BAD_SHAPE,
-    BAD_V_FINITE,
-    ND,
-    OK,
-    as_vector,
-    broadcast_batch,
-    check_finite,
-    check_q,
-    into_out,
-    raise_status,
-)
-from dqdyn.kinematics.configuration import _check, _q_in, _v_in
-from dqdyn._engine.gate import (
-    NV,
-    SPLIT,
-    T_M,
-    T_MF,
-    T_MI,
-    T_V,
-    armed_call,
-    fast_front,
-    flat_workspace,
-    gate_entry,
-    gate_matrix,
-    gate_tables,
-    gate_vector,
-)
-from dqdyn.kinematics.forward import (
-    FK_SIG,
-    FRAMES,
-    _frame_code,
-    _frame_point,
-    _resolve_frame,
-    dq_mul_tuple,
-    fk_kernel,
-    frame_pose,
-    local_pose,
-    mul_local,
 )
 
 njit = kernel()

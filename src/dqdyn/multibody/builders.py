@@ -24,10 +24,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from dqdyn.algebra.rotations import (
+    matrix_from_quat,
     pose_from_matrix,
     pose_from_rt,
     quat_from_axis_angle,
-    matrix_from_quat,
     translation_of,
 )
 from dqdyn.errors import ModelError, UnknownNameError

@@ -231,7 +231,7 @@ class Model:
         out.setflags(write=False)
         return out
 
-    def with_armature(self, values) -> "Model":
+    def with_armature(self, values) -> Model:
         """This model with joint armature ``values`` (see `armature`), as a new model.
 
         ``values``: an array of shape (nv,) (the whole armature, in the order of ``v``), or a

@@ -32,6 +32,7 @@ the robot class, tension feasibility (linear programming) and the bundled 8-cabl
 """
 
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 
@@ -39,8 +40,22 @@ import numpy as np
 
 from dqdyn import errors
 from dqdyn.parallel import lie
-from dqdyn.parallel.actuators import C_KIND, C_N, C_OFF, C_P, C_R, C_S, C_W, KIND_LEG, KIND_PULLEY, NCOL, k_pulley  # noqa: F401
-from dqdyn.parallel.actuators import eval_any, eval_any_batch, k_eval_any  # noqa: F401  (re-exported)
+from dqdyn.parallel.actuators import (  # noqa: F401  # noqa: F401  (re-exported)
+    C_KIND,
+    C_N,
+    C_OFF,
+    C_P,
+    C_R,
+    C_S,
+    C_W,
+    KIND_LEG,
+    KIND_PULLEY,
+    NCOL,
+    eval_any,
+    eval_any_batch,
+    k_eval_any,
+    k_pulley,
+)
 from dqdyn.parallel.newton import LSFKBatchResult, LSFKResult, batch_outputs, fk_global_batch, fk_ls  # noqa: F401
 from dqdyn.parallel.stewart import ParallelRobot, _as_points
 

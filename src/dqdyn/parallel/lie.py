@@ -42,10 +42,9 @@ import math
 
 import numpy as np
 
-from dqdyn._engine.jit import kernel
-
 from dqdyn import errors
 from dqdyn._engine.boundary import kernel_rows
+from dqdyn._engine.jit import kernel
 from dqdyn.algebra._core import dq_mul as k_dq_mul
 from dqdyn.algebra._core import qrot_inv as k_dir_to_body  # Q* n_w Q [MontgomerySmith2023, eq. (121)]
 from dqdyn.algebra.dualquat import conj as dq_conj

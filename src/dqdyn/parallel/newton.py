@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.jit import kernel
 from dqdyn import errors
+from dqdyn._engine.jit import kernel
 from dqdyn.parallel.actuators import C_OFF, k_eval, k_lam_row, k_leg
 from dqdyn.parallel.lie import inline, k_normalize, k_pose_update, k_rot_trans, k_size_l_diff
 

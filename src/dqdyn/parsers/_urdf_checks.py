@@ -64,8 +64,8 @@ def _mass_matrix_singular(model: Model, suspects=()) -> bool:
     time and O(nv²) memory) from the blocks of M of the joints around each massless body in
     ``suspects`` (its joint, those of its massless descendants and of the first massive bodies
     below them; every other joint locked at q): M is singular when such a block is."""
-    from dqdyn.kinematics.forward import neutral, random_configuration
     from dqdyn.dynamics.lagrange import mass_matrix
+    from dqdyn.kinematics.forward import neutral, random_configuration
 
     for q in (neutral(model), random_configuration(model, seed=0)):
         if model.nv > _EIG_NV_MAX:
@@ -87,8 +87,8 @@ def _window_singular(model: Model, s: int, q) -> bool:
     massless bodies below it, and the first massive bodies below those, each carrying its whole
     subtree lumped at ``q`` (the joints inside locked)."""
     from dqdyn.algebra.rotations import matrix_from_pose
-    from dqdyn.kinematics.forward import forward_kinematics
     from dqdyn.dynamics.lagrange import mass_matrix
+    from dqdyn.kinematics.forward import forward_kinematics
     from dqdyn.multibody.joints import JOINT_TYPE_NAMES
 
     if model.mimic_joints:

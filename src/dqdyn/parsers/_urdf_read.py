@@ -100,8 +100,8 @@ def _strip(root) -> None:
 def parse(data: bytes, label: str, default_name: str):
     """The document parsed by ``urdf_parser_py`` (its ``Robot``: ``.name``, ``.links``,
     ``.joints``); every failure is a `URDFError` naming ``label``."""
-    from lxml import etree
     import urdf_parser_py.xml_reflection.core as xcore
+    from lxml import etree
     from urdf_parser_py.urdf import URDF
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True,

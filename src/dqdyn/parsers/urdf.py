@@ -119,11 +119,11 @@ from pathlib import Path
 import numpy as np
 
 from dqdyn.errors import DqdynError, URDFError
+from dqdyn.multibody.builders import CHECKED, ModelBuilder
+from dqdyn.multibody.model import Model
 from dqdyn.parsers._urdf_checks import warn_massless as _warn_massless
 from dqdyn.parsers._urdf_read import parse as _parse_doc
 from dqdyn.parsers._urdf_read import read_source as _read_source
-from dqdyn.multibody.builders import CHECKED, ModelBuilder
-from dqdyn.multibody.model import Model
 
 log = logging.getLogger("dqdyn.parsers.urdf")
 

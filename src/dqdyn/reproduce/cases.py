@@ -38,16 +38,16 @@ from pathlib import Path
 
 import numpy as np
 
+from dqdyn.analysis import butter_lowpass, cmc, richardson_derivative, summary
 from dqdyn.dynamics.aba import aba
-from dqdyn.kinematics.jacobians import twist_jacobian
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.dynamics.mobile import fierro_lewis
 from dqdyn.dynamics.newton_euler import rnea
-from dqdyn.analysis import butter_lowpass, cmc, richardson_derivative, summary
-from dqdyn.simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
+from dqdyn.kinematics.jacobians import twist_jacobian
 from dqdyn.reproduce import robots
 from dqdyn.reproduce.result import CaseResult
 from dqdyn.reproduce.tables import case_dqel, case_opcounts
+from dqdyn.simulation import ComputedTorque, JointPD, SinusoidalReference, WrenchControl
 
 
 # ------------------------------------------------------------------------------ MuJoCo runs

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 URDF_OF: dict = {}
 
 
@@ -121,8 +120,8 @@ def symbolic_agreement(model, n=5, seed=0):
 
 
 def case_elastic(quick=False, out_dir=None):
-    from dqdyn.reproduce.result import CaseResult
     from dqdyn.elastic.single_link import single_link_arm
+    from dqdyn.reproduce.result import CaseResult
 
     t0 = time.perf_counter()
     d = single_link_arm()

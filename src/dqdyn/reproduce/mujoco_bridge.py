@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from dqdyn._optional import require
 from dqdyn.algebra.rotations import translation_of
 from dqdyn.errors import ModelError
 from dqdyn.multibody.joints import CYLINDRICAL, PLANAR, PRISMATIC, REVOLUTE
-from dqdyn._optional import require
 
 
 def _f(x) -> str:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dqdyn.errors import ModelError
 from dqdyn.multibody.builders import ModelBuilder, serial_chain
 from dqdyn.parsers.urdf import bundled, load_urdf
-from dqdyn.errors import ModelError
 from dqdyn.reproduce.mujoco_bridge import mjcf_from_model, mujoco_from_model, mujoco_from_urdf, state_maps
 
 

@@ -22,8 +22,8 @@ def case_dqel(quick=False, out_dir=None):
     not published: `robots.arm7` stands in); per joint mean and variance of
     ``τ_e = ‖Γ_dqNE − Γ_dqEL‖``.  Passes if every mean is below 1e-12 (round-off)."""
     from dqdyn.dynamics.dqel import dq_euler_lagrange
-    from dqdyn.kinematics.forward import random_configuration
     from dqdyn.dynamics.newton_euler import newton_euler
+    from dqdyn.kinematics.forward import random_configuration
     from dqdyn.reproduce import robots
     from dqdyn.reproduce.result import CaseResult
 

@@ -9,6 +9,7 @@ from dqdyn.errors import ShapeError
 from dqdyn.scale import _stores
 from dqdyn.scale.sweep import COMPRESSORS, QUANTITIES, Perturbation, make_spec, run_sweep
 
+
 def add_sweep_parser(sub) -> None:
     """The ``dqdyn sweep`` sub-command (registered by `dqdyn.cli`)."""
     from dqdyn._cliargs import HelpFormatter, add_model_arguments

@@ -39,10 +39,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dqdyn.scale import _stores
 from dqdyn import config
-from dqdyn.errors import ChunkError, ClusterError, SchedulerError, ShapeError, StoreError, UnknownNameError
+from dqdyn.errors import ChunkError, SchedulerError, ShapeError, StoreError, UnknownNameError
 from dqdyn.multibody.model import Model
+from dqdyn.scale import _stores
 
 
 # ------------------------------------------------------------------------------ the registry

@@ -47,10 +47,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dqdyn.scale import _stores
-from dqdyn.scale._stores import describe_model
 from dqdyn.errors import ClusterError, DqdynError, IncompleteStoreError, ModelError, ShapeError, UnknownNameError
 from dqdyn.multibody.model import MF_COM, MF_INERTIA, MF_MASS, Model
+from dqdyn.scale import _stores
+from dqdyn.scale._stores import describe_model
 
 
 # =============================================================================== model families

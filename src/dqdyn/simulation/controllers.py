@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn.algebra.rotations import matrix_from_quat, translation_of
-from dqdyn.kinematics.jacobians import twist_jacobian
-from dqdyn.kinematics.forward import difference, frame_pose
 from dqdyn.dynamics.lagrange import gravity, mass_matrix, nonlinear_effects
 from dqdyn.dynamics.newton_euler import rnea
 from dqdyn.errors import DqdynError, ShapeError
+from dqdyn.kinematics.forward import difference, frame_pose
+from dqdyn.kinematics.jacobians import twist_jacobian
 
 
 def _gain(k, n, name):

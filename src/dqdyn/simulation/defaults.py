@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dqdyn.kinematics.forward import neutral
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.errors import DqdynError, SingularError
+from dqdyn.kinematics.forward import neutral
 from dqdyn.simulation.references import SinusoidalReference, staggered_lags
 
 #: joint types with one scalar coordinate whose limits `JointLimits` enforces

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dqdyn.kinematics.configuration import integrate
 from dqdyn.errors import DqdynError, ShapeError
+from dqdyn.kinematics.configuration import integrate
 
 
 class SinusoidalReference:

@@ -13,11 +13,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dqdyn.kinematics.forward import difference
 from dqdyn.errors import DqdynError
+from dqdyn.kinematics.forward import difference
 from dqdyn.simulation.controllers import ComputedTorque, JointPD
-from dqdyn.simulation.defaults import (JointLimits, WithLimits, coordinate_kinds, effective_inertia,
-                       start_configuration, tracking_reference)
+from dqdyn.simulation.defaults import (
+    JointLimits,
+    WithLimits,
+    coordinate_kinds,
+    effective_inertia,
+    start_configuration,
+    tracking_reference,
+)
 from dqdyn.simulation.simulate import simulate
 from dqdyn.simulation.trajectory import Trajectory
 

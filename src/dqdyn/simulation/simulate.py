@@ -6,10 +6,10 @@ import sys
 
 import numpy as np
 
-from dqdyn.dynamics.aba import aba
 from dqdyn._engine.checks import real_scalar
-from dqdyn.kinematics.configuration import normalize_configuration
+from dqdyn.dynamics.aba import aba
 from dqdyn.errors import DivergenceError, DqdynError, ModelError, NonFiniteError, ShapeError, SingularError
+from dqdyn.kinematics.configuration import normalize_configuration
 from dqdyn.simulation.integrators import INTEGRATORS
 from dqdyn.simulation.trajectory import Trajectory
 

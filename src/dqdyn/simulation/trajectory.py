@@ -48,7 +48,7 @@ class Trajectory:
         return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
     @classmethod
-    def load(cls, path) -> "Trajectory":
+    def load(cls, path) -> Trajectory:
         """Read a trajectory written by `save`."""
         try:
             with np.load(path, allow_pickle=False) as z:

@@ -14,7 +14,7 @@
 """
 
 from dqdyn.trajectory.joint import PiecewisePolynomial, ctraj, jtraj, mstraj, quintic, trapezoidal, via_points
-from dqdyn.trajectory.se3 import SE3Sample, SE3Spline, ScrewInterpolation, time_scaling
+from dqdyn.trajectory.se3 import ScrewInterpolation, SE3Sample, SE3Spline, time_scaling
 from dqdyn.trajectory.so3 import CayleyCubic, CayleySpline, SO3Sample, relative_vp
 
 __all__ = ["CayleyCubic", "CayleySpline", "SO3Sample", "relative_vp", "SE3Sample", "SE3Spline",

@@ -188,7 +188,7 @@ class SE3Spline(_Curve):
 
     @classmethod
     def interpolate(cls, times, poses, *, tol: float = 1e-13, max_iter: int = 100,
-                    max_step: float = MAX_STEP) -> "SE3Spline":
+                    max_step: float = MAX_STEP) -> SE3Spline:
         """The C² spline through ``poses[k]`` at uniform ``times`` (n+1,), n >= 1.
 
         ``poses``: unit dual quaternions (n+1, 8) or homogeneous matrices (n+1, 4, 4).  Any

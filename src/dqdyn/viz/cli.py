@@ -32,7 +32,6 @@ def _viewer_kw(args) -> dict:
 
 
 def add_parser(sub, run) -> None:
-    import argparse
 
     from dqdyn._cliargs import HelpFormatter, add_model_arguments
 
