@@ -135,7 +135,7 @@ def frame_kinematics(model: Model, Q: np.ndarray, V: np.ndarray, body: int, plac
     from dqdyn.kinematics.forward import FRAMES
 
     code = FRAMES[frame]
-    N, nb1, nv = Q.shape[0], model.nbodies + 1, model.nv
+    N, nv = Q.shape[0], model.nv
     pl = np.ascontiguousarray(placement, dtype=np.float64)
     X = np.empty((5, 8))
     J = np.zeros((N, 6, nv))
