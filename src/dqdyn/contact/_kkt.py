@@ -57,21 +57,28 @@ def _where(N: int, k: int) -> str:
 
 def _chol_solve(L, y):
     """``(L Lᵀ)⁻¹ y`` for stacked factors ``L`` (N, n, n) and right-hand sides ``y`` (N, n)."""
-    return _tri_solve(np.swapaxes(L, -1, -2), _tri_solve(L, y))
+    return _tri_solve(L, _tri_solve(L, y), True)
 
 
-def _tri_solve(L, y):
-    """``L⁻¹ y`` (N, n) for stacked triangular ``L`` (N, n, n): `np.linalg.solve` broadcasts over
-    the stack (its LU of a triangular matrix is as accurate as a triangular solve, and scipy's
-    ``solve_triangular`` loops over a stack in Python)."""
-    return np.linalg.solve(L, y[..., None])[..., 0]
+def _tri_solve(L, y, trans=False):
+    """``L⁻¹ y`` (``Lᵀ⁻¹ y`` with ``trans``) (N, n) for stacked lower-triangular ``L`` (N, n, n).
+
+    `np.linalg.solve` broadcasts over the stack (its LU of a triangular matrix is as accurate as a
+    triangular solve; scipy's ``solve_triangular`` loops over a stack in Python)."""
+    return np.linalg.solve(np.swapaxes(L, -1, -2) if trans else L, y[..., None])[..., 0]
+
+
+def _factor(M):
+    """Stacked lower Cholesky factors (`np.linalg.cholesky` for one state and a stack alike, so
+    a batch gives its states' bits); `LinAlgError` when one is not positive definite."""
+    return np.linalg.cholesky(M)
 
 
 def _cholesky(M, message):
     """Stacked Cholesky factors of ``M`` (N, n, n); `SingularError` (``message`` and the first
     batch element that is not positive definite) when one is not."""
     try:
-        return np.linalg.cholesky(M)
+        return _factor(M)
     except np.linalg.LinAlgError:
         N = M.shape[0]
         for k in range(N):
@@ -86,6 +93,8 @@ def solve(M, r0, A, b, eps, proximal, max_iter, tol):
     """``(x (N, n), λ (N, m), iterations (N,))`` of the KKT system above for a stack of states:
     ``M`` (N, n, n), ``r0`` (N, n), ``A`` (N, m, n), ``b`` (N, m) (module docstring).
 
+    With ``M = L Lᵀ``, ``W = L⁻¹ Aᵀ`` and ``y₀ = L⁻¹ r0``: ``G = Wᵀ W``, ``a₀ = L⁻ᵀ y₀`` and
+    ``x = L⁻ᵀ (y₀ + W λ)``.
     Every step is a stacked numpy operation (Cholesky factors, triangular solves, products);
     the proximal iterations run on all states at once, each state stopping on its own test.
     ``proximal`` is μ relative to the mean diagonal of ``G`` (scale free); ``None``: a direct
@@ -99,13 +108,15 @@ def solve(M, r0, A, b, eps, proximal, max_iter, tol):
     L = _cholesky(M, "the mass matrix is not positive definite at this configuration (a DoF "
                      "moves no inertia); contact dynamics is undefined")
     if m == 0:
-        return _chol_solve(L, r0), np.zeros((N, 0)), np.zeros(N, dtype=np.int64)
+        return np.linalg.solve(M, r0[:, :, None])[:, :, 0], np.zeros((N, 0)), np.zeros(N, dtype=np.int64)
+    # L⁻¹ [r0, Aᵀ] in one stacked solve (not BLAS trsm / trsv: the multipliers of a redundant
+    # contact set amplify the rounding of W; `np.linalg.solve` keeps them as the tests require)
     Y = np.linalg.solve(L, np.concatenate([r0[:, :, None], np.swapaxes(A, -1, -2)], axis=2))
-    y0, W = Y[:, :, 0], Y[:, :, 1:]  # L⁻¹ r0, L⁻¹ Aᵀ
+    y0, W = Y[:, :, 0], Y[:, :, 1:]
     Lt = np.swapaxes(L, -1, -2)
-    a0 = _tri_solve(Lt, y0)
+    a0 = np.linalg.solve(Lt, y0[:, :, None])[:, :, 0]
     G = np.swapaxes(W, -1, -2) @ W
-    r = b - (A @ a0[:, :, None])[:, :, 0]
+    r = b - (A @ a0[:, :, None])[:, :, 0]  # (not Wᵀ y₀: b − A a₀ keeps the consistency of redundant rows)
     diag = np.einsum("nii->ni", G)
     scale = np.maximum(diag.sum(axis=1) / m, 1e-300)
     eye = np.eye(m)
@@ -114,11 +125,11 @@ def solve(M, r0, A, b, eps, proximal, max_iter, tol):
         if eps == 0.0:
             Lk = _direct_factor(K, diag)
         else:
-            Lk = np.linalg.cholesky(K)
+            Lk = _factor(K)
         lam = _chol_solve(Lk, r)
-        return _tri_solve(Lt, y0 + (W @ lam[:, :, None])[:, :, 0]), lam, np.ones(N, dtype=np.int64)
+        return np.linalg.solve(Lt, (y0 + (W @ lam[:, :, None])[:, :, 0])[:, :, None])[:, :, 0], lam, np.ones(N, dtype=np.int64)
     mu = proximal * scale
-    Lk = np.linalg.cholesky(G + (eps + mu)[:, None, None] * eye)
+    Lk = _factor(G + (eps + mu)[:, None, None] * eye)
     lam = np.zeros((N, m))
     nr = np.linalg.norm(r, axis=1)
     # per state: stop once the step no longer moves λ; or once the primal residual of
@@ -153,7 +164,7 @@ def solve(M, r0, A, b, eps, proximal, max_iter, tol):
             f"contacts: the contact constraints are inconsistent (the proximal iterations did not "
             f"converge in {max_iter} steps; residual {res[j]:.3e} of |b − A a₀| = {nr[j]:.3e}): "
             f"redundant contacts whose accelerations / velocities cannot all be met" + _where(N, j))
-    return _tri_solve(Lt, y0 + (W @ lam[:, :, None])[:, :, 0]), lam, its
+    return np.linalg.solve(Lt, (y0 + (W @ lam[:, :, None])[:, :, 0])[:, :, None])[:, :, 0], lam, its
 
 
 def _direct_factor(K, diag):
@@ -161,7 +172,7 @@ def _direct_factor(K, diag):
     singular one (`solve`'s pivot test, then the eigenvalues of the states it does not clear)."""
     N, m = K.shape[:2]
     try:
-        Lk = np.linalg.cholesky(K)
+        Lk = _factor(K)
         piv = np.einsum("nii->ni", Lk) ** 2
         suspect = np.nonzero(~(piv.min(axis=1) > 1e-8 * diag.max(axis=1)))[0]
     except np.linalg.LinAlgError:
@@ -174,4 +185,4 @@ def _direct_factor(K, diag):
                 f"{int(np.sum(w > 1e-12 * w[-1]))}: redundant contacts) and neither "
                 f"regularization nor proximal is set; pass proximal=1e-8 (the proximal scheme) or "
                 f"regularization > 0" + _where(N, k))
-    return np.linalg.cholesky(K) if Lk is None else Lk
+    return _factor(K) if Lk is None else Lk

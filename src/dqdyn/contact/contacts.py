@@ -32,6 +32,7 @@ import numpy as np
 from dqdyn.algebra.rotations import matrix_from_pose, pose_from_matrix, translation_of
 from dqdyn.constraints.base import Constraint, frame_kinematics, resolve_frame
 from dqdyn.constraints.loops import _rotvec
+from dqdyn.contact._common import cross
 from dqdyn.errors import ModelError, ShapeError
 from dqdyn.multibody.model import Model
 
@@ -132,7 +133,7 @@ class PointContact(_Contact):
         fk = self.kinematics(model, Q, V)
         A = fk.J[:, 3:]
         xi = np.einsum("nij,nj->ni", fk.J, V)
-        drift = fk.Jdv[:, 3:] + np.cross(xi[:, :3], xi[:, 3:])
+        drift = fk.Jdv[:, 3:] + cross(xi[:, :3], xi[:, 3:])
         e = None
         if self.target is not None:
             e = np.einsum("nji,nj->ni", fk.R, fk.p - self.target)
@@ -189,8 +190,8 @@ def _log6(R: np.ndarray, t: np.ndarray) -> np.ndarray:
     # 1/θ² (1 − θ sin θ / (2 (1 − cos θ))), its series 1/12 + θ²/720 near 0
     c = np.where(small, 1.0 / 12.0 + th2 / 720.0,
                  (1.0 - ths * np.sin(ths) / (2.0 * (1.0 - np.cos(ths)))) / (ths * ths))
-    wxt = np.cross(w, t)
-    v = t - 0.5 * wxt + c[:, None] * np.cross(w, wxt)
+    wxt = cross(w, t)
+    v = t - 0.5 * wxt + c[:, None] * cross(w, wxt)
     return np.concatenate([v, w], axis=1)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn.constraints.base import frame_kinematics, resolve_frame
-from dqdyn.contact._common import qv_what, states
+from dqdyn.contact._common import cross, qv_what, states
 from dqdyn.errors import ShapeError
 from dqdyn.multibody.model import Model
 
@@ -41,7 +41,7 @@ def _express(fk, X: np.ndarray, reference: str) -> np.ndarray:
     w = np.einsum("nij,nj->ni", fk.R, X[:, :3])
     u = np.einsum("nij,nj->ni", fk.R, X[:, 3:])
     if reference == "spatial":
-        u = u + np.cross(fk.p, w)
+        u = u + cross(fk.p, w)
     return np.concatenate([w, u], axis=1)
 
 
@@ -94,7 +94,7 @@ def frame_acceleration(model: Model, q, v, a, frame, reference: str = "body", *,
     alpha = _express(fk, np.einsum("nij,nj->ni", fk.J, Aa) + fk.Jdv, reference)
     if classical:
         xi = _express(fk, np.einsum("nij,nj->ni", fk.J, V), reference)
-        alpha[:, 3:] += np.cross(xi[:, :3], xi[:, 3:])
+        alpha[:, 3:] += cross(xi[:, :3], xi[:, 3:])
     return alpha.reshape(batch + (6,))
 
 
