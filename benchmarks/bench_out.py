@@ -20,13 +20,17 @@ import dqdyn
 
 p = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots", "panda_description", "urdf", "panda.urdf")
 m = dqdyn.load_urdf(p, mimic="independent")
-q = dqdyn.random_configuration(m, seed=0); v = np.random.default_rng(0).normal(size=m.nv); a = v.copy()
-t = np.empty(m.nv); M = np.empty((m.nv, m.nv))
+q = dqdyn.random_configuration(m, seed=0)
+v = np.random.default_rng(0).normal(size=m.nv)
+a = v.copy()
+t = np.empty(m.nv)
+M = np.empty((m.nv, m.nv))
 def best(f, n=20000, rep=5):
     ts = []
     for _ in range(rep):
         t0 = time.perf_counter()
-        for _ in range(n): f()
+        for _ in range(n):
+            f()
         ts.append((time.perf_counter() - t0) / n * 1e6)
     return min(ts)
 cases = [("gravity", lambda: dqdyn.gravity(m, q), lambda: dqdyn.gravity(m, q, out=t)),
@@ -36,7 +40,10 @@ cases = [("gravity", lambda: dqdyn.gravity(m, q), lambda: dqdyn.gravity(m, q, ou
          ("mass_matrix", lambda: dqdyn.mass_matrix(m, q), lambda: dqdyn.mass_matrix(m, q, out=M)),
          ("coriolis_matrix", lambda: dqdyn.coriolis_matrix(m, q, v), lambda: dqdyn.coriolis_matrix(m, q, v, out=M))]
 for name, f, g in cases:
-    f(); g(); ra, rb = [], []
+    f()
+    g()
+    ra, rb = [], []
     for _ in range(3):
-        ra.append(best(f)); rb.append(best(g))
-    print("%-18s allocating %.2f µs   out= %.2f µs   ratio %.2f" % (name, statistics.median(ra), statistics.median(rb), statistics.median(rb) / statistics.median(ra)))
+        ra.append(best(f))
+        rb.append(best(g))
+    print(f"{name:<18s} allocating {statistics.median(ra):.2f} µs   out= {statistics.median(rb):.2f} µs   ratio {statistics.median(rb) / statistics.median(ra):.2f}")

@@ -23,12 +23,19 @@ from pinconv import ROBOTS, erd, pin_from_urdf
 
 rows=[]
 for name in sys.argv[1:] or ["panda","ur5"]:
-    rel, root = ROBOTS[name]; path = erd(rel)
+    rel, root = ROBOTS[name]
+    path = erd(rel)
     m = dqdyn.load_urdf(path, root_joint=root, mimic="independent")
-    pm = pin_from_urdf(path, root) if root else pin.buildModelFromUrdf(path); pd = pm.createData()
-    q = dqdyn.random_configuration(m, seed=0); v=np.random.default_rng(1).standard_normal(m.nv); a=np.random.default_rng(2).standard_normal(m.nv)
-    qp = pin.randomConfiguration(pm); vp=np.zeros(pm.nv); ap=np.zeros(pm.nv)
-    fr = m.frame_names[-1]; fid = pm.getFrameId(pm.frames[-1].name)
+    pm = pin_from_urdf(path, root) if root else pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    q = dqdyn.random_configuration(m, seed=0)
+    v=np.random.default_rng(1).standard_normal(m.nv)
+    a=np.random.default_rng(2).standard_normal(m.nv)
+    qp = pin.randomConfiguration(pm)
+    vp=np.zeros(pm.nv)
+    ap=np.zeros(pm.nv)
+    fr = m.frame_names[-1]
+    fid = pm.getFrameId(pm.frames[-1].name)
     X = np.empty((m.nbodies + 1, 8))  # fkout / Jout: results into the caller's arrays (Pinocchio: its Data)
     JJ = np.empty((6, m.nv))
     cases = [("rnea", lambda: dqdyn.rnea(m,q,v,a), lambda: pin.rnea(pm,pd,qp,vp,ap)),
@@ -46,8 +53,11 @@ for name in sys.argv[1:] or ["panda","ur5"]:
     ]
     only = os.environ.get("ONLY")
     for cname, f, g in cases:
-        if only and cname not in only.split(","): continue
-        t0=time.perf_counter(); f(); t1=time.perf_counter()
+        if only and cname not in only.split(","):
+            continue
+        t0=time.perf_counter()
+        f()
+        t1=time.perf_counter()
         rs=[]
         for _ in range(3):
             ta,tb = interleaved(f,g,rounds=7)

@@ -42,10 +42,6 @@ def test_pyproject_configures_both_tools():
     assert tool["mypy"]["files"] == ["src/dqdyn"]
 
 
-# The rules were set down while other files of src/ were being rewritten; their findings are left to one
-# `ruff check --fix` (imports, pyupgrade) and a few edits by hand (unused loop variables, a lambda bound to a name,
-# several statements on a line) once those rewrites are in. Take this mark off then.
-@pytest.mark.xfail(strict=False, reason="findings of the new [tool.ruff] rules remain in src/, tests/, benchmarks/")
 def test_ruff_check():
     r = _run([*_tool("ruff"), "check", "--output-format", "concise", *LINTED])
     assert r.returncode == 0, (

@@ -731,7 +731,7 @@ def test_an_int_where_an_array_belongs_is_a_named_error_not_a_crash():
         "from dqdyn.constraints import JointCoupling",
         "m = dqdyn.serial_chain(6)",
         "q, v, a = np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)",
-        "for call in %r:" % (_INT_CALLS,),
+        f"for call in {_INT_CALLS!r}:",
         "    try:",
         "        eval(call)",
         "        print('returned', call)",

@@ -99,8 +99,8 @@ class Page:
 
     def capture(self, out: str, *, frames: int = 30) -> None:
         """Render frames until two screenshots in a row are identical (at most 8), write a PNG."""
-        js = ("new Promise(r => { let n = 0; const f = () => (++n >= %d ? r(n) : "
-              "requestAnimationFrame(f)); requestAnimationFrame(f); })") % frames
+        js = (f"new Promise(r => {{ let n = 0; const f = () => (++n >= {frames:d} ? r(n) : "
+              "requestAnimationFrame(f)); requestAnimationFrame(f); })")
         last = png = None
         for _ in range(8):
             self.cdp.call("Runtime.evaluate", expression=js, awaitPromise=True,

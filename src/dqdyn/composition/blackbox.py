@@ -113,7 +113,9 @@ class ModelBlackBox:
         batch = np.broadcast_shapes(np.shape(pose)[:-1], np.shape(twist)[:-1],
                                     np.shape(twist_derivative)[:-1], q.shape[:-1], v.shape[:-1],
                                     a.shape[:-1])
-        bc = lambda x, n: np.broadcast_to(x, batch + (n,))
+        def bc(x, n):
+            return np.broadcast_to(x, batch + (n,))
+
         qe = np.concatenate([bc(pose, 8), bc(q, self.model.nq)], -1)
         ve = np.concatenate([bc(twist, 6), bc(v, self.model.nv)], -1)
         ae = np.concatenate([bc(twist_derivative, 6), bc(a, self.model.nv)], -1)

@@ -429,7 +429,9 @@ class InterconnectionGraph:
     # ------------------------------------------------------------------------- evaluation
     def _w(self, n: _Node, xa, ta, da, q, v, a, batch):
         """``W_i`` on the extended model, cached on its inputs."""
-        bq = lambda x, k: np.broadcast_to(x, batch + (k,))
+        def bq(x, k):
+            return np.broadcast_to(x, batch + (k,))
+
         qe = np.concatenate([bq(xa, 8), bq(q, n.nq)], -1)
         ve = np.concatenate([bq(ta, 6), bq(v, n.nv)], -1)
         ae = np.concatenate([bq(da, 6), bq(a, n.nv)], -1)
@@ -596,7 +598,7 @@ class InterconnectionGraph:
         N = np.zeros((len(plan), _gk.NCOLS), dtype=np.int64)
         MI, MF, TOA, OFF = [], [], np.zeros((len(plan), 8)), np.zeros((len(plan), 8))
         r = w = 0
-        for k, (name, n, (sq, sv), kids, b) in enumerate(plan):
+        for k, (_name, n, (sq, sv), kids, _b) in enumerate(plan):
             m = n.model  # (the kernel starts from the world row: no connector body)
             nb1 = m.nbodies + 1
             if np.any(np.asarray(m.com[0]) != 0.0):
@@ -623,7 +625,9 @@ class InterconnectionGraph:
         off = pack_sizes(ns, r, w)
         W = np.zeros(off[-1])
         NP = np.concatenate([np.array([ns, r, w], dtype=np.int64), N.ravel()]).view(np.float64)
-        part = lambda k, shape: W[off[k]:off[k + 1]].reshape(shape)  # views of W
+        def part(k, shape):  # views of W
+            return W[off[k]:off[k + 1]].reshape(shape)
+
         d = dict(MI=np.ascontiguousarray(np.concatenate(MI)), MF=np.ascontiguousarray(np.concatenate(MF)),
                  N=N, TOA=part(1, (ns, 8)), OFF=part(2, (ns, 8)), WS=part(3, (w, W_COLS)),
                  F=part(4, (r, 6)), G=part(0, 3), W=W, NP=NP, names=names, nv=self.nv,
@@ -695,7 +699,7 @@ class InterconnectionGraph:
             else:
                 Z[k] = _connector_wrench(m, b["ws"])
                 tau[sv] = b["tau"][6:]
-        for k, n, (sq, sv), kids, b in reversed(plan):  # leaves → root
+        for k, n, (_sq, sv), kids, b in reversed(plan):  # leaves → root
             if n.model is None:
                 Z[k] = self._box_wrench(k, n, *conn[k], t, ())
                 continue
@@ -705,7 +709,7 @@ class InterconnectionGraph:
             f = b["fext"]
             f[:] = 0.0
             w = np.empty(6)
-            for j, body, to_a, off in kids:
+            for j, body, to_a, _off in kids:
                 _ad6(to_a, Z[j], w)  # ζ_b at the body origin, body axes
                 f[body] -= w  # the successor pushes back on its predecessor
             st = _ne_kernel(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"], b["G"])

@@ -332,6 +332,15 @@ class SimulationResult:
                          np.max(np.abs(self.work_actuators - dE))))
 
 
+def _constant_forces(f):
+    """The actuator forces ``(t, eta, twist) -> f`` of a constant (n,) array ``f``."""
+
+    def forces(t, eta, twist):
+        return f
+
+    return forces
+
+
 def simulate(robot, platform, eta0, twist0, forces, t_span, *, t_eval=None, rtol=1e-12, atol=1e-13, method="DOP853"):
     """Simulate the end effector under actuator forces ``forces(t, eta, twist) -> (n,)`` (or a
     constant (n,) array) from pose ``eta0`` and body twist ``twist0`` (dqdyn ``[ω, v]``).
@@ -343,7 +352,7 @@ def simulate(robot, platform, eta0, twist0, forces, t_span, *, t_eval=None, rtol
     """
     from scipy.integrate import solve_ivp
 
-    fn = forces if callable(forces) else (lambda t, e, x, _f=np.asarray(forces, dtype=float): _f)
+    fn = forces if callable(forces) else _constant_forces(np.asarray(forces, dtype=float))
     y0 = np.concatenate([lie.normalize(lie._arr(eta0, "eta0", 8)), lie._arr(twist0, "twist0", 6), [0.0, 0.0]])
 
     def rhs(t, y):

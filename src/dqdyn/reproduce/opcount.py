@@ -230,8 +230,13 @@ def _cost(f, *args, mode="strict"):
 def elementary_costs():
     """Thesis Table 4.2 counted: name → (printed (m, a), counted (m, a))."""
     rng = np.random.default_rng(0)
-    q = lambda: nums(rng.normal(size=4))
-    d = lambda: nums(rng.normal(size=8))
+
+    def q():
+        return nums(rng.normal(size=4))
+
+    def d():
+        return nums(rng.normal(size=8))
+
     M = nums(rng.normal(size=9))
     return {
         "C(L3(I) a)": ((9, 6), _cost(mat3vec, M, q()[1:])),
@@ -273,7 +278,10 @@ def com_wrench_costs():
     with counting():
         _, cf, ct, cz = _com_wrench(Num(1.3), nums(rng.normal(size=9)), nums(rng.normal(size=8)),
                                     nums(rng.normal(size=8)), nums(rng.normal(size=4)))
-    tot = lambda *cs: (sum(c["m"] for c in cs), sum(c["a"] for c in cs))
+
+    def tot(*cs):
+        return sum(c["m"] for c in cs), sum(c["a"] for c in cs)
+
     return {"C(f)": ((40, 32), tot(cf)), "C(τ)": ((54, 44), tot(ct)),
             "C(ς) = C(f) + C(τ)": ((94, 76), tot(cf, ct)), "C(ζ)": ((98, 80), tot(cf, ct, cz))}
 
@@ -441,7 +449,10 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
             ca, sa = math.cos(L["al"]), math.sin(L["al"])
             Rm = [[ct, -st, 0.0], [st * ca, ct * ca, -sa], [st * sa, ct * sa, ca]]  # ^{i−1}R_i
             R[i] = Rm
-            RT = lambda x: [Rm[0][k] * x[0] + Rm[1][k] * x[1] + Rm[2][k] * x[2] for k in range(3)]
+
+            def RT(x):
+                return [Rm[0][k] * x[0] + Rm[1][k] * x[1] + Rm[2][k] * x[2] for k in range(3)]
+
             p = [float(x) for x in L["p"]]
             qd, qdd = Num(v[i - 1]), Num(a[i - 1])
             wprev = RT(w)
@@ -465,7 +476,10 @@ def classic_ne_count(n: int, seed: int = 0, mode: str = "sparse"):
             c = [float(x) for x in L["c"]]
             if i < n:
                 Rn = R[i + 1]
-                Rv = lambda x: [Rn[k][0] * x[0] + Rn[k][1] * x[1] + Rn[k][2] * x[2] for k in range(3)]
+
+                def Rv(x):
+                    return [Rn[k][0] * x[0] + Rn[k][1] * x[1] + Rn[k][2] * x[2] for k in range(3)]
+
                 Rf, Rnn = Rv(f), Rv(nn)
                 pn = [float(x) for x in links[i]["p"]]
                 nn = [a1 + a2 + a3 + a4 for a1, a2, a3, a4 in
@@ -497,7 +511,9 @@ def dqgp_count(n: int, rows: int = 8, seed: int = 0):
         return [[sum((A[r][k] * B[k][c] for k in range(1, len(B))), A[r][0] * B[0][c])
                  for c in range(len(B[0]))] for r in range(len(A))]
 
-    N = lambda X: [[Num(x) for x in row] for row in np.atleast_2d(X)]
+    def N(X):
+        return [[Num(x) for x in row] for row in np.atleast_2d(X)]
+
     with counting("strict") as cnt:
         M = [[None] * n for _ in range(n)]
         C = [[None] * n for _ in range(n)]

@@ -246,7 +246,10 @@ def _derivative_stats(rob, cab, rng, n_poses=20):
 def _work_stats(rob, t_end=0.5):
     pl = dy.Platform(mass=15.0, com=[0.04, -0.06, 0.12], inertia=np.diag([0.4, 0.5, 0.6]), actuator_inertia=0.6)
     hold = dy.inverse_dynamics(rob, pl, rob.home, np.zeros(6), np.zeros(6)).forces
-    forces = lambda t, e, x: hold * (1 + 0.1 * np.sin(6 * t)) + 4 * np.cos(3 * t + np.arange(6))
+
+    def forces(t, e, x):
+        return hold * (1 + 0.1 * np.sin(6 * t)) + 4 * np.cos(3 * t + np.arange(6))
+
     sim = dy.simulate(rob, pl, rob.home, np.zeros(6), forces, (0.0, t_end), t_eval=np.linspace(0, t_end, 101))
     scale = float(np.abs(sim.work_wrench).max())
     dE = sim.energy - sim.energy[0]

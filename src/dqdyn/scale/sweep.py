@@ -426,9 +426,11 @@ def create_store(path: str, spec: SweepSpec, models: list[Model], overwrite: boo
     g = zarr.open_group(path, mode="w", attributes={CREATING: want})  # (one metadata write)
     N, K, c = spec.states, spec.models, spec.chunk
     kw = {} if spec.compressor == "zstd" else {"compressors": _codec(spec.compressor)}
-    mk = lambda name, shape, chunks, dtype="f8": g.create_array(
-        name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
-        dimension_names=_dims(name, len(shape)), **(kw if dtype == "f8" else {}))
+
+    def mk(name, shape, chunks, dtype="f8"):
+        return g.create_array(name, shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
+                              dimension_names=_dims(name, len(shape)), **(kw if dtype == "f8" else {}))
+
     mk("q", (N, spec.nq), (c, spec.nq))
     mk("v", (N, spec.nv), (c, spec.nv))
     mk(spec.inputs, (N, spec.nv), (c, spec.nv))

@@ -249,7 +249,7 @@ class SE3Spline(_Curve):
         M[n] = 0.0
         M[n, n] = 1.0
         Minv = np.linalg.inv(M)
-        for it in range(max_iter):
+        for _it in range(max_iter):
             spl = cls(_with_ends(inner), t[0], h)
             S = spl.pose(t)
             d = 2.0 * _g6(dq.log(dq.mul(dq.conj(S), X)))  # body-frame error twists (n+1, 6)

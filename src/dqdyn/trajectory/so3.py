@@ -350,7 +350,7 @@ class CayleySpline(_Curve):
         W[1:-1] = 0.5 * (chord[:-1] + chord[1:])
         m = n - 1
         scale = 1.0 + np.max(np.abs(chord))
-        for it in range(max_iter):
+        for _it in range(max_iter):
             F = self._jump(W)
             err = np.max(np.abs(F)) / (scale / self.dt.min())
             if err < tol:
