@@ -66,7 +66,13 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def rotations(r: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N, 3, 3) of unit quaternions ``r`` (N, 4) ``[w, x, y, z]``."""
+    """Rotation matrices (N, 3, 3) of unit quaternions ``r`` (N, 4) ``[w, x, y, z]`` (one state in
+    Python floats: the same operations, the same bits, without numpy's cost per small array)."""
+    if r.shape[0] == 1:
+        w, x, y, z = r[0].tolist()
+        return np.array([[[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]])
     w, x, y, z = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
     R = np.empty((r.shape[0], 3, 3))
     R[:, 0, 0] = 1 - 2 * (y * y + z * z)
