@@ -55,7 +55,11 @@ def skew(p: np.ndarray) -> np.ndarray:
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a × b`` (..., 3) of vectors (..., 3) (`np.cross` without its dispatch cost on small arrays)."""
+    """``a × b`` (..., 3) of vectors (..., 3) (`np.cross` without its dispatch cost on small arrays;
+    a single pair (1, 3) in Python floats: the same operations, the same bits)."""
+    if a.shape == (1, 3) and b.shape == (1, 3):
+        (a0, a1, a2), (b0, b1, b2) = a[0].tolist(), b[0].tolist()
+        return np.array([[a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]])
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     out = np.empty(np.broadcast_shapes(a.shape, b.shape))
