@@ -73,8 +73,8 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
     workspace_size_nb,
 )
 from dqdyn.dynamics.hybrid import _run_hybrid, hybrid_kernel
-from dqdyn.dynamics.lagrange import solve_kernel
-from dqdyn.dynamics.newton_euler import rnea_entry
+from dqdyn.dynamics.lagrange import _solve_checked, solve_kernel
+from dqdyn.dynamics.newton_euler import _RNEA_FEXT_ENTRY, _inputs, _rnea_checked, rnea_entry
 from dqdyn.errors import NonFiniteError
 from dqdyn.multibody.model import (
     MI_IQ,
@@ -324,9 +324,6 @@ def _aba_reduced(model: Model, q, v, tau, fext, out):
     `dqdyn.rnea` already return for such a model (each mimic joint's terms added to its
     master's entry; ``G`` maps the independent velocities to all joints'), solved by Cholesky
     of the CRBA matrix — Pinocchio's route for mimic joints (``crba`` + a dense solve)."""
-    from dqdyn.dynamics.lagrange import _solve_checked
-    from dqdyn.dynamics.newton_euler import _inputs, _rnea_checked
-
     nv = model.nv
     T, bt = as_vector_batch(tau, nv, "tau", "generalized forces, model.nv entries")
     bad = np.flatnonzero(~np.isfinite(T).all(axis=-1))
@@ -336,8 +333,20 @@ def _aba_reduced(model: Model, q, v, tau, fext, out):
     # the solve share the converted q; `dqdyn.nonlinear_effects`, `rnea` and
     # `solve_mass_matrix` would each convert and check it again
     a0 = None if fext is None else np.zeros(nv)
-    (Q, V, A, F), batch, N = _inputs(model, q, v, a0, fext, False, fext is None)
-    h = _rnea_checked(model, Q, V, A, F, batch, N)
+    h = None
+    if (fext is not None and not bt and type(fext) is ND and fext.ndim == 2 and type(q) is ND
+            and q.ndim == 1 and q.flags.writeable and type(v) is ND and v.ndim == 1):
+        # one state of plain vectors: h through rnea's gate entry with fext (types checked in C,
+        # nothing converted; q writable, as the solve kernel takes it); what it declines goes on
+        # to the general route
+        r = _RNEA_FEXT_ENTRY(model, q, v, a0, fext.reshape(-1))
+        if type(r) is ND:
+            h, Q, batch, N = r, q.reshape(1, model.nq), (), 1
+        elif r is not None and r != BAD_SHAPE:
+            raise_status(model, r)
+    if h is None:
+        (Q, V, A, F), batch, N = _inputs(model, q, v, a0, fext, False, fext is None)
+        h = _rnea_checked(model, Q, V, A, F, batch, N)
     B = T.reshape(bt + (nv,)) - h
     if not np.all(np.isfinite(B)):  # (finite τ and h whose difference overflows)
         raise NonFiniteError("b contains NaN or infinity")
