@@ -61,6 +61,7 @@ from dqdyn._engine.gate import (
     gate_vector,
 )
 from dqdyn._engine.views import unmanaged
+from dqdyn.dynamics import newton_euler as _ne  # (_ne._RNEA_FEXT_ENTRY: rnea's entry, read at the call)
 from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
     K_COLS,
     MIMIC,
@@ -74,7 +75,7 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
 )
 from dqdyn.dynamics.hybrid import _run_hybrid, hybrid_kernel
 from dqdyn.dynamics.lagrange import _solve_checked, solve_kernel
-from dqdyn.dynamics.newton_euler import _RNEA_FEXT_ENTRY, _inputs, _rnea_checked, rnea_entry
+from dqdyn.dynamics.newton_euler import _inputs, _rnea_checked, rnea_entry
 from dqdyn.errors import NonFiniteError
 from dqdyn.multibody.model import (
     MI_IQ,
@@ -339,7 +340,7 @@ def _aba_reduced(model: Model, q, v, tau, fext, out):
         # one state of plain vectors: h through rnea's gate entry with fext (types checked in C,
         # nothing converted; q writable, as the solve kernel takes it); what it declines goes on
         # to the general route
-        r = _RNEA_FEXT_ENTRY(model, q, v, a0, fext.reshape(-1))
+        r = _ne._RNEA_FEXT_ENTRY(model, q, v, a0, fext.reshape(-1))
         if type(r) is ND:
             h, Q, batch, N = r, q.reshape(1, model.nq), (), 1
         elif r is not None and r != BAD_SHAPE:
