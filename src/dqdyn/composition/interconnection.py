@@ -793,11 +793,5 @@ def recorded_connection_wrench(graph: InterconnectionGraph, name: str, times, Q,
     return RecordedWrench(times, r.connection_wrenches[name], kind=kind, name=f"{name} (recorded)")
 
 
-__all__ = [
-    "BlackBox",
-    "GraphResult",
-    "InterconnectionGraph",
-    "ModelBlackBox",
-    "RecordedWrench",
-    "recorded_connection_wrench",
-]
+__all__ = ["BlackBox", "GraphResult", "InterconnectionGraph", "ModelBlackBox", "RecordedWrench",
+           "recorded_connection_wrench"]
