@@ -1,8 +1,9 @@
 """Draws docs/figures/conventions.png (the layouts and frames of docs/conventions.md).
 
-Run from the repository root: ``python docs/figures/make_conventions.py`` (needs matplotlib).
+Run from the repository root: ``python docs/figures/make_conventions.py [--out PATH]`` (needs matplotlib).
 """
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -11,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-OUT = Path(__file__).with_name("conventions.png")
+OUT = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else Path(__file__).with_name("conventions.png")
 
 
 def boxes(ax, y, cells, colors, title):

@@ -19,7 +19,8 @@ def built_site(tmp_path_factory) -> Path:
     pytest.importorskip("mkdocstrings")
     pytest.importorskip("material")
     site = tmp_path_factory.mktemp("docs") / "site"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # docs/hooks/figures.py redraws the figures into the built site only (not docs/figures/)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), DQDYN_DOCS_FIGURES="site")
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
                         "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
