@@ -393,7 +393,7 @@ def source_hash(root: str | None = None) -> str:
 
     from dqdyn._engine import jit as _jit
 
-    files = {"precompile.py"}
+    files = {os.path.join("_engine", "precompile.py")}
     for rel in kernel_files(root or _jit.PORTABLE_CACHE):
         if os.path.isfile(os.path.join(_jit.PKG_DIR, rel)):
             files |= _jit._closure(rel)
