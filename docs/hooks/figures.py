@@ -69,6 +69,8 @@ def on_pre_build(config) -> None:
         results = list(pool.map(lambda e: _draw(e, _scratch), FIGURES))
     for name, script, r, _ in results:
         if r.returncode != 0 or not (_scratch / name).exists():
+            shutil.rmtree(_scratch, ignore_errors=True)
+            _scratch = None
             raise PluginError(
                 f"docs/hooks/figures.py: {script} failed to draw {name} (exit {r.returncode}):\n"
                 f"{(r.stdout + r.stderr)[-3000:]}")
