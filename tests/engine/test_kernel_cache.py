@@ -378,6 +378,11 @@ def test_numba_disable_jit_runs_every_path_as_python_with_the_compiled_results()
     for k in py:
         if k == "dABA":
             np.testing.assert_allclose(py[k], jit[k], rtol=0, atol=1e-11 * np.abs(jit[k]).max())
+        elif k == "cfd":
+            # the one-call constrained path inlines the sweeps it shares with the derivative
+            # kernels: a fresh compile gives the interpreted bits, the shipped kernel (compiled
+            # after the derivatives in the archive's build) may differ in the last bit
+            np.testing.assert_allclose(py[k], jit[k], rtol=0, atol=1e-14 * np.abs(jit[k]).max())
         else:
             assert np.array_equal(py[k], jit[k]), k
 
