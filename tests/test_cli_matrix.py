@@ -44,7 +44,7 @@ class Stop(Exception):
 def stops(monkeypatch):
     """Replace the work of every command by a Stop that carries the resolved model."""
     import dqdyn.cli as cli
-    import dqdyn.scale.sweep as sweep
+    import dqdyn.scale._sweep_cli as sweep
     import dqdyn.simulation.run as run
     import dqdyn.viz.viewer as viewer
 

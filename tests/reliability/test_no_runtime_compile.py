@@ -60,7 +60,7 @@ def test_no_input_flavour_compiles_and_every_flavour_gives_the_contiguous_bits(t
 
 
 CPU_PROBE = (
-    "import json, os, numba, dqdyn; from dqdyn import _jit; "
+    "import json, os, numba, dqdyn; from dqdyn._engine import jit as _jit; "
     "print(json.dumps([numba.config.CPU_NAME, numba.config.CPU_FEATURES, _jit.CPU_TARGET]))"
 )
 
@@ -97,7 +97,7 @@ def test_a_compile_at_run_time_is_announced_once_with_the_reason(tmp_path):
     per compiled kernel on stderr."""
     code = (
         "import warnings, numpy as np, dqdyn\n"
-        "from dqdyn import _jit\n"
+        "from dqdyn._engine import jit as _jit\n"
         "_jit.cache_roots.cache_clear()\n"
         "_jit.PACKAGE_CACHE = _jit.PORTABLE_CACHE = '/nonexistent'\n"
         "m = dqdyn.serial_chain(2)\n"
