@@ -209,7 +209,9 @@ def _finish(W: np.ndarray, T6: np.ndarray, f: np.ndarray, V: np.ndarray, m: floa
     return R[:, 1] - R[:, 3], R[:, 2], R[:, 1], R[:, 0]  # ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g
 
 
-def _cross3(x, y, z) -> np.ndarray:
+def _skew1(x, y, z) -> np.ndarray:
+    """`skew` of one vector given by its three entries (the single-state form: one small array
+    instead of `skew`'s zeros and six slice assignments)."""
     return np.array(((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0)))
 
 
@@ -228,9 +230,9 @@ def _single(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> Centro
     Ag = T6 @ M[:6, 6:]
     dv = T6 @ Dv[:6, 6:]
     dq = T6 @ Dq[:6, 6:]
-    dq[3:] += _cross3(*f) @ Jc  # −∂c × f
+    dq[3:] += _skew1(*f) @ Jc  # −∂c × f
     Agdot = T6 @ (Cor[:6, 6:] + Cor[6:, :6].T)
-    Agdot[3:] -= _cross3(*(Jc @ v).tolist()) @ Mf  # −[ċ]× M_f
+    Agdot[3:] -= _skew1(*(Jc @ v).tolist()) @ Mf  # −[ċ]× M_f
     return CentroidalDynamicsDerivatives(dv - Agdot, dq, dv, Ag)
 
 
