@@ -75,6 +75,8 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
 )
 from dqdyn.dynamics.hybrid import _run_hybrid, hybrid_kernel
 from dqdyn.dynamics.lagrange import _solve_checked, solve_kernel
+from dqdyn.dynamics.lanes import LANES
+from dqdyn.dynamics.lanes_aba import aba_lanes_batch, lanes_aba_support
 from dqdyn.dynamics.newton_euler import _inputs, _rnea_checked, rnea_entry
 from dqdyn.errors import NonFiniteError
 from dqdyn.multibody.model import (
@@ -290,8 +292,12 @@ def aba(model: Model, q, v, tau, fext=None, *, out=None) -> np.ndarray:
         (Q, V, T), batch, N = lazy_batch([Q, V, T], [bq, bv, bt])
         QDD = out_batch(out, batch + (model.nv,))
         QDD = np.empty((N, model.nv)) if QDD is None else QDD.reshape(N, model.nv)
-        run_chunked(aba_batch, (model.mi, model.mf), [Q, V, T], [QDD], N, (),
-                    lambda st, row: _raise(model, st, row if batch else None))
+        if N >= LANES and lanes_aba_support(model):  # 16 states at once, same bits
+            run_chunked(aba_lanes_batch, (model.mi, model.mf), [Q, V, T], [QDD], N, (1, 2),
+                        lambda st, row: _raise(model, st, row if batch else None))
+        else:
+            run_chunked(aba_batch, (model.mi, model.mf), [Q, V, T], [QDD], N, (),
+                        lambda st, row: _raise(model, st, row if batch else None))
         return QDD.reshape(batch + (model.nv,))
     qdd = _run_hybrid(model, q, v, tau, np.zeros(model.nv), np.zeros(model.nv), fext)[0]
     if out is None:
