@@ -37,6 +37,27 @@ def tag(text, *, limit: int = 64) -> str:
     return "_" + s[: limit - 1] if s[0].isdigit() else s
 
 
+def identifiers(texts, prefix: str) -> tuple:
+    """One distinct identifier per entry of ``texts``: ``prefix + tag(text)``, and where two
+    tags meet, the later one gets ``_<position>`` (then ``_<position>_<n>``) appended.
+    ``prefix`` must be a plain identifier that ends in ``_`` (it keeps the names apart from a
+    generated program's own ``q0``, ``v0``, ``x0``, ``m_1`` and from Python and C keywords)."""
+    if not (isinstance(prefix, str) and _IDENT.match(prefix) and prefix.endswith("_")):
+        raise UnsafeNameError(f"prefix: expected a plain identifier ending in '_', got {prefix!r}")
+    out, seen = [], set()
+    for k, text in enumerate(texts):
+        name = prefix + tag(text)
+        if name in seen:
+            base, n = f"{name}_{k}", 0
+            name = base
+            while name in seen:
+                n += 1
+                name = f"{base}_{n}"
+        seen.add(name)
+        out.append(name)
+    return tuple(out)
+
+
 def _check(name, argument: str, language: str, reserved) -> str:
     if not isinstance(name, str) or not _IDENT.match(name) or len(name) > 255:
         raise UnsafeNameError(
@@ -67,4 +88,4 @@ def python_identifier(name, argument: str = "name") -> str:
     return name
 
 
-__all__ = ["tag", "c_identifier", "python_identifier", "C_KEYWORDS"]
+__all__ = ["tag", "identifiers", "c_identifier", "python_identifier", "C_KEYWORDS"]

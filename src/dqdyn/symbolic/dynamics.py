@@ -19,7 +19,9 @@ velocities are ``ω_s = ω_l + δ_s q̇_s`` (328) and ``u_s = u_l + λ_s q̇_s``
 * Armature (`Model.armature`, rotor inertia geared to the DoFs; a mimic joint's already folded
   into its master's times ``scale²``): ``M = B + diag(armature)`` in joint space (both inertia
   formulas), hence ``τ`` gains ``armature ⊙ q̈`` (`rnea`) and ``T`` gains ``½ Σ armature_j v_j²``;
-  ``C`` and ``g`` are unchanged (the diagonal is constant), as in the compiled kernels.
+  ``C`` and ``g`` are unchanged (the diagonal is constant), as in the compiled kernels.  With
+  ``symbolic_armature=True`` the armature is one symbol per DoF instead of the model's numbers,
+  named ``armature_<joint>`` (the joint name made a plain identifier by `_names.identifiers`).
 * The Coriolis *matrix* is the Christoffel one (the factorization dqdyn's ``coriolis_matrix`` and
   Pinocchio compute): ``C_kj = Σ_i Γ_kij v_i`` with the Christoffel symbols of the first kind
   ``Γ_kij = ½(∂M_kj/∂q_i + ∂M_ki/∂q_j − ∂M_ij/∂q_k)``.  They are obtained without
@@ -46,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without sympy
 
 from dqdyn.algebra.rotations import matrix_from_pose
 from dqdyn.multibody.joints import FIXED, HELICAL, JOINT_TYPE_NAMES, PRISMATIC, REVOLUTE
-from dqdyn.symbolic._names import c_identifier, python_identifier, tag
+from dqdyn.symbolic._names import c_identifier, identifiers, python_identifier, tag
 
 #: order of the ten inertial parameters of a body (as `dqdyn.inertial_parameters`):
 #: mass, first moment ``h = m c`` and the rotational inertia about the body origin
@@ -113,15 +115,19 @@ class SymbolicDynamics:
     a:
         tuple of sympy symbols ``a0 …`` (joint accelerations, for `rnea` and `regressor`).
     armature:
-        tuple of nv sympy numbers: the model's `Model.armature`, on the diagonal of ``M``.
+        tuple of nv sympy numbers: the model's `Model.armature`, on the diagonal of ``M``; with
+        ``symbolic_armature=True`` nv symbols ``armature_<joint>`` (the joint that owns the DoF,
+        its name as a plain identifier), ``armature_values`` the model's numbers for them
+        (empty otherwise).
     params:
         with ``symbolic_params=True``: per body the ten symbols of `PARAMETER_NAMES`
         (``m_1, hx_1, …``), a (nbodies, 10) list; ``param_values`` the model's numbers for them.
     """
 
-    def __init__(self, model, symbolic_params: bool = False):
+    def __init__(self, model, symbolic_params: bool = False, symbolic_armature: bool = False):
         self.model = model
         self.symbolic_params = bool(symbolic_params)
+        self.symbolic_armature = bool(symbolic_armature)
         nb = model.nbodies
         self.nbodies = nb
         for i in range(1, nb + 1):
@@ -134,7 +140,16 @@ class SymbolicDynamics:
         self.q = tuple(sp.symbols(f"q0:{model.nq}")) if model.nq else ()
         self.v = tuple(sp.symbols(f"v0:{model.nv}")) if model.nv else ()
         self.a = tuple(sp.symbols(f"a0:{model.nv}")) if model.nv else ()
-        self.armature = tuple(_num(x) for x in model.armature)
+        self.armature_values = {}
+        if self.symbolic_armature:
+            owner = [""] * model.nv
+            for i in range(1, nb + 1):
+                if int(model.joint_nv[i]):  # not a fixed or mimic joint
+                    owner[int(model.idx_v[i])] = model.joint_names_all[i]
+            self.armature = tuple(sp.Symbol(n) for n in identifiers(owner, "armature_"))
+            self.armature_values = {s_: float(x) for s_, x in zip(self.armature, model.armature)}
+        else:
+            self.armature = tuple(_num(x) for x in model.armature)
         self.gravity_vector = _vec(model.gravity)
         self._cache = {}
         #: the straight-line program: (intermediate symbol, expression) in evaluation order
@@ -523,7 +538,8 @@ class SymbolicDynamics:
         dynamics are linear in ``π``, so ``Y`` is the Jacobian of ``τ`` with respect to it
         (fine for small models; it differentiates the expanded expressions).  The armature
         (`Model.armature`) is not a body parameter: its term is left out of ``Y π``, as in
-        `dqdyn.joint_torque_regressor` and Pinocchio's regressor."""
+        `dqdyn.joint_torque_regressor` and Pinocchio's regressor (with ``symbolic_armature=True``
+        its columns are ``τ.jacobian(armature) = diag(a)``)."""
         if not self.symbolic_params:
             raise ModelError("regressor: build the dynamics with symbolic_params=True")
         if "regressor" in self._cache:
@@ -539,6 +555,8 @@ class SymbolicDynamics:
         known = set(self.q) | set(self.v) | {s_ for s_, _ in self.program}
         if self.symbolic_params:
             known |= set(self._param_symbols())
+        if self.symbolic_armature:
+            known |= set(self.armature)
         return known
 
     def _outputs(self, which):
@@ -580,8 +598,9 @@ class SymbolicDynamics:
         return [s_ for row in self.params for s_ in row]
 
     def python_source(self, name: str = "dynamics", which=("M", "C", "g")) -> str:
-        """Python source of ``name(q, v[, pi]) -> tuple of numpy arrays`` (scalar ``math``
-        arithmetic, one line per program step).
+        """Python source of ``name(q, v[, pi][, armature]) -> tuple of numpy arrays`` (scalar
+        ``math`` arithmetic, one line per program step; ``pi`` with symbolic parameters,
+        ``armature`` (nv values) with symbolic armature).
 
         ``name`` must be a plain Python identifier (`UnsafeNameError`
         otherwise); the model's name appears only as an identifier in a comment."""
@@ -595,7 +614,8 @@ class SymbolicDynamics:
 
         pr = _P({"standard": "python3", "order": "none"})
         exprs = self._outputs(which)
-        args = ["q", "v"] + (["pi"] if self.symbolic_params else [])
+        args = (["q", "v"] + (["pi"] if self.symbolic_params else [])
+                + (["armature"] if self.symbolic_armature else []))
         lines = [f"# generated by dqdyn.symbolic [Mladenova, sec. 8] for model {tag(self.model.name)}",
                  "import math", "import numpy", "", f"def {name}({', '.join(args)}):"]
         if self.q:
@@ -604,6 +624,8 @@ class SymbolicDynamics:
             lines.append(f"    {', '.join(map(str, self.v))}, = [float(t) for t in v]")
         if self.symbolic_params:
             lines.append(f"    {', '.join(map(str, self._param_symbols()))}, = [float(t) for t in pi]")
+        if self.symbolic_armature and self.armature:
+            lines.append(f"    {', '.join(map(str, self.armature))}, = [float(t) for t in armature]")
         for s_, e in self._needed(exprs):
             lines.append(f"    {s_} = {pr.doprint(e)}")
         outs = []
@@ -618,9 +640,10 @@ class SymbolicDynamics:
         return "\n".join(lines) + "\n"
 
     def numpy_function(self, which=("M", "C", "g")):
-        """A compiled Python function ``f(q, v[, π]) -> tuple of numpy arrays`` (the outputs
-        listed in ``which``; ``g`` and ``c`` as 1-D arrays) from `python_source`.  ``π``
-        (flattened, `PARAMETER_NAMES` order per body) only with symbolic parameters."""
+        """A compiled Python function ``f(q, v[, π][, armature]) -> tuple of numpy arrays`` (the
+        outputs listed in ``which``; ``g`` and ``c`` as 1-D arrays) from `python_source`.  ``π``
+        (flattened, `PARAMETER_NAMES` order per body) only with symbolic parameters, ``armature``
+        (nv values, the order of ``v``) only with symbolic armature."""
         src = self.python_source("_generated", which)
         ns: dict = {}
         exec(compile(src, f"<dqdyn.symbolic {tag(self.model.name)}>", "exec"), ns)
@@ -631,8 +654,9 @@ class SymbolicDynamics:
 
     def c_source(self, name: str = "dqdyn_dynamics", which=("M", "C", "g")) -> str:
         """C99 source of ``void name(const double *q, const double *v, [const double *pi,]
-        double *out_M, double *out_C, double *out_g)`` (one output pointer per entry of
-        ``which``, row-major) from sympy's C printer; compile with ``cc -O2 -shared -fPIC``.
+        [const double *armature,] double *out_M, double *out_C, double *out_g)`` (``pi`` with
+        symbolic parameters, ``armature`` with symbolic armature; one output pointer per entry
+        of ``which``, row-major) from sympy's C printer; compile with ``cc -O2 -shared -fPIC``.
 
         ``name`` must be a plain C identifier, not a keyword nor reserved
         (`UnsafeNameError` otherwise).  The source is ASCII; the model's
@@ -652,9 +676,13 @@ class SymbolicDynamics:
         subs.update({s_: sp.Symbol(f"v[{i}]") for i, s_ in enumerate(self.v)})
         if self.symbolic_params:
             subs.update({s_: sp.Symbol(f"pi[{i}]") for i, s_ in enumerate(self._param_symbols())})
+        if self.symbolic_armature:
+            subs.update({s_: sp.Symbol(f"armature[{i}]") for i, s_ in enumerate(self.armature)})
         sig = ["const double *q", "const double *v"]
         if self.symbolic_params:
             sig.append("const double *pi")
+        if self.symbolic_armature:
+            sig.append("const double *armature")
         sig += [f"double *out_{w if isinstance(w, str) else f'e{k}'}" for k, w in enumerate(which)]
         lines = ["#include <math.h>", "",
                  f"/* generated by dqdyn.symbolic [Mladenova, sec. 8] for model {tag(self.model.name)}, "
@@ -670,13 +698,17 @@ class SymbolicDynamics:
         return "\n".join(lines) + "\n"
 
 
-def dynamics(model, symbolic_params: bool = False) -> SymbolicDynamics:
+def dynamics(model, symbolic_params: bool = False, symbolic_armature: bool = False) -> SymbolicDynamics:
     """Symbolic ``M``, ``C``, ``g`` of ``model`` [Mladenova, §8].  See `SymbolicDynamics`.
 
     ``symbolic_params=True`` makes every body's ten inertial parameters symbols (the result is
-    then linear in them: `SymbolicDynamics.regressor`).
+    then linear in them: `SymbolicDynamics.regressor`).  The joint armature (`Model.armature`)
+    is on the diagonal of ``M``: as the model's numbers, or with ``symbolic_armature=True`` as
+    one symbol per DoF (``armature_<joint>``, `SymbolicDynamics.armature`; the generated code
+    then takes it as an argument).
     """
-    return SymbolicDynamics(model, symbolic_params=symbolic_params)
+    return SymbolicDynamics(model, symbolic_params=symbolic_params,
+                            symbolic_armature=symbolic_armature)
 
 
 __all__ = ["dynamics", "SymbolicDynamics", "PARAMETER_NAMES"]
