@@ -22,8 +22,9 @@ The spring acts on ``q_i − θ_i`` (eq. 267–268, with ``qm`` reflected throug
   ``S = diag(1, N)``: ``M_x = Sᵀ M_tree S``.
 
 The rigid limit (``K → ∞``, ``θ = q``) of the reduced model is the rigid model with the reflected
-rotor inertia ``N² J_a`` on the diagonal (Pinocchio's ``armature``): `rigid_mass_matrix`,
-`rigid_forward_dynamics`.
+rotor inertia ``N² J_a`` on the diagonal (Pinocchio's ``armature``): `ElasticModel.rigid_model`
+(the link model with ``N² J_a`` added to its `Model.armature`, so every algorithm, the symbolic
+models of `dqdyn.symbolic` included, carries it), `rigid_mass_matrix`, `rigid_forward_dynamics`.
 """
 
 from __future__ import annotations
@@ -212,6 +213,10 @@ class ElasticModel:
         self._geometry()
         self.link_model = self._build(weld=True)
         self.full_model = self._build(weld=False)
+        arm = np.array(self.link_model.armature, dtype=float)
+        arm[self.elastic_v] += self.B
+        #: the rigid limit (K → ∞) as a model: the link model with N² J_a in its armature
+        self.rigid_model = self.link_model.with_armature(arm)
         self.S = np.concatenate([np.ones(self.n), self.N])
         rigid = np.setdiff1d(np.arange(self.n), self.elastic_v)
         self.rigid_v = rigid
@@ -376,9 +381,7 @@ class ElasticModel:
         """``K → ∞`` limit: ``D(q) + diag(N² J_a)`` on the elastic joints (eq. 290's ``H + J_m``)."""
         from dqdyn.dynamics.lagrange import mass_matrix
 
-        M = mass_matrix(self.link_model, q).copy()
-        M[self.elastic_v, self.elastic_v] += self.B
-        return M
+        return mass_matrix(self.rigid_model, q)
 
     def rigid_forward_dynamics(self, q, v, tau) -> np.ndarray:
         """``K → ∞`` limit: ``q̈ = (D + N² J_a)⁻¹ (τ − c − g)``, ``τ`` the motor torques reflected
