@@ -22,10 +22,11 @@ Cholesky factor are correctly rounded IEEE operations in the vector unit as in t
 one, so a state's ``q̈`` from the lanes is bit-identical to the single-state `dqdyn.aba`
 (``tests/dynamics/test_lanes_aba.py`` checks ``array_equal``).
 
-Supported (`lanes_aba_support`): the models of `dqdyn.dynamics.lanes.lanes_support` without
-mimic joints (`aba` of a model with mimic joints solves the reduced system instead, whose
-``h`` already runs in the lanes of `rnea`) whose free joints are roots (a floating base:
-its articulated inertia is then factored but never moved to a parent); no external wrenches.
+Supported (`lanes_aba_support`): the models of `dqdyn.dynamics.lanes.lanes_support` (revolute,
+prismatic, helical and free joints, armature) without mimic joints (`aba` of a model with
+mimic joints solves the reduced system instead, whose ``h`` already runs in the lanes of
+`rnea`); no external wrenches.  `dqdyn.aba` uses the lanes for batches of 16 states or more of
+such models without ``fext`` and the per-state kernel otherwise.
 """
 
 from __future__ import annotations
@@ -96,19 +97,17 @@ X_FU = X_INC + 27  # a free joint's U (36), factor (36), u (6), solution (6)
 X_FL = X_FU + 36
 X_FUU = X_FL + 36
 X_FX = X_FUU + 6
-X_COLS = X_FX + 6
+X_PM = X_FX + 6  # its U D⁻¹ Uᵀ, 6×6 row-major (36)
+X_FY = X_PM + 36  # a solution of D y = b (6)
+X_COLS = X_FY + 6
 assert A_COLS <= S_POSE  # (the body's row must not reach the scratch of `_pose`)
 
 PRL = X_PR * L
 
 
 def lanes_aba_support(model: Model) -> bool:
-    """Whether `aba_lanes_batch` runs ``model``: `lanes_support`, no mimic joints, and every
-    free joint a root."""
-    if not lanes_support(model) or model._index["mimic"]:
-        return False
-    mi = model.mi[1:]
-    return bool(((mi[:, MI_JTYPE] != FREE) | (mi[:, MI_PARENT] == 0)).all())
+    """Whether `aba_lanes_batch` runs ``model``: `lanes_support` and no mimic joints."""
+    return not model._index["mimic"] and lanes_support(model)
 
 
 # ------------------------------------------------------------------------ one block, per pass
@@ -291,6 +290,195 @@ def _factor_free(mf, i, tT, iv, ws, S, bst):
 
 
 @jit
+def _chol_solve(S, l, b, x):
+    """``S[x…] = D⁻¹ S[b…]`` in lane ``l`` with the factor at ``S[X_FL…]``: the loops of
+    `dqdyn._engine.linalg.chol_solve` (``L⁻¹``, then ``L⁻ᵀ``; ``b`` and ``x`` may alias)."""
+    for r in range(6):
+        S[(x + r) * L + l] = S[(b + r) * L + l]
+    for r in range(6):
+        s = S[(x + r) * L + l]
+        for k in range(r):
+            s -= S[(X_FL + 6 * r + k) * L + l] * S[(x + k) * L + l]
+        S[(x + r) * L + l] = s / S[(X_FL + 6 * r + r) * L + l]
+    for r in range(5, -1, -1):
+        s = S[(x + r) * L + l]
+        for k in range(r + 1, 6):
+            s -= S[(X_FL + 6 * k + r) * L + l] * S[(x + k) * L + l]
+        S[(x + r) * L + l] = s / S[(X_FL + 6 * r + r) * L + l]
+
+
+@jit
+def _pi_free(S):
+    """``Π = Î − U D⁻¹ Uᵀ`` (`articulated._pi_generic`) and ``β = B̂ + Π η + U D⁻¹ u`` (the
+    generic branch of `hybrid._inertia_pass`) of a free joint that is not a root, lane by lane,
+    into ``S[X_PI…]``, ``S[X_B…]``."""
+    for l in range(L):
+        for c in range(6):  # U D⁻¹ Uᵀ column by column
+            for a in range(6):
+                S[(X_FY + a) * L + l] = S[(X_FU + 6 * a + c) * L + l]
+            _chol_solve(S, l, X_FY, X_FY)
+            for r in range(6):
+                acc = 0.0
+                for a in range(6):
+                    acc += S[(X_FU + 6 * a + r) * L + l] * S[(X_FY + a) * L + l]
+                S[(X_PM + 6 * r + c) * L + l] = acc
+        o = BR + A_I * L + l
+        for k in range(6):
+            S[(X_PI + k) * L + l] = S[o + k * L]
+        S[X_PI * L + l] -= S[X_PM * L + l]
+        S[(X_PI + 1) * L + l] -= S[(X_PM + 1) * L + l]
+        S[(X_PI + 2) * L + l] -= S[(X_PM + 2) * L + l]
+        S[(X_PI + 3) * L + l] -= S[(X_PM + 7) * L + l]
+        S[(X_PI + 4) * L + l] -= S[(X_PM + 8) * L + l]
+        S[(X_PI + 5) * L + l] -= S[(X_PM + 14) * L + l]
+        for r in range(3):
+            for c in range(3):
+                S[(X_PI + 6 + 3 * r + c) * L + l] = (S[o + (6 + 3 * r + c) * L]
+                                                     - S[(X_PM + 6 * r + 3 + c) * L + l])
+        for k in range(6):
+            S[(X_PI + 15 + k) * L + l] = S[o + (15 + k) * L]
+        S[(X_PI + 15) * L + l] -= S[(X_PM + 21) * L + l]
+        S[(X_PI + 16) * L + l] -= S[(X_PM + 22) * L + l]
+        S[(X_PI + 17) * L + l] -= S[(X_PM + 23) * L + l]
+        S[(X_PI + 18) * L + l] -= S[(X_PM + 28) * L + l]
+        S[(X_PI + 19) * L + l] -= S[(X_PM + 29) * L + l]
+        S[(X_PI + 20) * L + l] -= S[(X_PM + 35) * L + l]
+        _chol_solve(S, l, X_FUU, X_FY)
+        oi = X_PI * L + l
+        p0, p1, p2 = S[oi], S[oi + L], S[oi + 2 * L]
+        p3, p4, p5 = S[oi + 3 * L], S[oi + 4 * L], S[oi + 5 * L]
+        p6, p7, p8 = S[oi + 6 * L], S[oi + 7 * L], S[oi + 8 * L]
+        p9, p10, p11 = S[oi + 9 * L], S[oi + 10 * L], S[oi + 11 * L]
+        p12, p13, p14 = S[oi + 12 * L], S[oi + 13 * L], S[oi + 14 * L]
+        p15, p16, p17 = S[oi + 15 * L], S[oi + 16 * L], S[oi + 17 * L]
+        p18, p19, p20 = S[oi + 18 * L], S[oi + 19 * L], S[oi + 20 * L]
+        oc = BR + A_C * L + l
+        c0, c1, c2 = S[oc], S[oc + L], S[oc + 2 * L]
+        c3, c4, c5 = S[oc + 3 * L], S[oc + 4 * L], S[oc + 5 * L]
+        op = BR + A_PA * L + l
+        b0 = S[op] + (p0 * c0 + p1 * c1 + p2 * c2 + p6 * c3 + p7 * c4 + p8 * c5)
+        b1 = S[op + L] + (p1 * c0 + p3 * c1 + p4 * c2 + p9 * c3 + p10 * c4 + p11 * c5)
+        b2 = S[op + 2 * L] + (p2 * c0 + p4 * c1 + p5 * c2 + p12 * c3 + p13 * c4 + p14 * c5)
+        b3 = S[op + 3 * L] + (p6 * c0 + p9 * c1 + p12 * c2 + p15 * c3 + p16 * c4 + p17 * c5)
+        b4 = S[op + 4 * L] + (p7 * c0 + p10 * c1 + p13 * c2 + p16 * c3 + p18 * c4 + p19 * c5)
+        b5 = S[op + 5 * L] + (p8 * c0 + p11 * c1 + p14 * c2 + p17 * c3 + p19 * c4 + p20 * c5)
+        for a in range(6):
+            x = S[(X_FY + a) * L + l]
+            ou = (X_FU + 6 * a) * L + l
+            b0 += S[ou] * x
+            b1 += S[ou + L] * x
+            b2 += S[ou + 2 * L] * x
+            b3 += S[ou + 3 * L] * x
+            b4 += S[ou + 4 * L] * x
+            b5 += S[ou + 5 * L] * x
+        S[X_B * L + l], S[(X_B + 1) * L + l], S[(X_B + 2) * L + l] = b0, b1, b2
+        S[(X_B + 3) * L + l], S[(X_B + 4) * L + l], S[(X_B + 5) * L + l] = b3, b4, b5
+
+
+@jit
+def _factor_one(mf, i, jt, tT, iv, ws, S, bst):
+    """A 1-DoF joint (`hybrid._inertia_pass`'s scalar path): ``U = Î S``, ``D`` + armature,
+    ``1/D`` and ``u = τ − Sᵀ B̂``; a lane whose ``D`` is singular gets its status."""
+    s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
+    arm = mf[i, MF_ARMATURE]
+    for l in range(L):
+        S[S_X * L + l] = tT[iv, l]
+    for l in range(L):
+        o = BR + A_I * L + l
+        I00, I01, I02 = S[o], S[o + L], S[o + 2 * L]
+        I11, I12, I22 = S[o + 3 * L], S[o + 4 * L], S[o + 5 * L]
+        H00, H01, H02 = S[o + 6 * L], S[o + 7 * L], S[o + 8 * L]
+        H10, H11, H12 = S[o + 9 * L], S[o + 10 * L], S[o + 11 * L]
+        H20, H21, H22 = S[o + 12 * L], S[o + 13 * L], S[o + 14 * L]
+        M00, M01, M02 = S[o + 15 * L], S[o + 16 * L], S[o + 17 * L]
+        M11, M12, M22 = S[o + 18 * L], S[o + 19 * L], S[o + 20 * L]
+        U0 = I00 * s0 + I01 * s1 + I02 * s2 + H00 * s3 + H01 * s4 + H02 * s5
+        U1 = I01 * s0 + I11 * s1 + I12 * s2 + H10 * s3 + H11 * s4 + H12 * s5
+        U2 = I02 * s0 + I12 * s1 + I22 * s2 + H20 * s3 + H21 * s4 + H22 * s5
+        U3 = H00 * s0 + H10 * s1 + H20 * s2 + M00 * s3 + M01 * s4 + M02 * s5
+        U4 = H01 * s0 + H11 * s1 + H21 * s2 + M01 * s3 + M11 * s4 + M12 * s5
+        U5 = H02 * s0 + H12 * s1 + H22 * s2 + M02 * s3 + M12 * s4 + M22 * s5
+        D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5 + arm
+        op = BR + A_PA * L + l
+        u = S[S_X * L + l] - (s0 * S[op] + s1 * S[op + L] + s2 * S[op + 2 * L]
+                              + s3 * S[op + 3 * L] + s4 * S[op + 4 * L] + s5 * S[op + 5 * L])
+        S[BR + A_U * L + l] = U0
+        S[BR + (A_U + 1) * L + l] = U1
+        S[BR + (A_U + 2) * L + l] = U2
+        S[BR + (A_U + 3) * L + l] = U3
+        S[BR + (A_U + 4) * L + l] = U4
+        S[BR + (A_U + 5) * L + l] = U5
+        S[BR + A_D * L + l] = D
+        S[BR + A_UU * L + l] = u
+    for l in range(L):  # (the single-state kernel stops at the first singular D)
+        if not S[BR + A_D * L + l] > TINY_PIVOT and bst[l] == OK:
+            bst[l] = SINGULAR + i
+    for l in range(L):
+        S[BR + A_D * L + l] = 1.0 / S[BR + A_D * L + l]
+    for k in range(A_U * L, A_COLS * L):
+        ws[i, k] = S[BR + k]
+
+
+@jit
+def _pi_one(S):
+    """``Π = Î − U D⁻¹ Uᵀ`` (`articulated._pi_1dof`) and ``β = B̂ + Π η + U D⁻¹ u`` of a 1-DoF
+    joint into ``S[X_PI…]``, ``S[X_B…]``."""
+    for l in range(L):
+        o = BR + A_I * L + l
+        U0, U1, U2 = S[BR + A_U * L + l], S[BR + (A_U + 1) * L + l], S[BR + (A_U + 2) * L + l]
+        U3, U4, U5 = (S[BR + (A_U + 3) * L + l], S[BR + (A_U + 4) * L + l],
+                      S[BR + (A_U + 5) * L + l])
+        dinv = S[BR + A_D * L + l]
+        u = S[BR + A_UU * L + l]
+        V0, V1, V2, V3, V4, V5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
+        p0 = S[o] - V0 * U0
+        p1 = S[o + L] - V0 * U1
+        p2 = S[o + 2 * L] - V0 * U2
+        p3 = S[o + 3 * L] - V1 * U1
+        p4 = S[o + 4 * L] - V1 * U2
+        p5 = S[o + 5 * L] - V2 * U2
+        p6 = S[o + 6 * L] - V0 * U3
+        p7 = S[o + 7 * L] - V0 * U4
+        p8 = S[o + 8 * L] - V0 * U5
+        p9 = S[o + 9 * L] - V1 * U3
+        p10 = S[o + 10 * L] - V1 * U4
+        p11 = S[o + 11 * L] - V1 * U5
+        p12 = S[o + 12 * L] - V2 * U3
+        p13 = S[o + 13 * L] - V2 * U4
+        p14 = S[o + 14 * L] - V2 * U5
+        p15 = S[o + 15 * L] - V3 * U3
+        p16 = S[o + 16 * L] - V3 * U4
+        p17 = S[o + 17 * L] - V3 * U5
+        p18 = S[o + 18 * L] - V4 * U4
+        p19 = S[o + 19 * L] - V4 * U5
+        p20 = S[o + 20 * L] - V5 * U5
+        S[X_PI * L + l], S[(X_PI + 1) * L + l], S[(X_PI + 2) * L + l] = p0, p1, p2
+        S[(X_PI + 3) * L + l], S[(X_PI + 4) * L + l], S[(X_PI + 5) * L + l] = p3, p4, p5
+        S[(X_PI + 6) * L + l], S[(X_PI + 7) * L + l], S[(X_PI + 8) * L + l] = p6, p7, p8
+        S[(X_PI + 9) * L + l], S[(X_PI + 10) * L + l], S[(X_PI + 11) * L + l] = p9, p10, p11
+        S[(X_PI + 12) * L + l], S[(X_PI + 13) * L + l] = p12, p13
+        S[(X_PI + 14) * L + l], S[(X_PI + 15) * L + l] = p14, p15
+        S[(X_PI + 16) * L + l], S[(X_PI + 17) * L + l] = p16, p17
+        S[(X_PI + 18) * L + l], S[(X_PI + 19) * L + l], S[(X_PI + 20) * L + l] = p18, p19, p20
+        oc = BR + A_C * L + l
+        c0, c1, c2 = S[oc], S[oc + L], S[oc + 2 * L]
+        c3, c4, c5 = S[oc + 3 * L], S[oc + 4 * L], S[oc + 5 * L]
+        P0 = p0 * c0 + p1 * c1 + p2 * c2 + p6 * c3 + p7 * c4 + p8 * c5
+        P1 = p1 * c0 + p3 * c1 + p4 * c2 + p9 * c3 + p10 * c4 + p11 * c5
+        P2 = p2 * c0 + p4 * c1 + p5 * c2 + p12 * c3 + p13 * c4 + p14 * c5
+        P3 = p6 * c0 + p9 * c1 + p12 * c2 + p15 * c3 + p16 * c4 + p17 * c5
+        P4 = p7 * c0 + p10 * c1 + p13 * c2 + p16 * c3 + p18 * c4 + p19 * c5
+        P5 = p8 * c0 + p11 * c1 + p14 * c2 + p17 * c3 + p19 * c4 + p20 * c5
+        op = BR + A_PA * L + l
+        S[X_B * L + l] = S[op] + P0 + V0 * u
+        S[(X_B + 1) * L + l] = S[op + L] + P1 + V1 * u
+        S[(X_B + 2) * L + l] = S[op + 2 * L] + P2 + V2 * u
+        S[(X_B + 3) * L + l] = S[op + 3 * L] + P3 + V3 * u
+        S[(X_B + 4) * L + l] = S[op + 4 * L] + P4 + V4 * u
+        S[(X_B + 5) * L + l] = S[op + 5 * L] + P5 + V5 * u
+
+
+@jit
 def _inertia(mi, mf, tT, ws, S, bst):
     """`hybrid._inertia_pass` on a block (no prescribed DoF): ``U``, ``1/D``, ``u`` of each joint
     and ``Î_λ``, ``B̂_λ`` of its parent; a lane whose ``D`` is singular gets its status."""
@@ -301,103 +489,16 @@ def _inertia(mi, mf, tT, ws, S, bst):
         iv = mi[i, MI_IV]
         for k in range(A_COLS * L):
             S[BR + k] = ws[i, k]
-        if jt == FREE:  # (a root: `lanes_aba_support`)
+        if jt == FREE:
             _factor_free(mf, i, tT, iv, ws, S, bst)
-            continue
-        s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
-        arm = mf[i, MF_ARMATURE]
-        for l in range(L):
-            S[S_X * L + l] = tT[iv, l]
-        for l in range(L):
-            o = BR + A_I * L + l
-            I00, I01, I02 = S[o], S[o + L], S[o + 2 * L]
-            I11, I12, I22 = S[o + 3 * L], S[o + 4 * L], S[o + 5 * L]
-            H00, H01, H02 = S[o + 6 * L], S[o + 7 * L], S[o + 8 * L]
-            H10, H11, H12 = S[o + 9 * L], S[o + 10 * L], S[o + 11 * L]
-            H20, H21, H22 = S[o + 12 * L], S[o + 13 * L], S[o + 14 * L]
-            M00, M01, M02 = S[o + 15 * L], S[o + 16 * L], S[o + 17 * L]
-            M11, M12, M22 = S[o + 18 * L], S[o + 19 * L], S[o + 20 * L]
-            U0 = I00 * s0 + I01 * s1 + I02 * s2 + H00 * s3 + H01 * s4 + H02 * s5
-            U1 = I01 * s0 + I11 * s1 + I12 * s2 + H10 * s3 + H11 * s4 + H12 * s5
-            U2 = I02 * s0 + I12 * s1 + I22 * s2 + H20 * s3 + H21 * s4 + H22 * s5
-            U3 = H00 * s0 + H10 * s1 + H20 * s2 + M00 * s3 + M01 * s4 + M02 * s5
-            U4 = H01 * s0 + H11 * s1 + H21 * s2 + M01 * s3 + M11 * s4 + M12 * s5
-            U5 = H02 * s0 + H12 * s1 + H22 * s2 + M02 * s3 + M12 * s4 + M22 * s5
-            D = s0 * U0 + s1 * U1 + s2 * U2 + s3 * U3 + s4 * U4 + s5 * U5 + arm
-            op = BR + A_PA * L + l
-            u = S[S_X * L + l] - (s0 * S[op] + s1 * S[op + L] + s2 * S[op + 2 * L]
-                                  + s3 * S[op + 3 * L] + s4 * S[op + 4 * L] + s5 * S[op + 5 * L])
-            S[BR + A_U * L + l] = U0
-            S[BR + (A_U + 1) * L + l] = U1
-            S[BR + (A_U + 2) * L + l] = U2
-            S[BR + (A_U + 3) * L + l] = U3
-            S[BR + (A_U + 4) * L + l] = U4
-            S[BR + (A_U + 5) * L + l] = U5
-            S[BR + A_D * L + l] = D
-            S[BR + A_UU * L + l] = u
-        for l in range(L):  # (the single-state kernel stops at the first singular D)
-            if not S[BR + A_D * L + l] > TINY_PIVOT and bst[l] == OK:
-                bst[l] = SINGULAR + i
-        for l in range(L):
-            S[BR + A_D * L + l] = 1.0 / S[BR + A_D * L + l]
-        for k in range(A_U * L, A_COLS * L):
-            ws[i, k] = S[BR + k]
+        else:
+            _factor_one(mf, i, jt, tT, iv, ws, S, bst)
         if lam == 0:
             continue
-        # Π = Î − U D⁻¹ Uᵀ (`_pi_1dof`), β = B̂ + Π η + U D⁻¹ u
-        for l in range(L):
-            o = BR + A_I * L + l
-            U0, U1, U2 = S[BR + A_U * L + l], S[BR + (A_U + 1) * L + l], S[BR + (A_U + 2) * L + l]
-            U3, U4, U5 = (S[BR + (A_U + 3) * L + l], S[BR + (A_U + 4) * L + l],
-                          S[BR + (A_U + 5) * L + l])
-            dinv = S[BR + A_D * L + l]
-            u = S[BR + A_UU * L + l]
-            V0, V1, V2, V3, V4, V5 = U0 * dinv, U1 * dinv, U2 * dinv, U3 * dinv, U4 * dinv, U5 * dinv
-            p0 = S[o] - V0 * U0
-            p1 = S[o + L] - V0 * U1
-            p2 = S[o + 2 * L] - V0 * U2
-            p3 = S[o + 3 * L] - V1 * U1
-            p4 = S[o + 4 * L] - V1 * U2
-            p5 = S[o + 5 * L] - V2 * U2
-            p6 = S[o + 6 * L] - V0 * U3
-            p7 = S[o + 7 * L] - V0 * U4
-            p8 = S[o + 8 * L] - V0 * U5
-            p9 = S[o + 9 * L] - V1 * U3
-            p10 = S[o + 10 * L] - V1 * U4
-            p11 = S[o + 11 * L] - V1 * U5
-            p12 = S[o + 12 * L] - V2 * U3
-            p13 = S[o + 13 * L] - V2 * U4
-            p14 = S[o + 14 * L] - V2 * U5
-            p15 = S[o + 15 * L] - V3 * U3
-            p16 = S[o + 16 * L] - V3 * U4
-            p17 = S[o + 17 * L] - V3 * U5
-            p18 = S[o + 18 * L] - V4 * U4
-            p19 = S[o + 19 * L] - V4 * U5
-            p20 = S[o + 20 * L] - V5 * U5
-            S[X_PI * L + l], S[(X_PI + 1) * L + l], S[(X_PI + 2) * L + l] = p0, p1, p2
-            S[(X_PI + 3) * L + l], S[(X_PI + 4) * L + l], S[(X_PI + 5) * L + l] = p3, p4, p5
-            S[(X_PI + 6) * L + l], S[(X_PI + 7) * L + l], S[(X_PI + 8) * L + l] = p6, p7, p8
-            S[(X_PI + 9) * L + l], S[(X_PI + 10) * L + l], S[(X_PI + 11) * L + l] = p9, p10, p11
-            S[(X_PI + 12) * L + l], S[(X_PI + 13) * L + l] = p12, p13
-            S[(X_PI + 14) * L + l], S[(X_PI + 15) * L + l] = p14, p15
-            S[(X_PI + 16) * L + l], S[(X_PI + 17) * L + l] = p16, p17
-            S[(X_PI + 18) * L + l], S[(X_PI + 19) * L + l], S[(X_PI + 20) * L + l] = p18, p19, p20
-            oc = BR + A_C * L + l
-            c0, c1, c2 = S[oc], S[oc + L], S[oc + 2 * L]
-            c3, c4, c5 = S[oc + 3 * L], S[oc + 4 * L], S[oc + 5 * L]
-            P0 = p0 * c0 + p1 * c1 + p2 * c2 + p6 * c3 + p7 * c4 + p8 * c5
-            P1 = p1 * c0 + p3 * c1 + p4 * c2 + p9 * c3 + p10 * c4 + p11 * c5
-            P2 = p2 * c0 + p4 * c1 + p5 * c2 + p12 * c3 + p13 * c4 + p14 * c5
-            P3 = p6 * c0 + p9 * c1 + p12 * c2 + p15 * c3 + p16 * c4 + p17 * c5
-            P4 = p7 * c0 + p10 * c1 + p13 * c2 + p16 * c3 + p18 * c4 + p19 * c5
-            P5 = p8 * c0 + p11 * c1 + p14 * c2 + p17 * c3 + p19 * c4 + p20 * c5
-            op = BR + A_PA * L + l
-            S[X_B * L + l] = S[op] + P0 + V0 * u
-            S[(X_B + 1) * L + l] = S[op + L] + P1 + V1 * u
-            S[(X_B + 2) * L + l] = S[op + 2 * L] + P2 + V2 * u
-            S[(X_B + 3) * L + l] = S[op + 3 * L] + P3 + V3 * u
-            S[(X_B + 4) * L + l] = S[op + 4 * L] + P4 + V4 * u
-            S[(X_B + 5) * L + l] = S[op + 5 * L] + P5 + V5 * u
+        if jt == FREE:
+            _pi_free(S)
+        else:
+            _pi_one(S)
         # Î_λ += Ad(x) Π Ad(x*) (`_inertia_to_parent`), B̂_λ += Ad(x) β (`_wrench_to_parent`)
         for l in range(L):
             orr = BR + A_R * L + l
