@@ -65,19 +65,24 @@ def _rel(x, ref, floor=1e-8):
     return float(np.abs(np.asarray(x) - ref).max() / max(np.abs(ref).max(), floor)) if np.size(ref) else 0.0
 
 
-def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0):
+def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0, oracle=None, ignore=()):
     """Load ``source`` as it comes and compare with MuJoCo.  Returns ``(model, errors)`` with the
-    worst relative error of each quantity (``rnea``, ``M``, ``gravity``, ``aba``, ``poses``)."""
+    worst relative error of each quantity (``rnea``, ``M``, ``gravity``, ``aba``, ``poses``,
+    ``jacobians`` — ``mj_jacBody`` of every body against dqdyn's world-aligned twist Jacobian).
+    ``oracle``: the document MuJoCo compiles (default ``source``), e.g. a copy of a file whose
+    mesh files are absent with the meshes stripped; ``ignore``: passed to ``load_mjcf``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        model, info = load_mjcf(source, return_info=True)
-    mj = mujoco.MjModel.from_xml_path(source) if not str(source).lstrip().startswith("<") else \
-        mujoco.MjModel.from_xml_string(source)
+        model, info = load_mjcf(source, return_info=True, ignore=ignore)
+    oracle = source if oracle is None else oracle
+    mj = mujoco.MjModel.from_xml_path(oracle) if not str(oracle).lstrip().startswith("<") else \
+        mujoco.MjModel.from_xml_string(oracle)
     rigid_oracle(mj, keep_armature=info.armature_applied)
     m = MujocoMap(model, mj)
     d = mujoco.MjData(mj)
     rng = np.random.default_rng(random_state)
-    err = dict(rnea=0.0, M=0.0, gravity=0.0, aba=0.0, poses=0.0)
+    err = dict(rnea=0.0, M=0.0, gravity=0.0, aba=0.0, poses=0.0, jacobians=0.0)
+    jp, jr = np.zeros((3, mj.nv)), np.zeros((3, mj.nv))
 
     def inverse(q, v, a):
         d.qpos[:], d.qvel[:], d.qacc[:] = m.qpos(q), m.qvel(q, v), m.qacc(q, v, a)
@@ -98,6 +103,10 @@ def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0):
             err["poses"] = max(err["poses"],
                                _rel(translation_of(x), d.xpos[b], 1.0),
                                _rel(matrix_from_quat(x[:4]), d.xmat[b].reshape(3, 3), 1.0))
+            mujoco.mj_jacBody(mj, d, jp, jr, b)
+            J_mj = np.vstack([jr, jp]) @ m.velocity_map(q)
+            err["jacobians"] = max(err["jacobians"], _rel(dqdyn.twist_jacobian(
+                model, q, body_name(mj, b), "world_aligned"), J_mj, 1.0))
         z = np.zeros(model.nv)
         err["gravity"] = max(err["gravity"], _rel(dqdyn.gravity(model, q), inverse(q, z, z)))
         acc = dqdyn.aba(model, q, v, tau)

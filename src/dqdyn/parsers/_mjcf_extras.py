@@ -5,11 +5,13 @@ options that change the dynamics, and the one list of what is ignored (module do
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dqdyn.constraints.loops import LoopClosure
+from dqdyn.errors import MJCFError
 
 
 def _mujoco():
@@ -86,6 +88,97 @@ class MJCFLoop(LoopClosure):
             return repr(s)
 
         return f"MJCFLoop({self.name!r}, {spec(self.frame_a)}, {spec(self.frame_b)}, {self.kind!r})"
+
+
+# ------------------------------------------------------------------------ absent asset files
+def _asset_path(spec, el, file: str, kind: str) -> str:
+    """Where MuJoCo's compiler looks for an asset file: absolute as written, else under the
+    element's ``meshdir`` (meshes, skins, height fields) or ``texturedir`` (textures), itself
+    relative to the model file's folder (the working folder for an XML string)."""
+    if os.path.isabs(file):
+        return file
+    comp = getattr(el, "compiler", None) or spec.compiler
+    sub = comp.texturedir if kind == "texture" else comp.meshdir
+    return os.path.join(spec.modelfiledir or os.getcwd(), sub or "", file)
+
+
+def _takes_inertia(spec, geom) -> bool:
+    """Whether MuJoCo's compiler adds ``geom``'s mass and inertia to its body: ``inertiafromgeom``
+    is ``true``, or ``auto`` and the body has no ``<inertial>``; the geom's group is in
+    ``inertiagrouprange``; its ``mass`` (or ``density`` when no mass is given) is not zero."""
+    mujoco = _mujoco()
+    IFG = mujoco.mjtInertiaFromGeom
+    body = geom.parent
+    comp = getattr(geom, "compiler", None) or spec.compiler
+    ifg = comp.inertiafromgeom
+    if ifg == IFG.mjINERTIAFROMGEOM_FALSE or (ifg == IFG.mjINERTIAFROMGEOM_AUTO and body.explicitinertial):
+        return False
+    lo, hi = (int(x) for x in comp.inertiagrouprange)
+    if not lo <= int(geom.group) <= hi:
+        return False
+    mass = float(geom.mass)
+    return mass != 0 if not np.isnan(mass) else float(geom.density) != 0
+
+
+def strip_absent_files(spec, label: str, *, massless_meshes: bool = False) -> dict:
+    """Leave out of ``spec`` (in place) the mesh, height-field, skin and texture assets whose
+    files are absent, when no mass depends on them.
+
+    A geom of an absent mesh or height field that gives its body no mass (the body has an
+    ``<inertial>``, or the geom is massless or outside ``inertiagrouprange``) is replaced by a
+    massless sphere of radius 1 mm at the same place, so the compiled bodies, joints, masses, CoMs
+    and inertias are MuJoCo's own: only collision and visual geometry is lost.  A geom whose mesh
+    would give its body mass and inertia raises `MJCFError` naming the body and its meshes
+    (``massless_meshes=True``: the geom becomes massless too, and ``"massless bodies"`` in the
+    returned dict names the bodies).  Textures of absent files are dropped from their materials;
+    skins of absent files are dropped.  Returns ``{kind: [absent file, ...]}`` (empty when every
+    file is there)."""
+    mujoco = _mujoco()
+    GT = mujoco.mjtGeom
+    absent: dict[str, list[str]] = {}
+    gone: dict[str, set[str]] = {"mesh": set(), "hfield": set()}
+    for kind, items in (("mesh", spec.meshes), ("hfield", spec.hfields), ("skin", spec.skins),
+                        ("texture", spec.textures)):
+        for el in list(items):
+            f = el.file
+            if not f or os.path.exists(_asset_path(spec, el, f, kind)):
+                continue
+            absent.setdefault(kind, []).append(f)
+            if kind in gone:
+                gone[kind].add(el.name or os.path.splitext(os.path.basename(f))[0])
+            if kind == "texture":
+                for mat in spec.materials:
+                    mat.textures = ["" if t == el.name else t for t in mat.textures]
+    if not absent:
+        return absent
+    heavy: dict[str, list[str]] = {}  # body -> the absent meshes its mass would come from
+    swap = []
+    for g in spec.geoms:
+        src = (g.meshname if g.meshname in gone["mesh"] else
+               g.hfieldname if g.type == GT.mjGEOM_HFIELD and g.hfieldname in gone["hfield"] else None)
+        if src is None:
+            continue
+        if _takes_inertia(spec, g):
+            heavy.setdefault(g.parent.name or "world", []).append(src)
+        swap.append(g)
+    if heavy and not massless_meshes:
+        raise MJCFError(f"MJCF {label}: " + "; ".join(
+            f"body {b!r} takes its mass and inertia from mesh(es) {', '.join(map(repr, m))}, whose "
+            "files are absent" for b, m in heavy.items())
+            + " (give each such body an <inertial> element, provide the mesh files, or load with "
+              "ignore=('meshes',) to leave that mass out)")
+    for g in swap:
+        g.type, g.meshname, g.hfieldname = GT.mjGEOM_SPHERE, "", ""
+        g.size = [1e-3, 0.0, 0.0]
+        g.mass, g.density = 0.0, 0.0
+    for kind, items in (("mesh", spec.meshes), ("hfield", spec.hfields), ("skin", spec.skins),
+                        ("texture", spec.textures)):
+        for el in list(items):
+            if el.file in absent.get(kind, ()):
+                spec.delete(el)
+    if heavy:
+        absent["massless bodies"] = list(heavy)
+    return absent
 
 
 # ------------------------------------------------------------------------ joint equalities
@@ -300,7 +393,8 @@ def gravity(mj) -> np.ndarray:
     return np.array(mj.opt.gravity, dtype=float)
 
 
-def ignored_features(mj, *, tendon_list, actuator_list, equalities, armature_ignored) -> dict:
+def ignored_features(mj, *, tendon_list, actuator_list, equalities, armature_ignored,
+                     absent_files=None) -> dict:
     """Feature → why it does not enter M(q), C(q, v) v and g(q) (only features present)."""
     mujoco = _mujoco()
     out = {}
@@ -340,8 +434,19 @@ def ignored_features(mj, *, tendon_list, actuator_list, equalities, armature_ign
             f"{r['name']!r} ({r['type']}: {r['why']})" for r in meta))
     if armature_ignored:
         out["armature"] = armature_ignored
+    absent_files = dict(absent_files or {})
+    light = absent_files.pop("massless bodies", None)
+    if light:
+        out["mesh mass"] = (f"ignore=('meshes',): the share of mass and inertia that absent meshes would give "
+                            f"bodies {', '.join(map(repr, light))} is left out")
+    for kind, files in absent_files.items():
+        what = {"mesh": "mesh", "hfield": "height-field", "skin": "skin", "texture": "texture"}[kind]
+        eg = ", ".join(repr(f) for f in files[:3]) + (", …" if len(files) > 3 else "")
+        out[f"{kind} files"] = (f"{len(files)} {what} file(s) absent ({eg}): their geometry is left out"
+                                + ("" if light else " (no mass depends on them)") if kind != "texture" else
+                                f"{len(files)} texture file(s) absent ({eg}): appearance only")
     return out
 
 
-__all__ = ["MJCFInfo", "MJCFLoop", "joint_couplings", "loop_equalities", "tendons", "actuators",
+__all__ = ["MJCFInfo", "MJCFLoop", "strip_absent_files", "joint_couplings", "loop_equalities", "tendons", "actuators",
            "armature", "gravity", "ignored_features"]

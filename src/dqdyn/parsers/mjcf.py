@@ -53,6 +53,13 @@ MuJoCo's own:
   (kept as metadata: ``info.tendons``, ``info.actuators``), joint damping, springs, friction
   loss, gravity compensation, fluid forces, the equalities kept as metadata.  None of them is
   part of M(q), C(q, v) v or g(q); dqdyn's τ is the generalized force itself.
+* **Absent asset files** (a checkout without its meshes): when MuJoCo cannot compile the file,
+  mesh, height-field, skin and texture assets whose files are absent are left out through
+  ``MjSpec`` and their geoms become massless 1 mm spheres — only geometry is lost when every
+  body they are on has an ``<inertial>`` (or they are massless, or outside
+  ``inertiagrouprange``); the warning names the files.  A body whose mass and inertia would
+  come from an absent mesh is refused with an `MJCFError` naming the body and its meshes
+  (``ignore=("meshes",)`` leaves that share out instead, and names the bodies).
 * **Errors**: ONE `MJCFError` lists every feature of the file that dqdyn
   cannot represent: flexes, tendon armature, actuator armature through a transmission other
   than one joint, a free joint that is not the only joint of a body attached to the world; and
@@ -79,7 +86,7 @@ from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.model import Model
 from dqdyn.parsers._mjcf_extras import MJCFInfo
 
-_IGNORABLE = ("armature", "tendon", "equality")
+_IGNORABLE = ("armature", "tendon", "equality", "meshes")
 _ID4 = np.array([1.0, 0.0, 0.0, 0.0])
 
 
@@ -92,28 +99,65 @@ def _mujoco():
 
 
 def compile_mjcf(source):
-    """``mujoco.MjModel`` of ``source``: a path, an XML string, an ``MjSpec`` or an ``MjModel``."""
+    """``mujoco.MjModel`` of ``source``: a path, an XML string, an ``MjSpec`` or an ``MjModel``.
+
+    Mesh, height-field, skin and texture files that are absent (a checkout without its assets)
+    do not stop the compile when no mass depends on them: their geoms become massless 1 mm
+    spheres and the bodies, joints and inertias are MuJoCo's own; a body whose mass and inertia
+    would come from an absent mesh raises `MJCFError` naming the mesh and the body
+    (`dqdyn.parsers._mjcf_extras.strip_absent_files`)."""
+    return _compile(source)[0]
+
+
+def _spec_of(mujoco, s: str, text: bool):
+    if text:
+        return mujoco.MjSpec.from_string(s)
+    try:
+        return mujoco.MjSpec.from_file(s)
+    except Exception:  # noqa: BLE001 - MjSpec.from_file wants a known extension (".xml")
+        with open(s) as f:
+            spec = mujoco.MjSpec.from_string(f.read())
+        spec.modelfiledir = os.path.dirname(os.path.abspath(s)) + os.sep
+        return spec
+
+
+def _compile(source, massless_meshes: bool = False):
+    """``(MjModel, {kind: [absent file, ...]})`` (`compile_mjcf`): MuJoCo's own compile, and
+    only when it fails, the document through ``MjSpec`` without its absent asset files."""
     mujoco = _mujoco()
     if isinstance(source, mujoco.MjModel):
-        return source
+        return source, {}
+    from dqdyn.parsers._mjcf_extras import strip_absent_files
+
+    label = _label(source)
     try:
         if isinstance(source, mujoco.MjSpec):
-            return source.compile()
-        if isinstance(source, (str, os.PathLike)):
+            spec = source.copy()  # the caller's spec is left as it is
+            absent = strip_absent_files(spec, label, massless_meshes=massless_meshes)
+        elif isinstance(source, (str, os.PathLike)):
             s = os.fspath(source)
-            if s.lstrip().startswith("<"):
-                return mujoco.MjModel.from_xml_string(s)
-            if not os.path.exists(s):
+            text = s.lstrip().startswith("<")
+            if not text and not os.path.exists(s):
                 raise MJCFError(f"load_mjcf: file {s!r} does not exist")
-            return mujoco.MjModel.from_xml_path(s)
+            try:
+                return (mujoco.MjModel.from_xml_string(s) if text else mujoco.MjModel.from_xml_path(s)), {}
+            except Exception as first:  # noqa: BLE001 - absent asset files, or a real error
+                try:
+                    spec = _spec_of(mujoco, s, text)
+                except Exception:  # noqa: BLE001 - MuJoCo's first message is the one to show
+                    raise first from None
+                absent = strip_absent_files(spec, label, massless_meshes=massless_meshes)
+                if not absent:
+                    raise first
+        else:
+            raise MJCFError(
+                f"load_mjcf: source must be a path, an XML string, a mujoco.MjSpec or a mujoco.MjModel, "
+                f"got {type(source).__name__}")
+        return spec.compile(), absent
     except MJCFError:
         raise
     except Exception as e:  # mujoco raises ValueError / FatalError with the XML line
-        raise MJCFError(f"MJCF {_label(source)}: MuJoCo cannot compile it: {e}") from e
-    raise MJCFError(
-        f"load_mjcf: source must be a path, an XML string, a mujoco.MjSpec or a mujoco.MjModel, "
-        f"got {type(source).__name__}"
-    )
+        raise MJCFError(f"MJCF {label}: MuJoCo cannot compile it: {e}") from e
 
 
 def _label(source) -> str:
@@ -166,7 +210,9 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
     ignore:
         Features to leave out silently: ``"armature"`` (rotor inertia on dofs), ``"tendon"``
         (tendons, and the armature along them), ``"equality"`` (equalities that are not exact
-        linear joint couplings: no loop constraints are declared).
+        linear joint couplings: no loop constraints are declared), ``"meshes"`` (a body whose
+        mass and inertia would come from a mesh whose file is absent loses that geom's share
+        instead of refusing the file; the warning names the bodies).
     name:
         Model name (default: the MJCF ``<mujoco model=>``).
     return_info:
@@ -185,7 +231,7 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
         if k not in _IGNORABLE:
             raise MJCFError(f"load_mjcf: ignore entries must be among {_IGNORABLE}, got {k!r}")
     label = _label(source)
-    mj = compile_mjcf(source)
+    mj, absent = _compile(source, massless_meshes="meshes" in ignore)
     JT = mujoco.mjtJoint
     problems: list[str] = []  # what dqdyn cannot represent: one error lists them all
     if getattr(mj, "nflex", 0):
@@ -314,7 +360,8 @@ def load_mjcf(source, *, ignore=(), name: str | None = None, return_info: bool =
     act = X_.actuators(mj)
     eqs = [r for r in equalities if not ("equality" in ignore and r.get("as") != "mimic")]
     ignored = X_.ignored_features(mj, tendon_list=[] if "tendon" in ignore else ten,
-                                  actuator_list=act, equalities=eqs, armature_ignored=arm_note)
+                                  actuator_list=act, equalities=eqs, armature_ignored=arm_note,
+                                  absent_files=absent)
     if "tendon" in ignore:
         ten = []
     if ignored:
