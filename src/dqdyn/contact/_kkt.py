@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from dqdyn._engine.batching import run_chunked
+from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_TAU_FINITE, BAD_V_FINITE, is_fast, raise_status
+from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_rows
 from dqdyn.errors import InfeasibleError, ShapeError, SingularError
+from dqdyn.multibody.model import Model
 
 
 def check_settings(regularization, proximal, max_iter, tol):
@@ -49,6 +53,94 @@ def check_settings(regularization, proximal, max_iter, tol):
     if not (np.isfinite(tol) and tol > 0):
         raise ShapeError(f"tol must be finite and positive, got {tol!r}")
     return eps, proximal, int(max_iter), tol
+
+
+class _Fallback(Exception):
+    """A kernel status that the numpy path names (`dqdyn.contact._kernels.FALLBACK_CODES`)."""
+
+
+_NO_SPEC = np.zeros((0, SPEC))
+_TABLES: dict = {}  # stacked contact tables, keyed on the ids of their cached rows (held here)
+_INPUT_CODES = frozenset((BAD_Q_FINITE, BAD_V_FINITE, BAD_TAU_FINITE))
+
+
+def contact_table(model, contacts):
+    """``(table, m)``: the compiled kernels' contact table (n_c, 25) of ``contacts``
+    (`dqdyn.contact._kernels`) and its number of rows, stacked once per set of contact rows
+    (each row cached on its contact)."""
+    rows = [c._kernel_spec(model) for c in contacts]
+    key = tuple(map(id, rows))
+    hit = _TABLES.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    if len(_TABLES) > 256:
+        _TABLES.clear()
+    spec = np.stack(rows) if rows else _NO_SPEC
+    _TABLES[key] = (rows, spec, int(spec[:, 1].sum()))  # (the rows held: their ids stay theirs)
+    return spec, _TABLES[key][2]
+
+
+_PARS: dict = {}
+
+
+def _par(eps, proximal, max_iter, tol, restitution, impulse) -> np.ndarray:
+    """The kernels' ``par`` array of checked settings (cached: the kernels do not write it)."""
+    key = (eps, proximal, max_iter, tol, restitution, impulse)
+    par = _PARS.get(key)
+    if par is None:
+        if len(_PARS) > 256:
+            _PARS.clear()
+        par = _PARS[key] = np.array([eps, -1.0 if proximal is None else proximal, float(max_iter),
+                                     tol, restitution, 1.0 if impulse else 0.0])
+    return par
+
+
+def one_state(model, *xs):
+    """``(Q, V[, T])`` (1, ·) views of one state given as plain vectors (writable C-contiguous
+    float64 of the right lengths: the compiled kernel checks their values), else ``None``."""
+    if not (isinstance(model, Model) and is_fast(*xs)):
+        return None
+    if xs[0].shape[0] != model.nq or any(x.shape[0] != model.nv for x in xs[1:]):
+        return None
+    return tuple(x.reshape(1, -1) for x in xs)
+
+
+def compiled(model, Q, V, T, contacts, eps, proximal, max_iter, tol, restitution=0.0,
+             impulse=False, checked=True):
+    """``(x (N, n), λ (N, m), iterations (N,))`` of contact dynamics (``impulse``: impulse
+    dynamics, ``T`` unused) from the compiled kernel (`dqdyn.contact._kernels`: one call per
+    state or per chunk of a batch), or ``None`` where the kernel leaves the state to the numpy
+    path of `solve` (a singular or suspect mass or Delassus matrix, proximal iterations that
+    do not converge, an overflow, mimic joints), which names the problem.  Bad inputs (a
+    non-unit quaternion) raise here, as the numpy path would; with ``checked=False`` (inputs
+    not yet checked for finiteness, see `one_state`) a non-finite entry returns ``None`` too,
+    for the caller's checks to name."""
+    N, nv = Q.shape[0], model.nv
+    spec, m = contact_table(model, contacts)
+    par = _par(eps, proximal, max_iter, tol, restitution, impulse)
+    out = np.empty((N, nv))
+    lam = np.empty((N, m))
+    its = np.empty(N, dtype=np.int64)
+    if impulse:
+        T = V[:1]  # (unused)
+
+    def raise_row(code, row):
+        if code in FALLBACK_CODES or (not checked and code in _INPUT_CODES):
+            raise _Fallback
+        raise_status(model, int(code), row if N > 1 else None)
+
+    try:
+        if N == 1:
+            status = np.zeros(1, dtype=np.int64)
+            kkt_rows(model.mi, model.mf, spec, par, Q, V, T, out, lam, its, status, 0, 1)
+            if status[0]:
+                raise_row(int(status[0]), 0)
+        else:
+            run_chunked(kkt_batch, (model.mi, model.mf, spec, par), [Q, V, T], [out, lam, its], N,
+                        (1, 2), raise_row)
+    except _Fallback:
+        return None
+    return out, lam, its
 
 
 def _where(N: int, k: int) -> str:

@@ -80,6 +80,27 @@ class _Contact(Constraint):
         """Resolve the frame now (`UnknownNameError` for an unknown one)."""
         self._frame(model)
 
+    def _kernel_spec(self, model: Model) -> np.ndarray:
+        """This contact's row of the compiled kernels' contact table (`dqdyn.contact._kernels`:
+        ``[body, dim, placement (8), kp, kd, has_target, target (12)]``), cached per model,
+        gains and target."""
+        key = (self.kp, self.kd, id(self.target))
+        cached = getattr(self, "_spec_cache", None)
+        if cached is not None and cached[0] is model and cached[1] == key:
+            return cached[2]
+        body, pl = self._frame(model)
+        row = np.zeros(25)
+        row[0], row[1], row[2:10], row[10], row[11] = body, self.dim, pl, self.kp, self.kd
+        if self.target is not None:
+            row[12] = 1.0
+            if self.dim == 3:
+                row[13:16] = self.target
+            else:
+                row[13:22] = self.target[0].ravel()
+                row[22:25] = self.target[1]
+        self._spec_cache = (model, key, row)
+        return row
+
     def kinematics(self, model: Model, Q: np.ndarray, V: np.ndarray):
         body, pl = self._frame(model)
         return frame_kinematics(model, Q, V, body, pl, "body")

@@ -52,6 +52,20 @@ def stacked_rows(model: Model, Q, V, contacts):
     return np.concatenate([r[0] for r in rows], axis=1), np.concatenate([r[1] for r in rows], axis=1)
 
 
+def _contact_dynamics_numpy(model: Model, Q, V, T, cons, eps, mu, max_iter, tol):
+    """``(v̇, λ, iterations)`` of 2-D batches by the numpy path: one compiled call each for
+    ``M``, ``h`` and each contact's kinematics, then the stacked solves of `_kkt` (the reference
+    the compiled kernel is tested against, and its fallback)."""
+    A, b = stacked_rows(model, Q, V, cons)
+    Ms = each_state(mass_matrix, model, Q)
+    hs = each_state(nonlinear_effects, model, Q, V)
+    acc, lam, its = _kkt.solve(Ms, T - hs, A, b, eps, mu, max_iter, tol)
+    if not (np.all(np.isfinite(acc)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError("contact dynamics overflowed to NaN or infinity (the state or the "
+                             "contact terms are too large for float64)")
+    return acc, lam, its
+
+
 def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float = 0.0,
                      proximal: float | None = 1e-8, max_iter: int = 50,
                      tol: float = 1e-12) -> ContactDynamicsResult:
@@ -94,21 +108,27 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
 
     Notes
     -----
-    A batch goes through one compiled call each for ``M``, ``h`` and each contact's kinematics,
-    and through stacked numpy solves (`_kkt`): no Python loop over its states.
+    One state is one compiled call (`dqdyn.contact._kernels`: ``M``, ``h``, the contact rows
+    and the KKT solve), a batch one call per chunk of states, in parallel.  The numpy path
+    (one compiled call each for ``M``, ``h`` and each contact's kinematics, then the stacked
+    solves of `_kkt`) runs only where the kernel declines: a model with mimic joints, and states
+    whose mass or Delassus matrix is singular (or near it, without a proximal term), whose
+    proximal iterations do not converge or whose result overflows — it then raises the error
+    that names the problem (or clears a nearly singular Delassus matrix by its eigenvalues).
     """
     cons = as_contact_list(contacts, model)
     eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
+    one = _kkt.one_state(model, q, v, tau)
+    if one is not None:  # one state of plain vectors: the kernel checks the values
+        r = _kkt.compiled(model, *one, cons, eps, mu, max_iter, tol, checked=False)
+        if r is not None:
+            acc, lam, its = r
+            return ContactDynamicsResult(acc[0], split_forces(lam, cons, ()), lam[0], its.reshape(()))
     w = qv_what(model)
     (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                       ("tau", tau, model.nv, w[3])])
-    A, b = stacked_rows(model, Q, V, cons)
-    Ms = each_state(mass_matrix, model, Q)
-    hs = each_state(nonlinear_effects, model, Q, V)
-    acc, lam, its = _kkt.solve(Ms, T - hs, A, b, eps, mu, max_iter, tol)
-    if not (np.all(np.isfinite(acc)) and np.all(np.isfinite(lam))):
-        raise NonFiniteError("contact dynamics overflowed to NaN or infinity (the state or the "
-                             "contact terms are too large for float64)")
+    r = _kkt.compiled(model, Q, V, T, cons, eps, mu, max_iter, tol)
+    acc, lam, its = _contact_dynamics_numpy(model, Q, V, T, cons, eps, mu, max_iter, tol) if r is None else r
     return ContactDynamicsResult(acc.reshape(batch + (model.nv,)), split_forces(lam, cons, batch),
                                  lam.reshape(batch + (lam.shape[1],)), its.reshape(batch))
 

@@ -36,6 +36,23 @@ class ImpulseDynamicsResult(NamedTuple):
     iterations: np.ndarray  # (...,)
 
 
+def _impulse_dynamics_numpy(model: Model, Q, V, cons, e, eps, mu, max_iter, tol):
+    """``(v⁺, Λ, iterations)`` of 2-D batches by the numpy path (as
+    `dqdyn.contact.dynamics._contact_dynamics_numpy`: the compiled kernel's reference and
+    fallback)."""
+    N = Q.shape[0]
+    if cons:
+        A = np.concatenate([c.rows(model, Q, V)[0] for c in cons], axis=1)
+    else:
+        A = np.zeros((N, 0, model.nv))
+    Ms = each_state(mass_matrix, model, Q)
+    Vc = V[:, :, None]
+    vout, lam, its = _kkt.solve(Ms, (Ms @ Vc)[:, :, 0], A, -e * (A @ Vc)[:, :, 0], eps, mu, max_iter, tol)
+    if not (np.all(np.isfinite(vout)) and np.all(np.isfinite(lam))):
+        raise NonFiniteError("impulse dynamics overflowed to NaN or infinity")
+    return vout, lam, its
+
+
 def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
                      regularization: float = 0.0, proximal: float | None = 1e-8,
                      max_iter: int = 50, tol: float = 1e-12) -> ImpulseDynamicsResult:
@@ -64,6 +81,11 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
         ``restitution`` outside [0, 1] (named), bad ``q`` / ``v`` or settings.
     SingularError, InfeasibleError
         As `dqdyn.contact_dynamics` (named ``contacts``).
+
+    Notes
+    -----
+    One compiled call per state or chunk of a batch, with the numpy path where the kernel
+    declines, as `dqdyn.contact_dynamics`.
     """
     try:
         e = float(restitution)
@@ -73,18 +95,17 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
         raise ShapeError(f"restitution must be in [0, 1] (Newton's coefficient), got {restitution!r}")
     cons = as_contact_list(contacts, model)
     eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
+    one = _kkt.one_state(model, q, v)
+    if one is not None:  # one state of plain vectors: the kernel checks the values
+        r = _kkt.compiled(model, *one, None, cons, eps, mu, max_iter, tol, e, impulse=True,
+                          checked=False)
+        if r is not None:
+            vout, lam, its = r
+            return ImpulseDynamicsResult(vout[0], split_forces(lam, cons, ()), lam[0], its.reshape(()))
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
-    N = Q.shape[0]
-    if cons:
-        A = np.concatenate([c.rows(model, Q, V)[0] for c in cons], axis=1)
-    else:
-        A = np.zeros((N, 0, model.nv))
-    Ms = each_state(mass_matrix, model, Q)
-    Vc = V[:, :, None]
-    vout, lam, its = _kkt.solve(Ms, (Ms @ Vc)[:, :, 0], A, -e * (A @ Vc)[:, :, 0], eps, mu, max_iter, tol)
-    if not (np.all(np.isfinite(vout)) and np.all(np.isfinite(lam))):
-        raise NonFiniteError("impulse dynamics overflowed to NaN or infinity")
+    r = _kkt.compiled(model, Q, V, None, cons, eps, mu, max_iter, tol, e, impulse=True)
+    vout, lam, its = _impulse_dynamics_numpy(model, Q, V, cons, e, eps, mu, max_iter, tol) if r is None else r
     return ImpulseDynamicsResult(vout.reshape(batch + (model.nv,)), split_forces(lam, cons, batch),
                                  lam.reshape(batch + (lam.shape[1],)), its.reshape(batch))
 
