@@ -259,6 +259,37 @@ def group_constraints():
         dqdyn.project_state(m, Q[0] + 1e-3, V[0], cons)
 
 
+def group_contact():
+    """The compiled contact and impulse dynamics (`dqdyn.contact._kernels`): one state, a small
+    batch (the batch kernel's serial twin) and one above the serial threshold (the thread pool),
+    on a floating base with two legs held by a 3D and a 6D contact (Baumgarte gains on one)."""
+    import numpy as np
+
+    import dqdyn
+    from dqdyn._engine.batching import SERIAL_WORK
+
+    b = dqdyn.ModelBuilder("biped")
+    I3 = 0.01 * np.eye(3)
+    b.add_body("base", joint="free", mass=5.0, inertia=0.1 * np.eye(3), joint_name="root")
+    for side, y in (("l", 0.1), ("r", -0.1)):
+        b.add_body(f"{side}_hip", "base", "revolute", mass=0.5, inertia=I3, axis=[1, 0, 0],
+                   xyz=[0, y, 0])
+        b.add_body(f"{side}_thigh", f"{side}_hip", "revolute", mass=1.0, inertia=I3, axis=[0, 1, 0],
+                   com=[0, 0, -0.2])
+        b.add_body(f"{side}_shin", f"{side}_thigh", "revolute", mass=1.0, inertia=I3, axis=[0, 1, 0],
+                   com=[0, 0, -0.2], xyz=[0, 0, -0.4])
+    m = b.build()
+    feet = [dqdyn.PointContact((m.body_index("l_shin"), [0, 0, -0.4]), kd=2.0),
+            dqdyn.FrameContact((m.body_index("r_shin"), [0, 0, -0.4]))]
+    Q, V, T = _states(m, 3)
+    n = SERIAL_WORK // (m.nbodies + 1) + 1
+    big = [np.ascontiguousarray(np.resize(X, (n,) + X.shape[1:])) for X in (Q, V, T)]
+    for proximal in (1e-8, None):
+        for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
+            dqdyn.contact_dynamics(m, *args, feet, proximal=proximal)
+            dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
+
+
 def group_parallel():
 
     from dqdyn import parallel as P
@@ -323,6 +354,7 @@ GROUPS = {
     "derivatives": group_derivatives,
     "kinematics": group_kinematics,
     "constraints": group_constraints,
+    "contact": group_contact,
     "parallel": group_parallel,
     "graph": group_graph,
     "models": group_models,
