@@ -1,8 +1,10 @@
-"""Batched ``rnea``: dqdyn's lanes (blocks of 16 states, `dqdyn.dynamics.lanes`) against dqdyn's
-per-state batch kernel and Pinocchio's ``rneaInParallel``, side by side in one process.
+"""Batched ``rnea`` and ``aba``: dqdyn's lanes (blocks of 16 states, `dqdyn.dynamics.lanes`,
+`dqdyn.dynamics.lanes_aba`) against dqdyn's per-state batch kernel and Pinocchio's
+``rneaInParallel`` / ``abaInParallel``, side by side in one process.
 
     python benchmarks/bench_batch_lanes.py [--rounds 9] [--sizes 1000 10000 100000]
                                            [--models panda chain100 anymal talos]
+                                           [--functions rnea aba]
 
 Panda (9 DoF, the finger independent, as Pinocchio parses it), a 100-body revolute chain
 (`dqdyn.serial_chain`) and two floating bases of example-robot-data, ANYmal (free root + 12
@@ -28,14 +30,31 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import dqdyn  # noqa: E402
 from dqdyn._engine.batching import run_chunked  # noqa: E402
 from dqdyn._engine.boundary import raise_status  # noqa: E402
+from dqdyn.dynamics import aba as ab  # noqa: E402
 from dqdyn.dynamics import newton_euler as ne  # noqa: E402
+from dqdyn.dynamics.articulated import _raise  # noqa: E402
 from dqdyn.dynamics.lanes import rnea_lanes  # noqa: E402
+from dqdyn.dynamics.lanes_aba import aba_lanes_batch  # noqa: E402
 
 
 def per_state_batch(m, Q, V, A, out):
     """dqdyn's batch before the lanes: `ne_core` per state in a ``prange`` loop."""
     run_chunked(ne.rnea_batch, (m.mi, m.mf, m.gravity), [Q, V, A, np.empty((1, 0, 6))], [out],
                 len(Q), (1, 2, 3), lambda st, row: raise_status(m, st, row))
+    return out
+
+
+def aba_lanes(m, Q, V, T, out):
+    """dqdyn's batched ``aba`` (`aba_lanes_batch`, what `dqdyn.aba` runs for such a batch)."""
+    run_chunked(aba_lanes_batch, (m.mi, m.mf), [Q, V, T], [out], len(Q), (1, 2),
+                lambda st, row: _raise(m, st, row))
+    return out
+
+
+def aba_per_state(m, Q, V, T, out):
+    """dqdyn's batched ``aba`` before the lanes: ``aba_kernel`` per state in a ``prange`` loop."""
+    run_chunked(ab.aba_batch, (m.mi, m.mf), [Q, V, T], [out], len(Q), (),
+                lambda st, row: _raise(m, st, row))
     return out
 
 
@@ -80,6 +99,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--functions", nargs="+", default=["rnea", "aba"], choices=["rnea", "aba"])
     args = ap.parse_args(argv)
     import numba
     import pinocchio as pin
@@ -91,7 +111,7 @@ def main(argv=None):
     numba.set_num_threads(ncpu)
     print(f"pinocchio {pin.__version__}, numba {numba.__version__}, {ncpu} cores, "
           f"{numba.get_num_threads()} numba threads, {args.rounds} interleaved rounds")
-    print(f"{'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
+    print(f"{'fn':4s} {'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
           f"{'ns/body/core':>13s} {'vs per-state':>12s}")
     for name, m, pm in models(args.models):
         pool = pin.ModelPool(pm, ncpu)
@@ -105,24 +125,34 @@ def main(argv=None):
             VP, AP = np.asfortranarray(V.T), np.asfortranarray(A.T)
             TP = np.zeros((pm.nv, N), order="F")
             o1, o2 = np.empty((N, m.nv)), np.empty((N, m.nv))
-            routes = {
-                "dqdyn lanes": lambda: rnea_lanes(m, Q, V, A, o1),
-                "dqdyn state": lambda: per_state_batch(m, Q, V, A, o2),
-                "pin parallel": lambda: pin.rneaInParallel(ncpu, pool, QP, VP, AP, TP),
+            # (aba: the random rows of ``A`` as τ, Pinocchio's taken as they are, as v)
+            every = {
+                "rnea": {
+                    "dqdyn lanes": lambda: rnea_lanes(m, Q, V, A, o1),
+                    "dqdyn state": lambda: per_state_batch(m, Q, V, A, o2),
+                    "pin parallel": lambda: pin.rneaInParallel(ncpu, pool, QP, VP, AP, TP),
+                },
+                "aba": {
+                    "dqdyn lanes": lambda: aba_lanes(m, Q, V, A, o1),
+                    "dqdyn state": lambda: aba_per_state(m, Q, V, A, o2),
+                    "pin parallel": lambda: pin.abaInParallel(ncpu, pool, QP, VP, AP, TP),
+                },
             }
-            for f in routes.values():
-                f()
-            assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
-            times = {k: [] for k in routes}
-            for _ in range(args.rounds):
-                for k, f in routes.items():
-                    times[k].append(_time(f))
-            base = np.median(times["dqdyn state"])
-            for k, t in times.items():
-                med = np.median(t)
-                print(f"{name:9s} {N:7d} | {k:14s} {med * 1e3:10.3f} "
-                      f"{min(t) * 1e3:8.3f}-{max(t) * 1e3:<8.3f} "
-                      f"{med * ncpu / (N * m.nbodies) * 1e9:13.2f} {base / med:11.2f}x")
+            for fn in args.functions:
+                routes = every[fn]
+                for f in routes.values():
+                    f()
+                assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
+                times = {k: [] for k in routes}
+                for _ in range(args.rounds):
+                    for k, f in routes.items():
+                        times[k].append(_time(f))
+                base = np.median(times["dqdyn state"])
+                for k, t in times.items():
+                    med = np.median(t)
+                    print(f"{fn:4s} {name:9s} {N:7d} | {k:14s} {med * 1e3:10.3f} "
+                          f"{min(t) * 1e3:8.3f}-{max(t) * 1e3:<8.3f} "
+                          f"{med * ncpu / (N * m.nbodies) * 1e9:13.2f} {base / med:11.2f}x", flush=True)
 
 
 if __name__ == "__main__":
