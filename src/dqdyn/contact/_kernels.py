@@ -47,7 +47,7 @@ import numpy as np
 from dqdyn._engine.batching import BLOCKS
 from dqdyn._engine.boundary import BAD_TAU_FINITE, BAD_V_FINITE, OK, check_finite
 from dqdyn._engine.jit import kernel
-from dqdyn._engine.linalg import chol_factor, lower_solve, lower_t_solve
+from dqdyn._engine.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import pose_translation
 from dqdyn.constraints.base import frame_rotation
@@ -180,11 +180,12 @@ def _norm(x, m):
 
 
 @njit
-def _chol_solve_into(Lk, m, y, out):
+def _chol_solve_into(Lk, d, m, y, out):
+    """``out = (Lk Lkᵀ)⁻¹ y`` (``d``: the reciprocals of ``Lk``'s diagonal, `chol_factor_r`)."""
     for i in range(m):
         out[i] = y[i]
-    lower_solve(Lk, m, out)
-    lower_t_solve(Lk, m, out)
+    lower_solve_r(Lk, d, m, out)
+    lower_t_solve_r(Lk, d, m, out)
 
 
 
@@ -218,6 +219,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
     o += n * n
     y0 = w[o : o + n]
     a0 = w[o + n : o + 2 * n]
+    dM = w[o + 2 * n : o + 3 * n]  # 1 / diag(L)
     o += 3 * n
     A = view(w, o, (m, n)) if m > 0 else view(w, o, (1, n))
     o += m * n
@@ -232,6 +234,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
     r = w[o : o + m]
     new = w[o + m : o + 2 * m]
     t = w[o + 2 * m : o + 3 * m]
+    dK = w[o + 3 * m : o + 4 * m]  # 1 / diag(Lk)
     o += 5 * m
     J = view(w, o, (6, n))
     o += 6 * n
@@ -269,21 +272,21 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
             return BAD_TAU_FINITE, 0
         for i in range(n):
             y0[i] = tau[i] - y0[i]
-    if not chol_factor(M, n, L):
+    if not chol_factor_r(M, n, L, dM):
         return SINGULAR_MASS, 0
-    lower_solve(L, n, y0)  # y₀ = L⁻¹ r₀
+    lower_solve_r(L, dM, n, y0)  # y₀ = L⁻¹ r₀
     if m == 0:
         for i in range(n):
             a[i] = y0[i]
-        lower_t_solve(L, n, a)
+        lower_t_solve_r(L, dM, n, a)
         return _finite(a, lam), 0
     for i in range(n):
         a0[i] = y0[i]
-    lower_t_solve(L, n, a0)
+    lower_t_solve_r(L, dM, n, a0)
     for k in range(m):  # Wᵀ rows: L⁻¹ A_kᵀ
         for j in range(n):
             Wt[k, j] = A[k, j]
-        lower_solve(L, n, Wt[k])
+        lower_solve_r(L, dM, n, Wt[k])
     for i in range(m):
         for k in range(i + 1):
             s = 0.0
@@ -304,7 +307,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
         for i in range(m):
             for k in range(m):
                 Lk[i, k] = G[i, k]
-        if not _clear_pivots(Lk, m, dmax):
+        if not _clear_pivots(Lk, dK, m, dmax):
             return REDUNDANT, 0
     if mu < 0.0:  # direct: (G + ε I) λ = r
         for i in range(m):
@@ -312,11 +315,11 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
                 Lk[i, k] = G[i, k]
             Lk[i, i] += eps
         if eps == 0.0:
-            if not _clear_pivots(Lk, m, dmax):
+            if not _clear_pivots(Lk, dK, m, dmax):
                 return SINGULAR_DELASSUS, 0
-        elif not chol_factor(Lk, m, Lk):
+        elif not chol_factor_r(Lk, m, Lk, dK):
             return SINGULAR_DELASSUS, 0
-        _chol_solve_into(Lk, m, r, lam)
+        _chol_solve_into(Lk, dK, m, r, lam)
         its = 1
     else:  # proximal: (G + (ε + μ) I) λ_{k+1} = r + μ λ_k from λ₀ = 0
         mua = mu * scale
@@ -324,7 +327,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
             for k in range(m):
                 Lk[i, k] = G[i, k]
             Lk[i, i] += eps + mua
-        if not chol_factor(Lk, m, Lk):
+        if not chol_factor_r(Lk, m, Lk, dK):
             return SINGULAR_DELASSUS, 0
         for i in range(m):
             lam[i] = 0.0
@@ -334,7 +337,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
         for k in range(1, max_iter + 1):
             for i in range(m):
                 t[i] = r[i] + mua * lam[i]
-            _chol_solve_into(Lk, m, t, new)
+            _chol_solve_into(Lk, dK, m, t, new)
             s = 0.0
             for i in range(m):
                 d = new[i] - lam[i]
@@ -364,15 +367,15 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
         lk = lam[k]
         for j in range(n):
             a[j] += Wt[k, j] * lk
-    lower_t_solve(L, n, a)
+    lower_t_solve_r(L, dM, n, a)
     return _finite(a, lam), its
 
 
 @njit
-def _clear_pivots(Lk, m, dmax):
-    """Factor ``Lk`` (m × m) in place; True when every pivot ``L_ii²`` is above ``10⁻⁸ max_i
+def _clear_pivots(Lk, d, m, dmax):
+    """Factor ``Lk`` (m × m) in place (``d``: its diagonal's reciprocals); True when every pivot ``L_ii²`` is above ``10⁻⁸ max_i
     G_ii`` (`dqdyn.contact._kkt`'s test that clears a Delassus matrix as regular)."""
-    if not chol_factor(Lk, m, Lk):
+    if not chol_factor_r(Lk, m, Lk, d):
         return False
     pmin = np.inf
     for i in range(m):

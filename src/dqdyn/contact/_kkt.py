@@ -28,8 +28,27 @@ from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_rows
 from dqdyn.errors import InfeasibleError, ShapeError, SingularError
 from dqdyn.multibody.model import Model
 
+_SETTINGS: dict = {}  # checked settings, keyed on the arguments and their types
+
 
 def check_settings(regularization, proximal, max_iter, tol):
+    """``(ε, μ or None, max_iter, tol)`` checked (`ShapeError` naming a bad one); the checks of
+    a combination seen before are not repeated."""
+    try:
+        key = (regularization.__class__, regularization, proximal.__class__, proximal,
+               max_iter.__class__, max_iter, tol.__class__, tol)
+        hit = _SETTINGS.get(key)
+    except TypeError:  # (an unhashable argument: checked, and refused, below)
+        key = hit = None
+    if hit is not None:
+        return hit
+    out = _check_settings(regularization, proximal, max_iter, tol)
+    if key is not None and len(_SETTINGS) < 256:
+        _SETTINGS[key] = out
+    return out
+
+
+def _check_settings(regularization, proximal, max_iter, tol):
     try:
         eps = float(regularization)
     except (TypeError, ValueError):

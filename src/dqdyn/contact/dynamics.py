@@ -43,6 +43,16 @@ def split_forces(lam: np.ndarray, contacts, batch) -> tuple:
     return tuple(out)
 
 
+def split_one(lam: np.ndarray, contacts) -> tuple:
+    """`split_forces` of one state's multipliers ``lam`` (m,)."""
+    out, o = [], 0
+    for c in contacts:
+        d = c.dim
+        out.append(lam[o:o + d])
+        o += d
+    return tuple(out)
+
+
 def stacked_rows(model: Model, Q, V, contacts):
     """``(A (N, m, nv), b (N, m))`` of the contacts, Baumgarte terms included."""
     N = Q.shape[0]
@@ -123,7 +133,7 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
         r = _kkt.compiled(model, *one, cons, eps, mu, max_iter, tol, checked=False)
         if r is not None:
             acc, lam, its = r
-            return ContactDynamicsResult(acc[0], split_forces(lam, cons, ()), lam[0], its.reshape(()))
+            return ContactDynamicsResult(acc[0], split_one(lam[0], cons), lam[0], its.reshape(()))
     w = qv_what(model)
     (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                       ("tau", tau, model.nv, w[3])])

@@ -21,7 +21,7 @@ import numpy as np
 from dqdyn.contact import _kkt
 from dqdyn.contact._common import each_state, qv_what, states
 from dqdyn.contact.contacts import as_contact_list
-from dqdyn.contact.dynamics import split_forces
+from dqdyn.contact.dynamics import split_forces, split_one
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.errors import NonFiniteError, ShapeError
 from dqdyn.multibody.model import Model
@@ -101,7 +101,7 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
                           checked=False)
         if r is not None:
             vout, lam, its = r
-            return ImpulseDynamicsResult(vout[0], split_forces(lam, cons, ()), lam[0], its.reshape(()))
+            return ImpulseDynamicsResult(vout[0], split_one(lam[0], cons), lam[0], its.reshape(()))
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     r = _kkt.compiled(model, Q, V, None, cons, eps, mu, max_iter, tol, e, impulse=True)
