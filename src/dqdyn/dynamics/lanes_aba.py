@@ -67,8 +67,8 @@ from dqdyn.multibody.model import (
 
 L = LANES
 
-# lane workspace columns per body (each holds LANES values): the K_* columns of
-# `dqdyn.dynamics.articulated`, 1-DoF joints' U, 1/D and u, then a free joint's block
+# lane workspace columns per body (each holds LANES values): the quantities of the K_* columns
+# of `dqdyn.dynamics.articulated`, a 1-DoF joint's U, 1/D and u, then a free joint's block
 A_R = 0  # rotation of x_i^λ, row-major (9)
 A_P = 9  # translation of x_i^λ (3)
 A_V = 12  # V_i [ω; v] (6)
@@ -90,9 +90,9 @@ A_TOT = 143
 BR = 0
 X_PR = S_COLS  # the parent's row (A_COLS)
 X_S = X_PR + A_COLS  # S q̇ of the joint (6)
-X_PI = X_S + 6  # Π (21), then the increment of the parent's Î (21)
-X_B = X_PI + 21  # β (6), then the increment of the parent's B̂ (6)
-X_INC = X_B + 6  # (21 + 6)
+X_PI = X_S + 6  # Π (21)
+X_B = X_PI + 21  # β (6)
+X_INC = X_B + 6  # what the body adds to its parent's Î (21) and B̂ (6)
 X_FU = X_INC + 27  # a free joint's U (36), factor (36), u (6), solution (6)
 X_FL = X_FU + 36
 X_FUU = X_FL + 36
