@@ -14,12 +14,12 @@ For one state `_kkt_state` computes, in one compiled pass:
   ``G = Wᵀ W``, and the direct or proximal solve ([Carpentier2021]) with the same stopping rule.
 
 Impulse dynamics ([Featherstone2008, ch. 11]) is the same solve with ``r₀ = M v⁻`` and
-``b = −e A v⁻``.  A batch runs `_kkt_rows` per block of states (`_kkt_batch`, through
+``b = −e A v⁻``.  A batch runs `kkt_rows` per block of states (`kkt_batch`, through
 `dqdyn._engine.batching.run_chunked`), the code a single state runs, so a batch gives each
 state's bits.
 
 The contact set is a float array ``spec`` (one row of `SPEC` entries per contact, built once
-per contact and model by `contact_spec`): ``[body, dim, placement (8), kp, kd, has_target,
+per contact and model by ``_Contact._kernel_spec`` and stacked by `dqdyn.contact._kkt.contact_table`): ``[body, dim, placement (8), kp, kd, has_target,
 target (12)]`` — a point contact's target is the world point (3), a frame contact's the rotation
 ``R*`` (9, row-major) then the position ``p*`` (3) of its pose.  ``par = [ε, μ (−1: no proximal
 term), max_iter, tol, restitution, mode]`` (mode 0: contact dynamics, 1: impulse dynamics).
@@ -186,7 +186,6 @@ def _chol_solve_into(Lk, d, m, y, out):
         out[i] = y[i]
     lower_solve_r(Lk, d, m, out)
     lower_t_solve_r(Lk, d, m, out)
-
 
 
 @njit

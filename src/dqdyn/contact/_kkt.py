@@ -16,6 +16,10 @@ each step a well-conditioned Cholesky solve, to the solution of ``(G + εI) λ =
 closest to ``λ₀`` (for ``ε = 0``: the minimum-norm multipliers; ``x`` is unique whenever the
 constraints are consistent).  Without the proximal term (``proximal=None``) and with ``ε = 0``
 a singular ``G`` raises `SingularError` naming ``contacts``.
+
+`compiled` runs this solve, with ``M``, ``h`` and the contact rows, in one call of the contact
+kernels per state or chunk of a batch (`dqdyn.contact._kernels`); `solve` is the numpy path over
+stacked states, the kernels' reference in the tests and their fallback where they decline.
 """
 
 from __future__ import annotations
