@@ -68,7 +68,8 @@ def _rel(x, ref, floor=1e-8):
 def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0, oracle=None, ignore=()):
     """Load ``source`` as it comes and compare with MuJoCo.  Returns ``(model, errors)`` with the
     worst relative error of each quantity (``rnea``, ``M``, ``gravity``, ``aba``, ``poses``,
-    ``jacobians`` — ``mj_jacBody`` of every body against dqdyn's world-aligned twist Jacobian).
+    ``jacobians`` — ``mj_jacBody`` of every body against dqdyn's world-aligned twist Jacobian —
+    and ``mass``: ``total_mass + welded_inertia[0]`` against MuJoCo's ``body_mass.sum()``).
     ``oracle``: the document MuJoCo compiles (default ``source``), e.g. a copy of a file whose
     mesh files are absent with the meshes stripped; ``ignore``: passed to ``load_mjcf``."""
     with warnings.catch_warnings():
@@ -82,6 +83,8 @@ def compare_with_mujoco(source, n_states: int = 4, random_state: int = 0, oracle
     d = mujoco.MjData(mj)
     rng = np.random.default_rng(random_state)
     err = dict(rnea=0.0, M=0.0, gravity=0.0, aba=0.0, poses=0.0, jacobians=0.0)
+    # every MuJoCo body's mass is in the model: moving, or welded to the world (welded_inertia)
+    err["mass"] = _rel(model.total_mass + model.welded_inertia[0], float(mj.body_mass.sum()), 1e-300)
     jp, jr = np.zeros((3, mj.nv)), np.zeros((3, mj.nv))
 
     def inverse(q, v, a):
