@@ -13,7 +13,7 @@ the file itself, or, when MuJoCo cannot compile it because mesh files are absent
 ``tests/parsers/test_menagerie_checkout.py::stripped_xml`` makes (mesh / texture / height-field
 / skin assets removed, mesh geoms turned into massless 1 mm spheres, every ``<inertial>`` kept,
 ``inertiafromgeom="false"`` when every body has an ``<inertial>``).  A file refused because a
-body welded to the world takes its mass from an absent mesh is compared loaded with
+body without a joint takes its mass from an absent mesh is compared loaded with
 ``ignore=("meshes",)``; one whose moving bodies take their mass from absent meshes is reported
 as refused.
 
@@ -98,7 +98,8 @@ def main(argv=None) -> int:
     rows = []
     sets = {name: package_xmls(pkg, pat) for name, (pkg, pat) in COLLECTIONS.items()}
     sets["dqdyn corpus"] = corpus_files()
-    print("| collection | files with DoFs | load as they come | worst relative error (rnea, M, g, aba, poses) |")
+    print("| collection | files with DoFs | load as they come | worst relative error (rnea, M, g, aba, poses, "
+          "Jacobians, mass) |")
     print("|---|---|---|---|")
     for name, files in sets.items():
         if not files:

@@ -146,10 +146,11 @@ def compare_robot(path: str, n_states: int = 4):
 
     MuJoCo's oracle is the file itself when MuJoCo compiles it (a real checkout, mesh files
     present), else its `stripped_copy`.  ``how`` is ``"as it comes"``; or, for a file that
-    ``load_mjcf`` refuses because the mass of a body welded to the world would come from an
-    absent mesh, ``"ignore=('meshes',)"`` (the stripped copy's massless spheres give that body
-    the same zero share); or ``"refused"`` when a moving body's mass would come from absent
-    meshes (then ``model`` is None and ``errors`` is the refusal's message)."""
+    ``load_mjcf`` refuses because the mass of a body without a joint (welded to its parent or to
+    the world) would come from an absent mesh, ``"ignore=('meshes',)"`` (the stripped copy's
+    massless spheres give that body the same zero share); or ``"refused"`` when a moving body's
+    whole mass would come from absent meshes (then ``model`` is None and ``errors`` is the
+    refusal's message)."""
     how, ignore = "as it comes", ()
     try:
         with warnings.catch_warnings():

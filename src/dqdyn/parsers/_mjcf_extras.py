@@ -163,7 +163,8 @@ def strip_absent_files(spec, label: str, *, massless_meshes: bool = False) -> di
         swap.append(g)
     if heavy and not massless_meshes:
         raise MJCFError(f"MJCF {label}: " + "; ".join(
-            f"body {b!r} takes its mass and inertia from mesh(es) {', '.join(map(repr, m))}, whose "
+            f"body {b!r} takes its mass and inertia from mesh(es) {', '.join(map(repr, dict.fromkeys(m)))}, "
+            "whose "
             "files are absent" for b, m in heavy.items())
             + " (give each such body an <inertial> element, provide the mesh files, or load with "
               "ignore=('meshes',) to leave that mass out)")
