@@ -145,6 +145,8 @@ def group_forward():
         Ac = np.eye(m.nv)[1:2]  # (DoF 1 is free in ``presc``)
         dqdyn.constrained_aba(m, Q[0], V[0], T[0], Ac, np.zeros(1))
         dqdyn.constrained_hybrid_dynamics(m, Q[0], V[0], T[0], T[0], presc, Ac, np.zeros(1))
+    m = dqdyn.serial_chain(3)  # a batch of LANES lists passes the gate by: the lanes' serial twin
+    dqdyn.aba(m, *[x.tolist() for x in _states(m, n=16)])
     m = _mimic_chain()  # aba's compiled mimic path (aba_mimic_entry) and the batches' route
     Q, V, T = _states(m)
     _each_form(m, lambda q, v, t: dqdyn.aba(m, q, v, t), Q, V, T)

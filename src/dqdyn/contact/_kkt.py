@@ -118,14 +118,14 @@ def _par(eps, proximal, max_iter, tol, restitution, impulse) -> np.ndarray:
     return par
 
 
-def one_state(model, *xs):
+def one_state(model, *xs) -> list | None:
     """``(Q, V[, T])`` (1, ·) views of one state given as plain vectors (writable C-contiguous
     float64 of the right lengths: the compiled kernel checks their values), else ``None``."""
     if not (isinstance(model, Model) and is_fast(*xs)):
         return None
     if xs[0].shape[0] != model.nq or any(x.shape[0] != model.nv for x in xs[1:]):
         return None
-    return tuple(x.reshape(1, -1) for x in xs)
+    return [x.reshape(1, -1) for x in xs]
 
 
 def compiled(model, Q, V, T, contacts, eps, proximal, max_iter, tol, restitution=0.0,

@@ -130,7 +130,8 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
     eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
     one = _kkt.one_state(model, q, v, tau)
     if one is not None:  # one state of plain vectors: the kernel checks the values
-        r = _kkt.compiled(model, *one, cons, eps, mu, max_iter, tol, checked=False)
+        q1, v1, t1 = one
+        r = _kkt.compiled(model, q1, v1, t1, cons, eps, mu, max_iter, tol, checked=False)
         if r is not None:
             acc, lam, its = r
             return ContactDynamicsResult(acc[0], split_one(lam[0], cons), lam[0], its.reshape(()))

@@ -97,7 +97,8 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
     eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
     one = _kkt.one_state(model, q, v)
     if one is not None:  # one state of plain vectors: the kernel checks the values
-        r = _kkt.compiled(model, *one, None, cons, eps, mu, max_iter, tol, e, impulse=True,
+        q1, v1 = one
+        r = _kkt.compiled(model, q1, v1, None, cons, eps, mu, max_iter, tol, e, impulse=True,
                           checked=False)
         if r is not None:
             vout, lam, its = r
