@@ -59,6 +59,7 @@ from dqdyn._engine.jit import kernel
 from dqdyn._engine.linalg import chol_factor, chol_solve
 from dqdyn._engine.views import unmanaged
 from dqdyn.algebra._core import jit
+from dqdyn.dynamics.lanes_crba import LANES, crba_lanes_batch, lanes_crba_support
 from dqdyn.dynamics.newton_euler import (
     _EMPTY1,
     _EMPTY2,
@@ -723,6 +724,8 @@ def mass_matrix(model: Model, q, method: str = "crba", *, out=None) -> np.ndarra
     else:
         raise ShapeError(f"method must be 'crba' or 'newton_euler', got {method!r}")
     Q, batch = _q_in(model, q)
+    if kernel is crba_batch and Q.shape[0] >= LANES and lanes_crba_support(model):
+        kernel = crba_lanes_batch  # 16 states at once, the same bits (`lanes_crba`)
     M = _out(model, out, batch, (nv, nv))
     run_chunked(kernel, head, [Q], [M], Q.shape[0], (), _raiser(model, batch))
     return M.reshape(batch + (nv, nv))
