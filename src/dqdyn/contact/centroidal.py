@@ -44,9 +44,13 @@ import weakref
 
 import numpy as np
 
+from dqdyn._engine.batching import run_chunked
+from dqdyn._engine.boundary import raise_status
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
+from dqdyn.contact._centroidal_kernels import AG, HG, HGDOT, JC, centroidal_batch, centroidal_rows
 from dqdyn.contact._common import cross, each_state, qv_what, rotations, skew, states
+from dqdyn.contact._kkt import one_state
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.dynamics.newton_euler import rnea
 from dqdyn.kinematics.forward import forward_kinematics
@@ -57,8 +61,8 @@ _BASE: dict = {}  # id(model) -> (weak reference, floating-base constants)
 
 
 def _base(model: Model):
-    """``(iv, base armature or None, total mass)`` of the floating-base route, ``None`` where it
-    does not apply (body 1 not a free joint on the world, another body on the world, mimic
+    """``(iv, base armature or None, total mass, the kernel's ``par`` per mode)`` of the
+    floating-base route, ``None`` where it does not apply (body 1 not a free joint on the world, another body on the world, mimic
     joints); cached per model (models are immutable)."""
     hit = _BASE.get(id(model))
     if hit is not None and hit[0]() is model:
@@ -69,7 +73,9 @@ def _base(model: Model):
             or np.any(mi[2:, MI_PARENT] == 0) or model.mimic_joints):
         iv = int(mi[1, MI_IV])
         arm = np.array(model.armature[iv:iv + 6])
-        out = (iv, arm if np.any(arm) else None, float(model.total_mass))
+        out = (iv, arm if np.any(arm) else None, float(model.total_mass),
+               {mode: np.array([float(mode), float(model.total_mass), float(np.sum(model.mass))])
+                for mode in (AG, HG, HGDOT, JC)})
     if len(_BASE) > 64:
         _BASE.clear()
     _BASE[id(model)] = (weakref.ref(model), out)
@@ -80,7 +86,7 @@ def _base_rows(model: Model, Q: np.ndarray, base):
     """``(T (N, 6, 6), [M_τ; M_f] (N, 6, nv))``: the transport ``T = [[0, R], [R, −R [c_b]×]]``
     of base-frame wrench rows ``[τ_b; f_b]`` to ``[R f_b; R (τ_b − c_b × f_b)]`` (module
     docstring) and the base rows of ``M`` less the base's armature."""
-    iv, arm, mt = base
+    iv, arm, mt, _ = base
     B = each_state(mass_matrix, model, Q)[:, iv:iv + 6]
     if arm is not None:
         B = B.copy()
@@ -97,6 +103,34 @@ def _base_rows(model: Model, Q: np.ndarray, base):
 def _ag_floating(model: Model, Q: np.ndarray, base) -> np.ndarray:
     T, B = _base_rows(model, Q, base)
     return T @ B
+
+
+_NO_X = np.empty((1, 0))  # (V, A where a mode does not use them)
+_NO_OUT = np.empty((1, 0, 0))
+
+
+def _compiled(model: Model, base, mode: int, Q, V=_NO_X, A=_NO_X, checked=True):
+    """The floating-base route in the compiled kernel (`dqdyn.contact._centroidal_kernels`: one
+    call per state or per chunk of a batch): ``A_g`` (N, 6, nv), ``J_c`` (N, 3, nv) or ``h_g``,
+    ``ḣ_g`` (N, 6) by ``mode``.  A bad input (a non-unit quaternion) raises as the numpy route's
+    calls would; with ``checked=False`` (a single state of plain vectors whose values are not yet
+    checked) it returns ``None`` instead, for the caller's checks to name."""
+    N, nv = Q.shape[0], model.nv
+    rows = 6 if mode == AG else 3 if mode == JC else 0
+    out = np.empty((N, rows, nv)) if rows else (_NO_OUT if N == 1 else np.empty((N, 0, 0)))
+    h = np.empty((N, 0 if rows else 6))
+    par = base[3][mode]
+    if N == 1:
+        status = np.zeros(1, dtype=np.int64)
+        centroidal_rows(model.mi, model.mf, par, Q, V, A, out, h, status, 0, 1)
+        if status[0]:
+            if not checked:
+                return None
+            raise_status(model, int(status[0]))
+    else:
+        run_chunked(centroidal_batch, (model.mi, model.mf, par), [Q, V, A], [out, h], N, (1, 2),
+                    lambda code, row: raise_status(model, int(code), row))
+    return out if rows else h
 
 
 def _com_placements(model: Model) -> np.ndarray:
@@ -173,10 +207,29 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     ShapeError, NonFiniteError
         ``q`` has the wrong shape or is not finite (the message names ``q``).
     """
+    r = _fast(model, AG, q)
+    return _cmm(model, q, True) if r is None else r
+
+
+def _fast(model, mode: int, *xs):
+    """One state of plain vectors straight to the kernel (floating base), else ``None``."""
+    one = one_state(model, *xs)
+    if one is None:
+        return None
+    base = _base(model)
+    if base is None:
+        return None
+    r = _compiled(model, base, mode, *one, checked=False)
+    return None if r is None else r[0]
+
+
+def _cmm(model: Model, q, compiled: bool) -> np.ndarray:
+    """`centroidal_momentum_matrix` (``compiled=False``: the numpy route, the tests' reference)."""
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
     if base is not None:
-        return _ag_floating(model, Q, base).reshape(batch + (6, model.nv))
+        Ag = _compiled(model, base, AG, Q) if compiled else _ag_floating(model, Q, base)
+        return Ag.reshape(batch + (6, model.nv))
     A0, c, _ = _terms(model, Q, np.zeros((Q.shape[0], model.nv)), False)
     return _shift(A0, c).reshape(batch + (6, model.nv))
 
@@ -184,9 +237,16 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
 def centroidal_momentum(model: Model, q, v) -> np.ndarray:
     """``h_g = A_g(q) v`` (..., 6): ``[linear momentum; angular momentum about the CoM]``, world axes
     (Pinocchio's ``computeCentroidalMomentum`` ``hg`` as ``[linear; angular]``)."""
+    r = _fast(model, HG, q, v)
+    return _hg(model, q, v, True) if r is None else r
+
+
+def _hg(model: Model, q, v, compiled: bool) -> np.ndarray:
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     base = _base(model)
+    if base is not None and compiled:
+        return _compiled(model, base, HG, Q, V).reshape(batch + (6,))
     if base is not None:
         Ag = _ag_floating(model, Q, base)
     else:
@@ -202,12 +262,19 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     [Orin2013]; with ``a = 0`` it is the drift ``Ȧ_g v``.  Pinocchio:
     ``computeCentroidalMomentumTimeVariation(model, data, q, v, a)`` → ``data.dhg``.
     """
+    r = _fast(model, HGDOT, q, v, a)
+    return _hgdot(model, q, v, a, True) if r is None else r
+
+
+def _hgdot(model: Model, q, v, a, compiled: bool) -> np.ndarray:
     w = qv_what(model)
     (Q, V, Aa), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                        ("a", a, model.nv, w[2])])
     base = _base(model)
+    if base is not None and compiled:
+        return _compiled(model, base, HGDOT, Q, V, Aa).reshape(batch + (6,))
     if base is not None:
-        iv, arm, mt = base
+        iv, arm, mt, _ = base
         T, _ = _base_rows(model, Q, base)
         F = each_state(rnea, model, Q, V, Aa)[:, iv:iv + 6]
         if arm is not None:
@@ -231,8 +298,15 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
 def com_jacobian(model: Model, q) -> np.ndarray:
     """Jacobian (..., 3, nv) of the whole-system centre of mass in F_0: ``ċ = J_c v``
     (Pinocchio's ``jacobianCenterOfMass``; it is ``A_g``'s linear rows over the total mass)."""
+    r = _fast(model, JC, q)
+    return _jc(model, q, True) if r is None else r
+
+
+def _jc(model: Model, q, compiled: bool) -> np.ndarray:
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
+    if base is not None and compiled:
+        return _compiled(model, base, JC, Q).reshape(batch + (3, model.nv))
     if base is not None:
         T, B = _base_rows(model, Q, base)
         return (T[:, :3, 3:] @ B[:, 3:] / float(np.sum(model.mass))).reshape(batch + (3, model.nv))
