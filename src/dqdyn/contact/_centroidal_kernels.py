@@ -30,12 +30,13 @@ import numba as nb
 import numpy as np
 
 from dqdyn._engine.batching import BLOCKS
-from dqdyn._engine.boundary import BAD_OVERFLOW, BAD_V_FINITE, OK, check_finite
+from dqdyn._engine.boundary import BAD_OVERFLOW, BAD_SHAPE, BAD_V_FINITE, OK, check_finite
+from dqdyn._engine.gate import NV, flat_workspace, gate_entry, gate_matrix, gate_tables, gate_vector
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
 from dqdyn.dynamics.lagrange import C_NCRBA, X_R, crba_core
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
-from dqdyn.multibody.model import MF_ARMATURE, MF_GRAVITY, MI_IV
+from dqdyn.multibody.model import MF_ARMATURE, MF_GRAVITY, MI_IQ, MI_IV
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -149,6 +150,59 @@ def centroidal_rows(mi, mf, par, Q, V, A, OUT, H, status, s, e):
                                      H[k], wc, wn, M, tau, T, AGs)
 
 
+@njit
+def centroidal_checked(mi, mf, par, q, v, a, out, h, ws):
+    """One state through the call gate (`dqdyn._engine.gate`): the lengths checked (``v``, ``a``
+    of length 0 where the mode does not use them), the workspaces carved from the model's
+    scratch ``ws`` (`BAD_SHAPE` where it is too small: the caller's general path allocates)."""
+    n = mi[0, MI_IV]
+    nb1 = mi.shape[0]
+    mode = int(par[0]) if par.shape[0] == 3 else -1
+    rows = 6 if mode == AG else 3 if mode == JC else 0
+    if (mode < 0 or mode > 3 or q.shape[0] != mi[0, MI_IQ] or out.shape[0] * out.shape[1] != rows * n
+            or h.shape[0] != (0 if rows else 6) or v.shape[0] != (n if mode == HG or mode == HGDOT else 0)
+            or a.shape[0] != (n if mode == HGDOT else 0)):
+        return BAD_SHAPE
+    nc, nn = (nb1 + 1) * C_NCRBA, (nb1 + NSCRATCH) * W_COLS
+    m6 = max(n, 6)
+    if ws.shape[0] < nc + nn + n * n + n + 36 + 6 * m6:
+        return BAD_SHAPE
+    o = nc + nn
+    return centroidal_state(mi, mf, par, q, v, a, out.reshape((rows, n)), h,
+                            flat_workspace(ws, nb1 + 1, C_NCRBA), ws[nc:o].reshape((nb1 + NSCRATCH, W_COLS)),
+                            ws[o:o + n * n].reshape((n, n)), ws[o + n * n:o + n * n + n],
+                            ws[o + n * n + n:o + n * n + n + 36].reshape((6, 6)),
+                            ws[o + n * n + n + 36:o + n * n + n + 36 + 6 * m6].reshape((6, m6)))
+
+
+
+# gate kernels (see gate.gate_address): raw buffers (inputs, the model's scratch, the result)
+def _c_matrix(mip, mfp, nb1, bufs, lens):  # (q, par) → A_g (6, nv) or J_c (3, nv)
+    mi, mf = gate_tables(mip, mfp, nb1)
+    n = max(mi[0, MI_IV], 1)
+    ws = gate_vector(bufs, lens, 2)
+    z = ws[:0]  # (v, a, h: unused)
+    return centroidal_checked(mi, mf, gate_vector(bufs, lens, 1), gate_vector(bufs, lens, 0), z, z,
+                              gate_matrix(bufs, lens, 3, lens[3] // n), z, ws)
+
+
+def _c_vector(mip, mfp, nb1, bufs, lens):  # (q, v, a, par) → h_g or ḣ_g (6)
+    mi, mf = gate_tables(mip, mfp, nb1)
+    return centroidal_checked(mi, mf, gate_vector(bufs, lens, 3), gate_vector(bufs, lens, 0),
+                              gate_vector(bufs, lens, 1), gate_vector(bufs, lens, 2),
+                              gate_matrix(bufs, lens, 5, 0), gate_vector(bufs, lens, 5),
+                              gate_vector(bufs, lens, 4))
+
+
+_AG_C = _JC_C = _VEC_C = 0  # their addresses, set on first use
+#: the single-state fast paths: ``entry(model, q, par)`` → A_g / J_c, ``entry(model, q, v, a,
+#: par)`` → h_g / ḣ_g (``a`` of length 0 for h_g); an ndarray, a status code or None
+#: (`dqdyn._engine.gate.gate_entry`)
+AG_ENTRY = gate_entry(globals(), "_AG_C", _c_matrix, 2, 6, NV, scratch=True)
+JC_ENTRY = gate_entry(globals(), "_JC_C", _c_matrix, 2, 3, NV, scratch=True)
+VEC_ENTRY = gate_entry(globals(), "_VEC_C", _c_vector, 4, 6, -1, scratch=True)
+
+
 @pjit
 def centroidal_batch(mi, mf, par, Q, V, A, OUT, H, status):
     """`centroidal_rows` over a batch, in `BLOCKS` blocks of states (``prange``)."""
@@ -158,4 +212,5 @@ def centroidal_batch(mi, mf, par, Q, V, A, OUT, H, status):
         centroidal_rows(mi, mf, par, Q, V, A, OUT, H, status, b * N // nblk, (b + 1) * N // nblk)
 
 
-__all__ = ["AG", "HG", "HGDOT", "JC", "centroidal_rows", "centroidal_batch"]
+__all__ = ["AG", "HG", "HGDOT", "JC", "centroidal_rows", "centroidal_batch", "AG_ENTRY", "JC_ENTRY",
+           "VEC_ENTRY"]

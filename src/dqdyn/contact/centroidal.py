@@ -48,11 +48,21 @@ from dqdyn._engine.batching import run_chunked
 from dqdyn._engine.boundary import raise_status
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
-from dqdyn.contact._centroidal_kernels import AG, HG, HGDOT, JC, centroidal_batch, centroidal_rows
+from dqdyn.contact._centroidal_kernels import (
+    AG,
+    AG_ENTRY,
+    HG,
+    HGDOT,
+    JC,
+    JC_ENTRY,
+    VEC_ENTRY,
+    centroidal_batch,
+    centroidal_rows,
+)
 from dqdyn.contact._common import cross, each_state, qv_what, rotations, skew, states
-from dqdyn.contact._kkt import one_state
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.dynamics.newton_euler import rnea
+from dqdyn.errors import ShapeError
 from dqdyn.kinematics.forward import forward_kinematics
 from dqdyn.multibody.joints import FREE
 from dqdyn.multibody.model import MI_IV, MI_JTYPE, MI_PARENT, Model
@@ -211,20 +221,39 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     return _cmm(model, q, True) if r is None else r
 
 
+_ND = np.ndarray
+
+
+def _is_model(model) -> None:
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
+_NO_A = np.empty(0)
+
+
 def _fast(model, mode: int, *xs):
-    """One state of plain vectors straight to the kernel (floating base), else ``None``."""
-    one = one_state(model, *xs)
-    if one is None:
+    """A floating base's state of plain vectors straight to the kernel through the call gate
+    (`dqdyn.contact._centroidal_kernels.AG_ENTRY` …), else ``None`` (the general path: other
+    inputs, other trees, a bad input to name, no compiled gate)."""
+    if not isinstance(model, Model):
         return None
     base = _base(model)
     if base is None:
         return None
-    r = _compiled(model, base, mode, *one, checked=False)
-    return None if r is None else r[0]
+    par = base[3][mode]
+    if mode == AG:
+        r = AG_ENTRY(model, xs[0], par)
+    elif mode == JC:
+        r = JC_ENTRY(model, xs[0], par)
+    elif mode == HG:
+        r = VEC_ENTRY(model, xs[0], xs[1], _NO_A, par)
+    else:
+        r = VEC_ENTRY(model, xs[0], xs[1], xs[2], par)
+    return r if type(r) is _ND else None
 
 
 def _cmm(model: Model, q, compiled: bool) -> np.ndarray:
     """`centroidal_momentum_matrix` (``compiled=False``: the numpy route, the tests' reference)."""
+    _is_model(model)
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
     if base is not None:
@@ -242,6 +271,7 @@ def centroidal_momentum(model: Model, q, v) -> np.ndarray:
 
 
 def _hg(model: Model, q, v, compiled: bool) -> np.ndarray:
+    _is_model(model)
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     base = _base(model)
@@ -267,6 +297,7 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
 
 
 def _hgdot(model: Model, q, v, a, compiled: bool) -> np.ndarray:
+    _is_model(model)
     w = qv_what(model)
     (Q, V, Aa), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                        ("a", a, model.nv, w[2])])
@@ -303,6 +334,7 @@ def com_jacobian(model: Model, q) -> np.ndarray:
 
 
 def _jc(model: Model, q, compiled: bool) -> np.ndarray:
+    _is_model(model)
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
     if base is not None and compiled:
