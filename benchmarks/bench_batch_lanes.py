@@ -1,10 +1,12 @@
-"""Batched ``rnea`` and ``aba``: dqdyn's lanes (blocks of 16 states, `dqdyn.dynamics.lanes`,
-`dqdyn.dynamics.lanes_aba`) against dqdyn's per-state batch kernel and Pinocchio's
-``rneaInParallel`` / ``abaInParallel``, side by side in one process.
+"""Batched ``rnea``, ``aba`` and ``mass_matrix``: dqdyn's lanes (blocks of 16 states,
+`dqdyn.dynamics.lanes`, `dqdyn.dynamics.lanes_aba`, `dqdyn.dynamics.lanes_crba`) against dqdyn's
+per-state batch kernel and Pinocchio's ``rneaInParallel`` / ``abaInParallel``, side by side in one
+process.  Pinocchio 4 has no parallel ``crba``: ``mass_matrix`` is compared with a Python loop of
+``pin.crba`` on one thread (the row "pin loop", its ns/body/core counted for that one core).
 
     python benchmarks/bench_batch_lanes.py [--rounds 9] [--sizes 1000 10000 100000]
                                            [--models panda chain100 anymal talos]
-                                           [--functions rnea aba]
+                                           [--functions rnea aba mass_matrix]
 
 Panda (9 DoF, the finger independent, as Pinocchio parses it), a 100-body revolute chain
 (`dqdyn.serial_chain`) and two floating bases of example-robot-data, ANYmal (free root + 12
@@ -31,10 +33,12 @@ import dqdyn  # noqa: E402
 from dqdyn._engine.batching import run_chunked  # noqa: E402
 from dqdyn._engine.boundary import raise_status  # noqa: E402
 from dqdyn.dynamics import aba as ab  # noqa: E402
+from dqdyn.dynamics import lagrange as lg  # noqa: E402
 from dqdyn.dynamics import newton_euler as ne  # noqa: E402
 from dqdyn.dynamics.articulated import _raise  # noqa: E402
 from dqdyn.dynamics.lanes import rnea_lanes  # noqa: E402
 from dqdyn.dynamics.lanes_aba import aba_lanes_batch  # noqa: E402
+from dqdyn.dynamics.lanes_crba import crba_lanes_batch  # noqa: E402
 
 
 def per_state_batch(m, Q, V, A, out):
@@ -56,6 +60,25 @@ def aba_per_state(m, Q, V, T, out):
     run_chunked(ab.aba_batch, (m.mi, m.mf), [Q, V, T], [out], len(Q), (),
                 lambda st, row: _raise(m, st, row))
     return out
+
+
+def crba_lanes(m, Q, out):
+    """dqdyn's batched ``mass_matrix`` (`crba_lanes_batch`, what `dqdyn.mass_matrix` runs)."""
+    run_chunked(crba_lanes_batch, (m.mi, m.mf), [Q], [out], len(Q), (), lg._raiser(m, (1,)))
+    return out
+
+
+def crba_per_state(m, Q, out):
+    """dqdyn's batched ``mass_matrix`` before the lanes: ``crba_core`` per state in a ``prange``
+    loop (`lagrange.crba_batch`)."""
+    run_chunked(lg.crba_batch, (m.mi, m.mf), [Q], [out], len(Q), (), lg._raiser(m, (1,)))
+    return out
+
+
+def pin_crba_loop(pin, pm, pd, QP):
+    """Pinocchio's ``crba`` state by state (it has no ``crbaInParallel``), on one thread."""
+    for k in range(QP.shape[1]):
+        pin.crba(pm, pd, QP[:, k])
 
 
 def _time(fn, target_s=0.02):
@@ -99,7 +122,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    ap.add_argument("--functions", nargs="+", default=["rnea", "aba"], choices=["rnea", "aba"])
+    ap.add_argument("--functions", nargs="+", default=["rnea", "aba", "mass_matrix"],
+                    choices=["rnea", "aba", "mass_matrix"])
     args = ap.parse_args(argv)
     import numba
     import pinocchio as pin
@@ -111,10 +135,11 @@ def main(argv=None):
     numba.set_num_threads(ncpu)
     print(f"pinocchio {pin.__version__}, numba {numba.__version__}, {ncpu} cores, "
           f"{numba.get_num_threads()} numba threads, {args.rounds} interleaved rounds")
-    print(f"{'fn':4s} {'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
+    print(f"{'fn':11s} {'model':9s} {'N':>7s} | {'route':14s} {'median ms':>10s} {'min-max ms':>17s} "
           f"{'ns/body/core':>13s} {'vs per-state':>12s}")
     for name, m, pm in models(args.models):
         pool = pin.ModelPool(pm, ncpu)
+        pd = pm.createData()
         for N in args.sizes:
             Q = dqdyn.random_configuration(m, size=N, seed=1)
             rng = np.random.default_rng(0)
@@ -125,6 +150,9 @@ def main(argv=None):
             VP, AP = np.asfortranarray(V.T), np.asfortranarray(A.T)
             TP = np.zeros((pm.nv, N), order="F")
             o1, o2 = np.empty((N, m.nv)), np.empty((N, m.nv))
+            M1 = M2 = None
+            if "mass_matrix" in args.functions:
+                M1, M2 = np.empty((N, m.nv, m.nv)), np.empty((N, m.nv, m.nv))
             # (aba: the random rows of ``A`` as τ, Pinocchio's taken as they are, as v)
             every = {
                 "rnea": {
@@ -137,12 +165,20 @@ def main(argv=None):
                     "dqdyn state": lambda: aba_per_state(m, Q, V, A, o2),
                     "pin parallel": lambda: pin.abaInParallel(ncpu, pool, QP, VP, AP, TP),
                 },
+                "mass_matrix": {
+                    "dqdyn lanes": lambda: crba_lanes(m, Q, M1),
+                    "dqdyn state": lambda: crba_per_state(m, Q, M2),
+                    "pin loop": lambda: pin_crba_loop(pin, pm, pd, QP),
+                },
             }
             for fn in args.functions:
                 routes = every[fn]
                 for f in routes.values():
                     f()
-                assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
+                if fn == "mass_matrix":
+                    assert np.array_equal(M1, M2), "lanes and per-state kernel differ"
+                else:
+                    assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
                 times = {k: [] for k in routes}
                 for _ in range(args.rounds):
                     for k, f in routes.items():
@@ -150,9 +186,10 @@ def main(argv=None):
                 base = np.median(times["dqdyn state"])
                 for k, t in times.items():
                     med = np.median(t)
-                    print(f"{fn:4s} {name:9s} {N:7d} | {k:14s} {med * 1e3:10.3f} "
+                    cores = 1 if k == "pin loop" else ncpu
+                    print(f"{fn:11s} {name:9s} {N:7d} | {k:14s} {med * 1e3:10.3f} "
                           f"{min(t) * 1e3:8.3f}-{max(t) * 1e3:<8.3f} "
-                          f"{med * ncpu / (N * m.nbodies) * 1e9:13.2f} {base / med:11.2f}x", flush=True)
+                          f"{med * cores / (N * m.nbodies) * 1e9:13.2f} {base / med:11.2f}x", flush=True)
 
 
 if __name__ == "__main__":
