@@ -46,16 +46,19 @@ import numpy as np
 
 from dqdyn._engine.batching import run_chunked
 from dqdyn._engine.boundary import raise_status
+from dqdyn._engine.gate import fast_front
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
 from dqdyn.contact._centroidal_kernels import (
     AG,
     AG_ENTRY,
     HG,
+    HG_ENTRY,
     HGDOT,
+    HGDOT_ENTRY,
     JC,
     JC_ENTRY,
-    VEC_ENTRY,
+    NOT_FLOATING,
     centroidal_batch,
     centroidal_rows,
 )
@@ -71,8 +74,7 @@ _BASE: dict = {}  # id(model) -> (weak reference, floating-base constants)
 
 
 def _base(model: Model):
-    """``(iv, base armature or None, total mass, the kernel's ``par`` per mode)`` of the
-    floating-base route, ``None`` where it does not apply (body 1 not a free joint on the world, another body on the world, mimic
+    """``(iv, base armature or None, total mass)`` of the floating-base route, ``None`` where it does not apply (body 1 not a free joint on the world, another body on the world, mimic
     joints); cached per model (models are immutable)."""
     hit = _BASE.get(id(model))
     if hit is not None and hit[0]() is model:
@@ -83,9 +85,7 @@ def _base(model: Model):
             or np.any(mi[2:, MI_PARENT] == 0) or model.mimic_joints):
         iv = int(mi[1, MI_IV])
         arm = np.array(model.armature[iv:iv + 6])
-        out = (iv, arm if np.any(arm) else None, float(model.total_mass),
-               {mode: np.array([float(mode), float(model.total_mass), float(np.sum(model.mass))])
-                for mode in (AG, HG, HGDOT, JC)})
+        out = (iv, arm if np.any(arm) else None, float(model.total_mass))
     if len(_BASE) > 64:
         _BASE.clear()
     _BASE[id(model)] = (weakref.ref(model), out)
@@ -96,7 +96,7 @@ def _base_rows(model: Model, Q: np.ndarray, base):
     """``(T (N, 6, 6), [M_τ; M_f] (N, 6, nv))``: the transport ``T = [[0, R], [R, −R [c_b]×]]``
     of base-frame wrench rows ``[τ_b; f_b]`` to ``[R f_b; R (τ_b − c_b × f_b)]`` (module
     docstring) and the base rows of ``M`` less the base's armature."""
-    iv, arm, mt, _ = base
+    iv, arm, mt = base
     B = each_state(mass_matrix, model, Q)[:, iv:iv + 6]
     if arm is not None:
         B = B.copy()
@@ -119,26 +119,22 @@ _NO_X = np.empty((1, 0))  # (V, A where a mode does not use them)
 _NO_OUT = np.empty((1, 0, 0))
 
 
-def _compiled(model: Model, base, mode: int, Q, V=_NO_X, A=_NO_X, checked=True):
+def _compiled(model: Model, mode: int, Q, V=_NO_X, A=_NO_X) -> np.ndarray:
     """The floating-base route in the compiled kernel (`dqdyn.contact._centroidal_kernels`: one
-    call per state or per chunk of a batch): ``A_g`` (N, 6, nv), ``J_c`` (N, 3, nv) or ``h_g``,
-    ``ḣ_g`` (N, 6) by ``mode``.  A bad input (a non-unit quaternion) raises as the numpy route's
-    calls would; with ``checked=False`` (a single state of plain vectors whose values are not yet
-    checked) it returns ``None`` instead, for the caller's checks to name."""
+    call per state or per chunk of a batch) on checked 2-D batches: ``A_g`` (N, 6, nv), ``J_c``
+    (N, 3, nv) or, with ``V`` (and ``A``), ``h_g`` (``ḣ_g``) (N, 6).  A bad input (a non-unit
+    quaternion) raises as the numpy route's calls would."""
     N, nv = Q.shape[0], model.nv
     rows = 6 if mode == AG else 3 if mode == JC else 0
     out = np.empty((N, rows, nv)) if rows else (_NO_OUT if N == 1 else np.empty((N, 0, 0)))
     h = np.empty((N, 0 if rows else 6))
-    par = base[3][mode]
     if N == 1:
         status = np.zeros(1, dtype=np.int64)
-        centroidal_rows(model.mi, model.mf, par, Q, V, A, out, h, status, 0, 1)
+        centroidal_rows(model.mi, model.mf, Q, V, A, out, h, status, 0, 1)
         if status[0]:
-            if not checked:
-                return None
             raise_status(model, int(status[0]))
     else:
-        run_chunked(centroidal_batch, (model.mi, model.mf, par), [Q, V, A], [out, h], N, (1, 2),
+        run_chunked(centroidal_batch, (model.mi, model.mf), [Q, V, A], [out, h], N, (1, 2),
                     lambda code, row: raise_status(model, int(code), row))
     return out if rows else h
 
@@ -197,6 +193,7 @@ def _shift(A0: np.ndarray, c: np.ndarray) -> np.ndarray:
     return Ag
 
 
+@fast_front(AG_ENTRY, out=False, skip=NOT_FLOATING)
 def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     """The centroidal momentum matrix ``A_g(q)`` [Orin2013]: ``h_g = A_g v``.
 
@@ -217,38 +214,12 @@ def centroidal_momentum_matrix(model: Model, q) -> np.ndarray:
     ShapeError, NonFiniteError
         ``q`` has the wrong shape or is not finite (the message names ``q``).
     """
-    r = _fast(model, AG, q)
-    return _cmm(model, q, True) if r is None else r
-
-
-_ND = np.ndarray
+    return _cmm(model, q, True)
 
 
 def _is_model(model) -> None:
     if not isinstance(model, Model):
         raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
-_NO_A = np.empty(0)
-
-
-def _fast(model, mode: int, *xs):
-    """A floating base's state of plain vectors straight to the kernel through the call gate
-    (`dqdyn.contact._centroidal_kernels.AG_ENTRY` …), else ``None`` (the general path: other
-    inputs, other trees, a bad input to name, no compiled gate)."""
-    if not isinstance(model, Model):
-        return None
-    base = _base(model)
-    if base is None:
-        return None
-    par = base[3][mode]
-    if mode == AG:
-        r = AG_ENTRY(model, xs[0], par)
-    elif mode == JC:
-        r = JC_ENTRY(model, xs[0], par)
-    elif mode == HG:
-        r = VEC_ENTRY(model, xs[0], xs[1], _NO_A, par)
-    else:
-        r = VEC_ENTRY(model, xs[0], xs[1], xs[2], par)
-    return r if type(r) is _ND else None
 
 
 def _cmm(model: Model, q, compiled: bool) -> np.ndarray:
@@ -257,17 +228,17 @@ def _cmm(model: Model, q, compiled: bool) -> np.ndarray:
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
     if base is not None:
-        Ag = _compiled(model, base, AG, Q) if compiled else _ag_floating(model, Q, base)
+        Ag = _compiled(model, AG, Q) if compiled else _ag_floating(model, Q, base)
         return Ag.reshape(batch + (6, model.nv))
     A0, c, _ = _terms(model, Q, np.zeros((Q.shape[0], model.nv)), False)
     return _shift(A0, c).reshape(batch + (6, model.nv))
 
 
+@fast_front(HG_ENTRY, out=False, skip=NOT_FLOATING)
 def centroidal_momentum(model: Model, q, v) -> np.ndarray:
     """``h_g = A_g(q) v`` (..., 6): ``[linear momentum; angular momentum about the CoM]``, world axes
     (Pinocchio's ``computeCentroidalMomentum`` ``hg`` as ``[linear; angular]``)."""
-    r = _fast(model, HG, q, v)
-    return _hg(model, q, v, True) if r is None else r
+    return _hg(model, q, v, True)
 
 
 def _hg(model: Model, q, v, compiled: bool) -> np.ndarray:
@@ -276,7 +247,7 @@ def _hg(model: Model, q, v, compiled: bool) -> np.ndarray:
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     base = _base(model)
     if base is not None and compiled:
-        return _compiled(model, base, HG, Q, V).reshape(batch + (6,))
+        return _compiled(model, HG, Q, V).reshape(batch + (6,))
     if base is not None:
         Ag = _ag_floating(model, Q, base)
     else:
@@ -285,6 +256,7 @@ def _hg(model: Model, q, v, compiled: bool) -> np.ndarray:
     return (Ag @ V[:, :, None])[:, :, 0].reshape(batch + (6,))
 
 
+@fast_front(HGDOT_ENTRY, out=False, skip=NOT_FLOATING)
 def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     """``ḣ_g = A_g a + Ȧ_g v`` (..., 6), rows ``[linear; angular]`` about the CoM, world axes.
 
@@ -292,8 +264,7 @@ def centroidal_momentum_rate(model: Model, q, v, a) -> np.ndarray:
     [Orin2013]; with ``a = 0`` it is the drift ``Ȧ_g v``.  Pinocchio:
     ``computeCentroidalMomentumTimeVariation(model, data, q, v, a)`` → ``data.dhg``.
     """
-    r = _fast(model, HGDOT, q, v, a)
-    return _hgdot(model, q, v, a, True) if r is None else r
+    return _hgdot(model, q, v, a, True)
 
 
 def _hgdot(model: Model, q, v, a, compiled: bool) -> np.ndarray:
@@ -303,9 +274,9 @@ def _hgdot(model: Model, q, v, a, compiled: bool) -> np.ndarray:
                                        ("a", a, model.nv, w[2])])
     base = _base(model)
     if base is not None and compiled:
-        return _compiled(model, base, HGDOT, Q, V, Aa).reshape(batch + (6,))
+        return _compiled(model, HGDOT, Q, V, Aa).reshape(batch + (6,))
     if base is not None:
-        iv, arm, mt, _ = base
+        iv, arm, mt = base
         T, _ = _base_rows(model, Q, base)
         F = each_state(rnea, model, Q, V, Aa)[:, iv:iv + 6]
         if arm is not None:
@@ -326,11 +297,11 @@ def _hgdot(model: Model, q, v, a, compiled: bool) -> np.ndarray:
     return hd.reshape(batch + (6,))
 
 
+@fast_front(JC_ENTRY, out=False, skip=NOT_FLOATING)
 def com_jacobian(model: Model, q) -> np.ndarray:
     """Jacobian (..., 3, nv) of the whole-system centre of mass in F_0: ``ċ = J_c v``
     (Pinocchio's ``jacobianCenterOfMass``; it is ``A_g``'s linear rows over the total mass)."""
-    r = _fast(model, JC, q)
-    return _jc(model, q, True) if r is None else r
+    return _jc(model, q, True)
 
 
 def _jc(model: Model, q, compiled: bool) -> np.ndarray:
@@ -338,7 +309,7 @@ def _jc(model: Model, q, compiled: bool) -> np.ndarray:
     (Q,), batch = states(model, [("q", q, model.nq, qv_what(model)[0])])
     base = _base(model)
     if base is not None and compiled:
-        return _compiled(model, base, JC, Q).reshape(batch + (3, model.nv))
+        return _compiled(model, JC, Q).reshape(batch + (3, model.nv))
     if base is not None:
         T, B = _base_rows(model, Q, base)
         return (T[:, :3, 3:] @ B[:, 3:] / float(np.sum(model.mass))).reshape(batch + (3, model.nv))
