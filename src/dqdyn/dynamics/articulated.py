@@ -345,61 +345,6 @@ def _ia_apply(A, r, o, w0, w1, w2, v0, v1, v2):
 
 
 @ijit
-def _congruence(R00, R01, R02, R10, R11, R12, R20, R21, R22,
-                a00, a01, a02, a10, a11, a12, a20, a21, a22):
-    """``R A Rᵀ`` (9 entries, by rows) of a general 3 × 3 ``A`` (`_sym_congruence`'s twin)."""
-    T00 = R00 * a00 + R01 * a10 + R02 * a20
-    T01 = R00 * a01 + R01 * a11 + R02 * a21
-    T02 = R00 * a02 + R01 * a12 + R02 * a22
-    T10 = R10 * a00 + R11 * a10 + R12 * a20
-    T11 = R10 * a01 + R11 * a11 + R12 * a21
-    T12 = R10 * a02 + R11 * a12 + R12 * a22
-    T20 = R20 * a00 + R21 * a10 + R22 * a20
-    T21 = R20 * a01 + R21 * a11 + R22 * a21
-    T22 = R20 * a02 + R21 * a12 + R22 * a22
-    h00 = T00 * R00 + T01 * R01 + T02 * R02
-    h01 = T00 * R10 + T01 * R11 + T02 * R12
-    h02 = T00 * R20 + T01 * R21 + T02 * R22
-    h10 = T10 * R00 + T11 * R01 + T12 * R02
-    h11 = T10 * R10 + T11 * R11 + T12 * R12
-    h12 = T10 * R20 + T11 * R21 + T12 * R22
-    h20 = T20 * R00 + T21 * R01 + T22 * R02
-    h21 = T20 * R10 + T21 * R11 + T22 * R12
-    h22 = T20 * R20 + T21 * R21 + T22 * R22
-    return h00, h01, h02, h10, h11, h12, h20, h21, h22
-
-
-@ijit
-def _shifted_inertia(p0, p1, p2, i00, i01, i02, i11, i12, i22, m00, m01, m02, m11, m12, m22,
-                     h00, h01, h02, h10, h11, h12, h20, h21, h22):
-    """The 21 entries ``(Ī' (6, upper), H' (9, rows), M' (6, upper))`` of ``X_iᵀ Π X_i`` from
-    the rotated blocks ``Ī_r``, ``M_r``, ``H_r`` and the shift ``p`` (`_inertia_to_parent`); one
-    home for the single-state and the lane kernels."""
-    # ---- K = [p]× M_r (column j: p × M_r e_j)
-    k00 = p1 * m02 - p2 * m01
-    k10 = p2 * m00 - p0 * m02
-    k20 = p0 * m01 - p1 * m00
-    k01 = p1 * m12 - p2 * m11
-    k11 = p2 * m01 - p0 * m12
-    k21 = p0 * m11 - p1 * m01
-    k02 = p1 * m22 - p2 * m12
-    k12 = p2 * m02 - p0 * m22
-    k22 = p0 * m12 - p1 * m02
-    # ---- Y = (H_r + ½K)[p]×  (row r: g_r × p)
-    g00, g01, g02 = h00 + 0.5 * k00, h01 + 0.5 * k01, h02 + 0.5 * k02
-    g10, g11, g12 = h10 + 0.5 * k10, h11 + 0.5 * k11, h12 + 0.5 * k12
-    g20, g21, g22 = h20 + 0.5 * k20, h21 + 0.5 * k21, h22 + 0.5 * k22
-    y00, y01, y02 = g01 * p2 - g02 * p1, g02 * p0 - g00 * p2, g00 * p1 - g01 * p0
-    y10, y11, y12 = g11 * p2 - g12 * p1, g12 * p0 - g10 * p2, g10 * p1 - g11 * p0
-    y20, y21, y22 = g21 * p2 - g22 * p1, g22 * p0 - g20 * p2, g20 * p1 - g21 * p0
-    return (i00 - 2.0 * y00, i01 - (y01 + y10), i02 - (y02 + y20), i11 - 2.0 * y11,
-            i12 - (y12 + y21), i22 - 2.0 * y22,
-            h00 + k00, h01 + k01, h02 + k02, h10 + k10, h11 + k11, h12 + k12,
-            h20 + k20, h21 + k21, h22 + k22,
-            m00, m01, m02, m11, m12, m22)
-
-
-@ijit
 def _inertia_to_parent(W, i, lam, A, ra):
     """``Î_λ += X_iᵀ Π X_i`` (Table 3's ``Ad(x) Π Ad(x*)``), ``Π`` at ``A[ra, SC_IA…]`` in F_i.
 
@@ -424,37 +369,67 @@ def _inertia_to_parent(W, i, lam, A, ra):
     a11, a12, a22 = A[ra, o + 18], A[ra, o + 19], A[ra, o + 20]
     m00, m01, m02, m11, m12, m22 = _sym_congruence(
         R00, R01, R02, R10, R11, R12, R20, R21, R22, a00, a01, a02, a11, a12, a22)
-    # ---- H_r = R H Rᵀ, K = [p]× M_r, Y = (H_r + ½K)[p]× (`_shifted_inertia`)
+    # ---- H_r = R H Rᵀ
     a00, a01, a02 = A[ra, o + 6], A[ra, o + 7], A[ra, o + 8]
     a10, a11, a12 = A[ra, o + 9], A[ra, o + 10], A[ra, o + 11]
     a20, a21, a22 = A[ra, o + 12], A[ra, o + 13], A[ra, o + 14]
-    h00, h01, h02, h10, h11, h12, h20, h21, h22 = _congruence(
-        R00, R01, R02, R10, R11, R12, R20, R21, R22, a00, a01, a02, a10, a11, a12, a20, a21, a22)
-    out = _shifted_inertia(p0, p1, p2, i00, i01, i02, i11, i12, i22, m00, m01, m02, m11, m12, m22,
-                           h00, h01, h02, h10, h11, h12, h20, h21, h22)
-    (n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10,
-     n11, n12, n13, n14, n15, n16, n17, n18, n19, n20) = out
-    W[lam, K_I] += n0
-    W[lam, K_I + 1] += n1
-    W[lam, K_I + 2] += n2
-    W[lam, K_I + 3] += n3
-    W[lam, K_I + 4] += n4
-    W[lam, K_I + 5] += n5
-    W[lam, K_I + 6] += n6
-    W[lam, K_I + 7] += n7
-    W[lam, K_I + 8] += n8
-    W[lam, K_I + 9] += n9
-    W[lam, K_I + 10] += n10
-    W[lam, K_I + 11] += n11
-    W[lam, K_I + 12] += n12
-    W[lam, K_I + 13] += n13
-    W[lam, K_I + 14] += n14
-    W[lam, K_I + 15] += n15
-    W[lam, K_I + 16] += n16
-    W[lam, K_I + 17] += n17
-    W[lam, K_I + 18] += n18
-    W[lam, K_I + 19] += n19
-    W[lam, K_I + 20] += n20
+    T00 = R00 * a00 + R01 * a10 + R02 * a20
+    T01 = R00 * a01 + R01 * a11 + R02 * a21
+    T02 = R00 * a02 + R01 * a12 + R02 * a22
+    T10 = R10 * a00 + R11 * a10 + R12 * a20
+    T11 = R10 * a01 + R11 * a11 + R12 * a21
+    T12 = R10 * a02 + R11 * a12 + R12 * a22
+    T20 = R20 * a00 + R21 * a10 + R22 * a20
+    T21 = R20 * a01 + R21 * a11 + R22 * a21
+    T22 = R20 * a02 + R21 * a12 + R22 * a22
+    h00 = T00 * R00 + T01 * R01 + T02 * R02
+    h01 = T00 * R10 + T01 * R11 + T02 * R12
+    h02 = T00 * R20 + T01 * R21 + T02 * R22
+    h10 = T10 * R00 + T11 * R01 + T12 * R02
+    h11 = T10 * R10 + T11 * R11 + T12 * R12
+    h12 = T10 * R20 + T11 * R21 + T12 * R22
+    h20 = T20 * R00 + T21 * R01 + T22 * R02
+    h21 = T20 * R10 + T21 * R11 + T22 * R12
+    h22 = T20 * R20 + T21 * R21 + T22 * R22
+    # ---- K = [p]× M_r (column j: p × M_r e_j)
+    k00 = p1 * m02 - p2 * m01
+    k10 = p2 * m00 - p0 * m02
+    k20 = p0 * m01 - p1 * m00
+    k01 = p1 * m12 - p2 * m11
+    k11 = p2 * m01 - p0 * m12
+    k21 = p0 * m11 - p1 * m01
+    k02 = p1 * m22 - p2 * m12
+    k12 = p2 * m02 - p0 * m22
+    k22 = p0 * m12 - p1 * m02
+    # ---- Y = (H_r + ½K)[p]×  (row r: g_r × p)
+    g00, g01, g02 = h00 + 0.5 * k00, h01 + 0.5 * k01, h02 + 0.5 * k02
+    g10, g11, g12 = h10 + 0.5 * k10, h11 + 0.5 * k11, h12 + 0.5 * k12
+    g20, g21, g22 = h20 + 0.5 * k20, h21 + 0.5 * k21, h22 + 0.5 * k22
+    y00, y01, y02 = g01 * p2 - g02 * p1, g02 * p0 - g00 * p2, g00 * p1 - g01 * p0
+    y10, y11, y12 = g11 * p2 - g12 * p1, g12 * p0 - g10 * p2, g10 * p1 - g11 * p0
+    y20, y21, y22 = g21 * p2 - g22 * p1, g22 * p0 - g20 * p2, g20 * p1 - g21 * p0
+    d = K_I
+    W[lam, d] += i00 - 2.0 * y00
+    W[lam, d + 1] += i01 - (y01 + y10)
+    W[lam, d + 2] += i02 - (y02 + y20)
+    W[lam, d + 3] += i11 - 2.0 * y11
+    W[lam, d + 4] += i12 - (y12 + y21)
+    W[lam, d + 5] += i22 - 2.0 * y22
+    W[lam, d + 6] += h00 + k00
+    W[lam, d + 7] += h01 + k01
+    W[lam, d + 8] += h02 + k02
+    W[lam, d + 9] += h10 + k10
+    W[lam, d + 10] += h11 + k11
+    W[lam, d + 11] += h12 + k12
+    W[lam, d + 12] += h20 + k20
+    W[lam, d + 13] += h21 + k21
+    W[lam, d + 14] += h22 + k22
+    W[lam, d + 15] += m00
+    W[lam, d + 16] += m01
+    W[lam, d + 17] += m02
+    W[lam, d + 18] += m11
+    W[lam, d + 19] += m12
+    W[lam, d + 20] += m22
 
 
 @ijit

@@ -46,9 +46,7 @@ from dqdyn.dynamics.articulated import (
     SINGULAR,
     TINY_PIVOT,
     _axis6,
-    _congruence,
     _rigid_inertia,
-    _shifted_inertia,
     _sym_congruence,
     njit,
     pjit,
@@ -520,36 +518,61 @@ def _inertia(mi, mf, tT, ws, S, bst):
             a00, a01, a02 = S[o + 6 * L], S[o + 7 * L], S[o + 8 * L]
             a10, a11, a12 = S[o + 9 * L], S[o + 10 * L], S[o + 11 * L]
             a20, a21, a22 = S[o + 12 * L], S[o + 13 * L], S[o + 14 * L]
-            h00, h01, h02, h10, h11, h12, h20, h21, h22 = _congruence(
-                R00, R01, R02, R10, R11, R12, R20, R21, R22,
-                a00, a01, a02, a10, a11, a12, a20, a21, a22)
-            out = _shifted_inertia(p0, p1, p2, i00, i01, i02, i11, i12, i22,
-                                   m00, m01, m02, m11, m12, m22,
-                                   h00, h01, h02, h10, h11, h12, h20, h21, h22)
-            (n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10,
-             n11, n12, n13, n14, n15, n16, n17, n18, n19, n20) = out
+            T00 = R00 * a00 + R01 * a10 + R02 * a20
+            T01 = R00 * a01 + R01 * a11 + R02 * a21
+            T02 = R00 * a02 + R01 * a12 + R02 * a22
+            T10 = R10 * a00 + R11 * a10 + R12 * a20
+            T11 = R10 * a01 + R11 * a11 + R12 * a21
+            T12 = R10 * a02 + R11 * a12 + R12 * a22
+            T20 = R20 * a00 + R21 * a10 + R22 * a20
+            T21 = R20 * a01 + R21 * a11 + R22 * a21
+            T22 = R20 * a02 + R21 * a12 + R22 * a22
+            h00 = T00 * R00 + T01 * R01 + T02 * R02
+            h01 = T00 * R10 + T01 * R11 + T02 * R12
+            h02 = T00 * R20 + T01 * R21 + T02 * R22
+            h10 = T10 * R00 + T11 * R01 + T12 * R02
+            h11 = T10 * R10 + T11 * R11 + T12 * R12
+            h12 = T10 * R20 + T11 * R21 + T12 * R22
+            h20 = T20 * R00 + T21 * R01 + T22 * R02
+            h21 = T20 * R10 + T21 * R11 + T22 * R12
+            h22 = T20 * R20 + T21 * R21 + T22 * R22
+            k00 = p1 * m02 - p2 * m01
+            k10 = p2 * m00 - p0 * m02
+            k20 = p0 * m01 - p1 * m00
+            k01 = p1 * m12 - p2 * m11
+            k11 = p2 * m01 - p0 * m12
+            k21 = p0 * m11 - p1 * m01
+            k02 = p1 * m22 - p2 * m12
+            k12 = p2 * m02 - p0 * m22
+            k22 = p0 * m12 - p1 * m02
+            g00, g01, g02 = h00 + 0.5 * k00, h01 + 0.5 * k01, h02 + 0.5 * k02
+            g10, g11, g12 = h10 + 0.5 * k10, h11 + 0.5 * k11, h12 + 0.5 * k12
+            g20, g21, g22 = h20 + 0.5 * k20, h21 + 0.5 * k21, h22 + 0.5 * k22
+            y00, y01, y02 = g01 * p2 - g02 * p1, g02 * p0 - g00 * p2, g00 * p1 - g01 * p0
+            y10, y11, y12 = g11 * p2 - g12 * p1, g12 * p0 - g10 * p2, g10 * p1 - g11 * p0
+            y20, y21, y22 = g21 * p2 - g22 * p1, g22 * p0 - g20 * p2, g20 * p1 - g21 * p0
             d = X_INC * L + l
-            S[d] = n0
-            S[d + L] = n1
-            S[d + 2 * L] = n2
-            S[d + 3 * L] = n3
-            S[d + 4 * L] = n4
-            S[d + 5 * L] = n5
-            S[d + 6 * L] = n6
-            S[d + 7 * L] = n7
-            S[d + 8 * L] = n8
-            S[d + 9 * L] = n9
-            S[d + 10 * L] = n10
-            S[d + 11 * L] = n11
-            S[d + 12 * L] = n12
-            S[d + 13 * L] = n13
-            S[d + 14 * L] = n14
-            S[d + 15 * L] = n15
-            S[d + 16 * L] = n16
-            S[d + 17 * L] = n17
-            S[d + 18 * L] = n18
-            S[d + 19 * L] = n19
-            S[d + 20 * L] = n20
+            S[d] = i00 - 2.0 * y00
+            S[d + L] = i01 - (y01 + y10)
+            S[d + 2 * L] = i02 - (y02 + y20)
+            S[d + 3 * L] = i11 - 2.0 * y11
+            S[d + 4 * L] = i12 - (y12 + y21)
+            S[d + 5 * L] = i22 - 2.0 * y22
+            S[d + 6 * L] = h00 + k00
+            S[d + 7 * L] = h01 + k01
+            S[d + 8 * L] = h02 + k02
+            S[d + 9 * L] = h10 + k10
+            S[d + 10 * L] = h11 + k11
+            S[d + 11 * L] = h12 + k12
+            S[d + 12 * L] = h20 + k20
+            S[d + 13 * L] = h21 + k21
+            S[d + 14 * L] = h22 + k22
+            S[d + 15 * L] = m00
+            S[d + 16 * L] = m01
+            S[d + 17 * L] = m02
+            S[d + 18 * L] = m11
+            S[d + 19 * L] = m12
+            S[d + 20 * L] = m22
             ob = X_B * L + l
             b0, b1, b2 = S[ob], S[ob + L], S[ob + 2 * L]
             b3, b4, b5 = S[ob + 3 * L], S[ob + 4 * L], S[ob + 5 * L]
