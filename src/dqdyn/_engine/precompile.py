@@ -123,6 +123,7 @@ def group_dynamics():
     # the lanes' serial twin (`_each_form`'s large batch: the parallel), and both on a floating base
     for m in (dqdyn.serial_chain(3), dqdyn.random_tree(4, ("free", "revolute"), seed=0)):
         dqdyn.rnea(m, *_states(m, n=16))
+        dqdyn.mass_matrix(m, _states(m, n=16)[0].tolist())  # (a list passes the gate by)
     dqdyn.rnea(m, *_big(m, *_states(m)))
     _entries("dqdyn.dynamics.newton_euler", ("rnea_entry", "RNEA_SIG"))
     _entries("dqdyn.dynamics.lagrange", ("crba_entry", "CRBA_SIG"), ("gravity_entry", "GRAVITY_SIG"))
