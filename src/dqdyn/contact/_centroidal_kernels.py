@@ -1,28 +1,30 @@
 r"""The compiled centroidal quantities of a floating-base tree: one kernel call per state or per batch.
 
-The route of `dqdyn.contact.centroidal` (its module docstring) in one compiled pass per state:
-``M`` by the CRBA (`dqdyn.dynamics.lagrange.crba_core`), whose base rows ``[M_τ; M_f]`` less the
-base's armature are the system's momentum about the base origin in the base axes
-([Featherstone2008, ch. 6]); the base orientation ``R`` from the same pass (the CRBA's world
-pose of body 1); the transport of wrench rows to the CoM with world axes
-``T = [[0, R], [R, −R [c_b]×]]`` with ``m [c_b]×`` the base-base block's upper-right block
-([Featherstone2008, ch. 2]); then, by the shape of the result (the mode):
+The floating-base route of `dqdyn.contact.centroidal` (its module docstring) in one compiled
+pass per state.  `momentum_core` runs the composite-rigid-body algorithm's forward pass and
+composite inertias (`dqdyn.dynamics.lagrange`'s ``world_pose``, ``world_inertia``,
+``world_axes``, as `dqdyn.dynamics.lagrange.crba_core`) and keeps, per velocity coordinate,
+its column wrench ``Î^C_i 𝒮_k`` ([Featherstone2008, ch. 6]): the system's momentum ``[f; τ]``
+about F_0's origin in its axes, ``A_0``, whose projections on the base axes are the base rows
+of ``M`` (less the armature: ``A_0`` holds none).  With the whole tree's mass ``m`` and CoM
+``c`` from the same pass, by the shape of the result (the mode):
 
-* `AG` (a result of 6 rows): ``A_g = T [M_τ; M_f]`` (6, nv) [Orin2013];
-* `JC` (3 rows): the CoM Jacobian ``R M_f / m`` (3, nv);
-* `HG` (a vector, no ``a``): ``h_g = A_g v`` (6);
-* `HGDOT` (a vector and ``a``): ``ḣ_g = T F + [m g; 0]`` (6), with ``F`` the base rows of
-  ``rnea(q, v, a)`` (`dqdyn.dynamics.newton_euler.ne_core`) less the base's armature times its
-  acceleration ([Featherstone2008, ch. 5]);
+* `AG` (a result of 6 rows): ``A_g = [f; τ − c × f]`` (6, nv) [Orin2013];
+* `JC` (3 rows): the CoM Jacobian ``f / m`` (3, nv);
+* `HG` (a vector, no ``a``): ``h_g = A_0 v`` moved to the CoM the same way (6);
+* `HGDOT` (a vector and ``a``): the base rows ``[τ_b; f_b]`` of ``rnea(q, v, a)``
+  (`dqdyn.dynamics.newton_euler.ne_core`; base frame, base origin) less the base's armature
+  times its acceleration ([Featherstone2008, ch. 5]), moved to the CoM with world axes,
+  ``l̇ = R f_b``, ``k̇_g = R τ_b − (c − p_b) × l̇`` (``R``, ``p_b`` the base pose), plus
+  gravity's ``[m g; 0]`` (6).
 
-with ``m`` the mass of the moving bodies (`Model.total_mass`).  A batch runs `centroidal_rows`
-per block of states (`centroidal_batch`, through `dqdyn._engine.batching.run_chunked`), the
-code a single state runs, so a batch gives each state's bits; a single state goes through the
-call gate (`AG_ENTRY`, `JC_ENTRY`, `HG_ENTRY`, `HGDOT_ENTRY`).  The status is
-`dqdyn._engine.boundary`'s code of a bad input (a non-finite entry, a non-unit quaternion, an
-overflow), which the Python front raises, or `NOT_FLOATING`: a model outside this route (body 1
-not a free joint on the world, another body on the world, mimic joints), which
-`dqdyn.contact.centroidal` computes by its numpy route.
+A batch runs `centroidal_rows` per block of states (`centroidal_batch`, through
+`dqdyn._engine.batching.run_chunked`), the code a single state runs, so a batch gives each
+state's bits; a single state goes through the call gate (`AG_ENTRY`, `JC_ENTRY`, `HG_ENTRY`,
+`HGDOT_ENTRY`).  The status is `dqdyn._engine.boundary`'s code of a bad input (a non-finite
+entry, a non-unit quaternion, an overflow), which the Python front raises, or `NOT_FLOATING`:
+a model outside this route (body 1 not a free joint on the world, another body on the world,
+mimic joints), which `dqdyn.contact.centroidal` computes by its numpy route.
 """
 
 from __future__ import annotations
@@ -33,15 +35,26 @@ import numba as nb
 import numpy as np
 
 from dqdyn._engine.batching import BLOCKS
-from dqdyn._engine.boundary import BAD_OVERFLOW, BAD_SHAPE, BAD_V_FINITE, OK, check_finite
+from dqdyn._engine.boundary import BAD_OVERFLOW, BAD_SHAPE, BAD_V_FINITE, OK, check_finite, check_q
 from dqdyn._engine.gate import NV, flat_workspace, gate_entry, gate_matrix, gate_tables, gate_vector
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
 from dqdyn.dynamics.articulated import _has_mimic
-from dqdyn.dynamics.lagrange import C_NCRBA, X_R, crba_core
+from dqdyn.dynamics.lagrange import (
+    C_J,
+    C_NCRBA,
+    C_Y,
+    X_P,
+    X_R,
+    add_rows,
+    world_axes,
+    world_inertia,
+    world_pose,
+    world_root,
+)
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
-from dqdyn.multibody.joints import FREE
-from dqdyn.multibody.model import MF_ARMATURE, MF_GRAVITY, MF_MASS, MI_IQ, MI_IV, MI_JTYPE, MI_PARENT
+from dqdyn.multibody.joints import FREE, joint_nv
+from dqdyn.multibody.model import MF_ARMATURE, MF_GRAVITY, MF_SCALE, MI_IQ, MI_IV, MI_JTYPE, MI_PARENT
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -68,86 +81,112 @@ def floating(mi):
 
 
 @njit
-def _transport(wc, M, iv, mt, T):
-    """``T`` (6, 6) of the module docstring from the CRBA's workspace ``wc`` and ``M``."""
-    for r in range(3):
-        for c in range(3):
-            Rrc = wc[1, X_R + 3 * r + c]
-            T[r, c] = 0.0
-            T[r, 3 + c] = Rrc
-            T[3 + r, c] = Rrc
-    f = -1.0 / max(mt, 1e-300)
-    for r in range(3):
-        for c in range(3):
-            s = 0.0
-            for k in range(3):
-                s += wc[1, X_R + 3 * r + k] * M[iv + k, iv + 3 + c]
-            T[3 + r, 3 + c] = s * f
+def momentum_core(mi, mf, q, ws, A0):
+    """``A0`` (6, nv): per velocity coordinate the system's momentum ``[f; τ]`` about F_0's origin
+    in its axes, ``Î^C_i 𝒮_k`` for the axes ``k`` of each body ``i`` (the composite-rigid-body
+    algorithm's column wrench, [Featherstone2008, ch. 6], as in
+    `dqdyn.dynamics.lagrange.crba_core`, whose forward pass and composite inertias it shares;
+    the projections on the ancestors' axes, the rest of ``M``, are not formed).  Afterwards
+    ``ws[1, C_Y:C_Y+4]`` holds the whole tree's mass and first moment ``(m, m c)`` in F_0 and
+    ``ws[1]`` the base pose.  Returns a status (`check_q`)."""
+    st = check_q(mi, q)
+    if st != OK:
+        return st
+    nb1 = mi.shape[0]
+    sc = ws[nb1]
+    ax = sc[0:3]
+    xj = sc[3:11]
+    xl = sc[11:19]
+    col = sc[19:25]
+    world_root(ws)
+    for i in range(1, nb1):
+        world_pose(mi, mf, q, ws, i, ax, xj, xl)
+        world_inertia(mf, i, ws)
+        world_axes(mi, mf, q, ws, i, ax, col)
+    for i in range(nb1 - 1, 0, -1):  # children first: Î^C_i is complete when i is reached
+        si = mf[i, MF_SCALE]
+        ivi = mi[i, MI_IV]
+        m = ws[i, C_Y]
+        hx, hy, hz = ws[i, C_Y + 1], ws[i, C_Y + 2], ws[i, C_Y + 3]
+        Ixx, Ixy, Ixz = ws[i, C_Y + 4], ws[i, C_Y + 5], ws[i, C_Y + 6]
+        Iyy, Iyz, Izz = ws[i, C_Y + 7], ws[i, C_Y + 8], ws[i, C_Y + 9]
+        for k in range(joint_nv(mi[i, MI_JTYPE])):
+            o = C_J + 6 * k
+            w0, w1, w2 = ws[i, o], ws[i, o + 1], ws[i, o + 2]
+            v0, v1, v2 = ws[i, o + 3], ws[i, o + 4], ws[i, o + 5]
+            c = ivi + k  # F = Î^C_i 𝒮_k = (m v + ω × h) + ε (Ī_O ω + h × v)
+            A0[0, c] = si * (m * v0 + (w1 * hz - w2 * hy))
+            A0[1, c] = si * (m * v1 + (w2 * hx - w0 * hz))
+            A0[2, c] = si * (m * v2 + (w0 * hy - w1 * hx))
+            A0[3, c] = si * (Ixx * w0 + Ixy * w1 + Ixz * w2 + (hy * v2 - hz * v1))
+            A0[4, c] = si * (Ixy * w0 + Iyy * w1 + Iyz * w2 + (hz * v0 - hx * v2))
+            A0[5, c] = si * (Ixz * w0 + Iyz * w1 + Izz * w2 + (hx * v1 - hy * v0))
+        lam = mi[i, MI_PARENT]
+        if lam > 0:
+            add_rows(ws, i, lam, C_Y, 10)
+    return OK
 
 
 @njit
-def _rows_times(T, M, iv, r0, r1, k0, out, div):
-    """``out[r − r0, j] = (Σ_k T[r, k] M[iv + k, j]) / div``, ``k0 ≤ k < 6``, rows ``r0 ≤ r < r1``."""
-    n = M.shape[1]
-    for r in range(r0, r1):
-        for j in range(n):
-            s = 0.0
-            for k in range(k0, 6):
-                s += T[r, k] * M[iv + k, j]
-            out[r - r0, j] = s / div
-
-
-@njit
-def centroidal_state(mi, mf, q, v, a, out, h, wc, wn, M, tau, T, AGs):
+def centroidal_state(mi, mf, q, v, a, out, h, wc, wn, tau, A0):
     """One state (module docstring): ``out`` (6 or 3, nv) for `AG` and `JC` (else (0, ·)), ``h``
     (6) for `HG` (``a`` of length 0) and `HGDOT`; ``wc``, ``wn`` the CRBA's and dqNE's
-    workspaces, ``M`` (nv, nv), ``tau`` (nv), ``T`` (6, 6), ``AGs`` (6, max(nv, 6)) scratch.
-    Returns a status."""
+    workspaces, ``tau`` (nv), ``A0`` (6, max(nv, 6)) scratch.  Returns a status."""
     mi, mf, q, v, a = unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v), unmanaged(a)
     out, h, wc, wn = unmanaged(out), unmanaged(h), unmanaged(wc), unmanaged(wn)
-    M, tau, T, AGs = unmanaged(M), unmanaged(tau), unmanaged(T), unmanaged(AGs)
+    tau, A0 = unmanaged(tau), unmanaged(A0)
     if not floating(mi):
         return NOT_FLOATING
     rows = out.shape[0]
-    mt = 0.0
-    for i in range(1, mi.shape[0]):
-        mt += mf[i, MF_MASS]
-    iv = mi[1, MI_IV]
-    st = crba_core(mi, mf, q, wc, M)
+    n = mi[0, MI_IV]
+    st = momentum_core(mi, mf, q, wc, A0)
     if st != OK:
         return st
-    for k in range(6):  # the base's armature is not momentum of the bodies
-        M[iv + k, iv + k] -= mf[1, MF_ARMATURE + k]
-    _transport(wc, M, iv, mt, T)
-    if rows == 6:  # AG
-        _rows_times(T, M, iv, 0, 6, 0, out, 1.0)
+    mt = max(wc[1, C_Y], 1e-300)
+    cx, cy, cz = wc[1, C_Y + 1] / mt, wc[1, C_Y + 2] / mt, wc[1, C_Y + 3] / mt  # the CoM in F_0
+    if rows == 6:  # AG: [f; τ − c × f]
+        for j in range(n):
+            f0, f1, f2 = A0[0, j], A0[1, j], A0[2, j]
+            out[0, j], out[1, j], out[2, j] = f0, f1, f2
+            out[3, j] = A0[3, j] - (cy * f2 - cz * f1)
+            out[4, j] = A0[4, j] - (cz * f0 - cx * f2)
+            out[5, j] = A0[5, j] - (cx * f1 - cy * f0)
         return OK
-    if rows == 3:  # JC
-        _rows_times(T, M, iv, 0, 3, 3, out, mt)
+    if rows == 3:  # JC: f / m
+        for r in range(3):
+            for j in range(n):
+                out[r, j] = A0[r, j] / mt
         return OK
-    if a.shape[0] == 0:  # HG
+    if a.shape[0] == 0:  # HG: A_0 v moved to the CoM
         if check_finite(v, BAD_V_FINITE) != OK:
             return BAD_V_FINITE
-        _rows_times(T, M, iv, 0, 6, 0, AGs, 1.0)
-        n = v.shape[0]
         for r in range(6):
             s = 0.0
             for j in range(n):
-                s += AGs[r, j] * v[j]
+                s += A0[r, j] * v[j]
             h[r] = s
-    else:  # HGDOT
+        l0, l1, l2 = h[0], h[1], h[2]
+        h[3] -= cy * l2 - cz * l1
+        h[4] -= cz * l0 - cx * l2
+        h[5] -= cx * l1 - cy * l0
+    else:  # HGDOT: rnea's base rows [τ_b; f_b] (base frame, base origin) moved to the CoM
         g = mf[0, MF_GRAVITY : MF_GRAVITY + 3]
         st = ne_core(mi, mf, g, q, v, a, _EMPTY2, wn, tau)
         if st != OK:
             return st
-        F = AGs[0]
+        iv = mi[1, MI_IV]
+        F = A0[0]
         for k in range(6):
             F[k] = tau[iv + k] - mf[1, MF_ARMATURE + k] * a[iv + k]
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += T[r, k] * F[k]
-            h[r] = s
+        dx, dy, dz = cx - wc[1, X_P], cy - wc[1, X_P + 1], cz - wc[1, X_P + 2]  # c − p_b
+        for r in range(3):
+            R0, R1, R2 = wc[1, X_R + 3 * r], wc[1, X_R + 3 * r + 1], wc[1, X_R + 3 * r + 2]
+            h[r] = R0 * F[3] + R1 * F[4] + R2 * F[5]  # R f_b
+            h[3 + r] = R0 * F[0] + R1 * F[1] + R2 * F[2]  # R τ_b
+        l0, l1, l2 = h[0], h[1], h[2]
+        h[3] -= dy * l2 - dz * l1
+        h[4] -= dz * l0 - dx * l2
+        h[5] -= dx * l1 - dy * l0
         for k in range(3):
             h[k] += mt * g[k]
     for r in range(6):
@@ -165,15 +204,13 @@ def centroidal_rows(mi, mf, Q, V, A, OUT, H, status, s, e):
     n = mi[0, MI_IV]
     wc = np.empty((mi.shape[0] + 1, C_NCRBA))
     wn = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
-    M = np.empty((n, n))
     tau = np.empty(n)
-    T = np.empty((6, 6))
-    AGs = np.empty((6, max(n, 6)))
+    A0 = np.empty((6, max(n, 6)))
     bv, ba = V.shape[0] > 1, A.shape[0] > 1
     z = np.int64(0)
     for k in range(s, e):
         status[k] = centroidal_state(mi, mf, Q[k], V[k if bv else z], A[k if ba else z], OUT[k], H[k],
-                                     wc, wn, M, tau, T, AGs)
+                                     wc, wn, tau, A0)
 
 
 @njit
@@ -190,15 +227,12 @@ def centroidal_checked(mi, mf, q, v, a, out, h, ws):
         bad = h.shape[0] != 6 or v.shape[0] != n or (a.shape[0] != 0 and a.shape[0] != n)
     nc, nn = (nb1 + 1) * C_NCRBA, (nb1 + NSCRATCH) * W_COLS
     m6 = max(n, 6)
-    if bad or q.shape[0] != mi[0, MI_IQ] or ws.shape[0] < nc + nn + n * n + n + 36 + 6 * m6:
+    if bad or q.shape[0] != mi[0, MI_IQ] or ws.shape[0] < nc + nn + n + 6 * m6:
         return BAD_SHAPE
     o = nc + nn
-    o1 = o + n * n
-    o2 = o1 + n
     return centroidal_state(mi, mf, q, v, a, out.reshape((rows, n)), h,
                             flat_workspace(ws, nb1 + 1, C_NCRBA), ws[nc:o].reshape((nb1 + NSCRATCH, W_COLS)),
-                            ws[o:o1].reshape((n, n)), ws[o1:o2], ws[o2:o2 + 36].reshape((6, 6)),
-                            ws[o2 + 36:o2 + 36 + 6 * m6].reshape((6, m6)))
+                            ws[o:o + n], ws[o + n:o + n + 6 * m6].reshape((6, m6)))
 
 
 # gate kernels (see gate.gate_address): raw buffers (inputs, the model's scratch, the result)

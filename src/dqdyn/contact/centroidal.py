@@ -8,8 +8,10 @@ dqdyn's ``v`` order), and its rate is ``ḣ_g = A_g a + Ȧ_g v`` (``a = v̇``). 
 the whole system give the physics check the tests use: ``ḣ_g = Σ`` external wrenches about the CoM
 (gravity and contact forces) [Orin2013].
 
-Computation, floating base (one compiled ``mass_matrix`` call, one ``forward_kinematics`` call
-for the base pose; the rate one ``rnea`` call more).  When body 1 is moved by a free joint from
+Computation, floating base (one compiled call per state, or per chunk of a batch:
+`dqdyn.contact._centroidal_kernels`; the numpy route below, one ``mass_matrix`` call and one
+``forward_kinematics`` call for the base pose, the rate one ``rnea`` call more, is kept as the
+tests' reference).  When body 1 is moved by a free joint from
 the world and every other body descends from it, the free joint's velocity is the base's body
 twist ``[ω_b; v_b]`` and its rows of the joint-space inertia matrix are the composite rigid-body
 inertia of the whole tree times the joint columns (the composite-rigid-body algorithm,
@@ -33,7 +35,7 @@ in F_0 at F_0's origin (mapping the spatial twist ``[ω; v]`` to the momentum wr
 Jacobian ``J_i`` and drift ``J̇_i v``; then ``A_0 = Σ Φ_i J_i`` (the momentum about F_0's origin)
 and the rate ``ḣ_0 = Σ Φ_i ξ̇_i + ξ_i ×* Φ_i ξ_i`` ([Featherstone2008, ch. 2]), both
 shifted to the CoM: ``k_g = k_0 − c × l`` and, since ``ċ × l = 0``, ``k̇_g = k̇_0 − c × l̇``.
-A batch (leading axes of ``q``, ``v``, ``a``) goes through the compiled calls at once (the
+A batch (leading axes of ``q``, ``v``, ``a``) goes through the compiled kernel at once (the
 floating-base route) or through the kinematics in one compiled call per body (other trees).
 The joint armature is not momentum of the bodies and is left out (as in Pinocchio).
 """
