@@ -136,3 +136,32 @@ def test_bad_input_errors_are_the_numpy_routes():
     for fn, _, n in FUNCS:
         with pytest.raises(dqdyn.errors.ShapeError, match="model"):
             fn(object(), *(q, v, a)[:n])
+
+
+@pytest.mark.parametrize("name", ["anymal", "talos"])
+def test_the_call_gate_and_the_general_path_give_the_same_bits(name):
+    """A front's single state (the call gate's compiled entry) against its Python function (the
+    general path a build without the gate takes: the batch kernel's rows on one state), lists,
+    a strided view."""
+    model, _ = robot(name)
+    q, v, a, _ = state(model, 2)
+    for fn, _, n in FUNCS:
+        args = (q, v, a)[:n]
+        want = fn(model, *args)
+        assert np.array_equal(getattr(fn, "__wrapped__", fn)(model, *args), want), fn.__name__
+        assert np.array_equal(fn(model, *[x.tolist() for x in args]), want), fn.__name__
+        wide = [np.stack([x, x], axis=1)[:, 0] for x in args]  # (not C-contiguous)
+        assert np.array_equal(fn(model, *wide), want), fn.__name__
+
+
+def test_other_trees_take_the_numpy_route():
+    """A fixed-base model is not the compiled route's (the entry declines it); the front gives the
+    numpy route's value, before and after a floating-base call."""
+    model = dqdyn.serial_chain(4)
+    floating, _ = robot("solo12")
+    q = dqdyn.random_configuration(model, seed=3)
+    for _ in range(2):
+        got = dqdyn.centroidal_momentum_matrix(model, q)
+        assert np.array_equal(got, C._cmm(model, q, False))
+        dqdyn.centroidal_momentum_matrix(floating, state(floating, 0)[0])
+    assert np.array_equal(dqdyn.com_jacobian(model, q), C._jc(model, q, False))
