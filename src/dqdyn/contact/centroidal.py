@@ -47,7 +47,7 @@ import weakref
 import numpy as np
 
 from dqdyn._engine.batching import run_chunked
-from dqdyn._engine.boundary import raise_status
+from dqdyn._engine.boundary import kernel_rows, raise_status
 from dqdyn._engine.gate import fast_front
 from dqdyn.algebra.rotations import pose_from_rt
 from dqdyn.constraints.base import frame_kinematics
@@ -132,7 +132,8 @@ def _compiled(model: Model, mode: int, Q, V=_NO_X, A=_NO_X) -> np.ndarray:
     h = np.empty((N, 0 if rows else 6))
     if N == 1:
         status = np.zeros(1, dtype=np.int64)
-        centroidal_rows(model.mi, model.mf, Q, V, A, out, h, status, 0, 1)
+        centroidal_rows(model.mi, model.mf, kernel_rows(Q), kernel_rows(V), kernel_rows(A), out, h, status,
+                        0, 1)  # (kernel_rows: a read-only broadcast row would be another numba type)
         if status[0]:
             raise_status(model, int(status[0]))
     else:
