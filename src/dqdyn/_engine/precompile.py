@@ -263,7 +263,8 @@ def group_constraints():
 
 
 def group_contact():
-    """The compiled contact and impulse dynamics (`dqdyn.contact._kernels`): one state, a small
+    """The compiled contact and impulse dynamics (`dqdyn.contact._kernels`) and centroidal
+    quantities: one state, a small
     batch (the batch kernel's serial twin) and one above the serial threshold (the thread pool),
     on a floating base with two legs held by a 3D and a 6D contact (Baumgarte gains on one)."""
     import numpy as np
@@ -291,6 +292,13 @@ def group_contact():
         for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
             dqdyn.contact_dynamics(m, *args, feet, proximal=proximal)
             dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
+    # the centroidal kernels (`dqdyn.contact._centroidal_kernels`): the gate entries, one state as
+    # lists, the serial batch twin and the parallel batch
+    for f in (lambda q, v, a: dqdyn.centroidal_momentum_matrix(m, q),
+              lambda q, v, a: dqdyn.com_jacobian(m, q),
+              lambda q, v, a: dqdyn.centroidal_momentum(m, q, v),
+              lambda q, v, a: dqdyn.centroidal_momentum_rate(m, q, v, a)):
+        _each_form(m, f, Q, V, T)
 
 
 def group_parallel():
