@@ -227,3 +227,57 @@ def test_contact_table_follows_the_gains():
     damped = dqdyn.contact_dynamics(model, q, v, tau, [c])
     ref = dqdyn.contact_dynamics(model, q, v, tau, [dqdyn.PointContact("FL_FOOT", kd=4.0)])
     assert not np.array_equal(free.a, damped.a) and np.array_equal(damped.a, ref.a)
+
+
+def test_consecutive_results_do_not_share_memory():
+    """Two calls on the same model, contact list and settings (the front's cached plan) return
+    arrays of their own: the second call leaves the first result as it was."""
+    model, _ = robot("anymal")
+    q, v, _, tau = state(model, 3)
+    cons = _ours("3d", FEET["anymal"])
+    for call in (lambda s: dqdyn.contact_dynamics(model, s[0], s[1], s[2], cons),
+                 lambda s: dqdyn.contact_dynamics(model, s[0], s[1], s[2], cons, proximal=None),
+                 lambda s: dqdyn.impulse_dynamics(model, s[0], s[1], cons, 0.5)):
+        first = call((q, v, tau))
+        kept = [np.copy(x) for x in first[:1] + first[1] + first[2:3]]
+        second = call((q, 2.0 * v, 3.0 * tau))
+        a1, a2 = (first[0], second[0]), (first[2], second[2])
+        for x, y in (a1, a2, *zip(first[1], second[1])):
+            assert not np.shares_memory(x, y)
+        assert not np.shares_memory(first.iterations, second.iterations)
+        assert all(np.array_equal(x, y) for x, y in zip(kept, first[:1] + first[1] + first[2:3]))
+        assert not np.array_equal(first[0], second[0])
+
+
+def test_a_cached_plan_follows_the_contacts():
+    """The same list object, called again after a contact's gains, target or frame change or
+    after the list itself changes, gives the result of freshly made contacts."""
+    model, _ = robot("solo12")
+    q, v, _, tau = state(model, 2)
+    cons = [dqdyn.PointContact("FL_FOOT"), dqdyn.PointContact("FR_FOOT")]
+    free = dqdyn.contact_dynamics(model, q, v, tau, cons)
+    imp = dqdyn.impulse_dynamics(model, q, v, cons)
+    cons[0].kd = 4.0
+    ref = dqdyn.contact_dynamics(model, q, v, tau, [dqdyn.PointContact("FL_FOOT", kd=4.0),
+                                                     dqdyn.PointContact("FR_FOOT")])
+    damped = dqdyn.contact_dynamics(model, q, v, tau, cons)
+    assert not np.array_equal(free.a, damped.a) and np.array_equal(damped.a, ref.a)
+    p = translation_of(dqdyn.frame_pose(model, q, "FL_FOOT"))
+    cons[0].target = p + 0.01
+    cons[0].kp = 100.0
+    ref = dqdyn.contact_dynamics(model, q, v, tau, [dqdyn.PointContact("FL_FOOT", kp=100.0, kd=4.0,
+                                                                       target=p + 0.01),
+                                                     dqdyn.PointContact("FR_FOOT")])
+    assert np.array_equal(dqdyn.contact_dynamics(model, q, v, tau, cons).a, ref.a)
+    cons[1].frame = "HL_FOOT"
+    cons.append(dqdyn.PointContact("HR_FOOT"))
+    fresh = [dqdyn.PointContact("FL_FOOT", kp=100.0, kd=4.0, target=p + 0.01),
+             dqdyn.PointContact("HL_FOOT"), dqdyn.PointContact("HR_FOOT")]
+    r = dqdyn.contact_dynamics(model, q, v, tau, cons)
+    assert r.multipliers.shape == (9,) and len(r.forces) == 3
+    assert np.array_equal(r.a, dqdyn.contact_dynamics(model, q, v, tau, fresh).a)
+    ri = dqdyn.impulse_dynamics(model, q, v, cons)
+    assert ri.multipliers.shape == (9,) and not np.array_equal(ri.v, imp.v)
+    assert np.array_equal(ri.v, dqdyn.impulse_dynamics(model, q, v, fresh).v)
+    with pytest.raises(dqdyn.errors.ShapeError, match="kd"):
+        cons[0].kd = -1.0

@@ -29,6 +29,7 @@ import numpy as np
 from dqdyn._engine.batching import run_chunked
 from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_TAU_FINITE, BAD_V_FINITE, is_fast, raise_status
 from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_rows
+from dqdyn.contact.contacts import EDITS, _Contact
 from dqdyn.errors import InfeasibleError, ShapeError, SingularError
 from dqdyn.multibody.model import Model
 
@@ -164,6 +165,102 @@ def compiled(model, Q, V, T, contacts, eps, proximal, max_iter, tol, restitution
     except _Fallback:
         return None
     return out, lam, its
+
+
+class Plan:
+    """What a contact front keeps between calls on one model, contact list and settings: the
+    checked contacts and settings, the kernels' contact table and ``par``, the slices of the
+    multipliers per contact and the result shapes (`plan_hit`, `make_plan`)."""
+
+    __slots__ = ("model", "contacts", "items", "edits", "raw", "cons", "checked", "spec", "par",
+                 "slices", "qshape", "vshape", "oshape", "lshape", "fast")
+
+    def one(self, q, v, t=None):
+        """``(x (nv,), forces, λ (m,), iterations ())`` of one state given as plain vectors
+        (writable C-contiguous float64 of the model's lengths; ``t`` ``None``: impulse dynamics)
+        in one kernel call, fresh arrays each call; ``None`` where the state is not such vectors,
+        holds a non-finite entry or the kernel leaves it to the numpy path (as `compiled` with
+        ``checked=False``).  Bad values the kernel names (a non-unit quaternion) raise."""
+        vs = self.vshape
+        if not (self.fast and type(q) is _ND and type(v) is _ND and q.dtype is _F64
+                and v.dtype is _F64 and q.shape == self.qshape and v.shape == vs):
+            return None
+        fq, fv = q.flags, v.flags
+        if not (fq.c_contiguous and fq.writeable and fv.c_contiguous and fv.writeable):
+            return None
+        V = v[None]
+        if t is None:
+            T = V
+        else:
+            if not (type(t) is _ND and t.dtype is _F64 and t.shape == vs):
+                return None
+            ft = t.flags
+            if not (ft.c_contiguous and ft.writeable):
+                return None
+            T = t[None]
+        model = self.model
+        out = np.empty(self.oshape)
+        lam = np.empty(self.lshape)
+        its = np.empty(1, _I64)
+        status = np.empty(1, _I64)
+        kkt_rows(model.mi, model.mf, self.spec, self.par, q[None], V, T, out, lam, its, status, 0, 1)
+        code = status[0]
+        if code:
+            code = int(code)
+            if code in FALLBACK_CODES or code in _INPUT_CODES:
+                return None
+            raise_status(model, code, None)
+        lam0 = lam[0]
+        return out[0], tuple([lam0[k] for k in self.slices]), lam0, its.reshape(())
+
+
+_ND, _F64, _I64 = np.ndarray, np.dtype(np.float64), np.dtype(np.int64)
+_PLANS: dict = {}  # plans keyed on the ids of the model and the contacts (both held by the plan)
+_VALUES = (float, int, type(None), np.float64, np.int64)  # settings held by identity: immutable
+
+
+def plan_hit(model, contacts, regularization, proximal, max_iter, tol, restitution=0.0,
+             impulse=False):
+    """The `Plan` made by `make_plan` for these very objects (the same model, contact list with
+    the same contacts, none of them changed since (`dqdyn.contact.contacts.EDITS`), the same
+    setting objects), else ``None``: the caller then checks its arguments and makes one."""
+    p = _PLANS.get((id(model), id(contacts), impulse))
+    if p is None or p.edits != EDITS[0]:
+        return None
+    raw = p.raw
+    if not (raw[0] is regularization and raw[1] is proximal and raw[2] is max_iter
+            and raw[3] is tol and raw[4] is restitution):
+        return None
+    items = p.items
+    if items is not None and items != tuple(contacts):
+        return None
+    return p
+
+
+def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=False) -> Plan:
+    """The `Plan` of ``cons`` (``contacts`` checked by `dqdyn.contact.contacts.as_contact_list`)
+    and the settings ``raw`` ``(regularization, proximal, max_iter, tol, restitution)`` as given
+    and ``checked`` ``(ε, μ, max_iter, tol)`` by `check_settings`; kept for `plan_hit` when the
+    contacts are a list, a tuple or one contact and the settings are immutable numbers."""
+    p = Plan()
+    p.model, p.contacts, p.edits, p.raw, p.cons, p.checked = model, contacts, EDITS[0], raw, cons, checked
+    p.fast = isinstance(model, Model)
+    p.spec, m = contact_table(model, cons)
+    p.par = _par(*checked, restitution, impulse)
+    slices, o = [], 0
+    for c in cons:
+        slices.append(slice(o, o + c.dim))
+        o += c.dim
+    p.slices = tuple(slices)
+    if p.fast:
+        p.qshape, p.vshape, p.oshape, p.lshape = (model.nq,), (model.nv,), (1, model.nv), (1, m)
+    single = isinstance(contacts, _Contact)
+    p.items = None if single else tuple(cons)
+    if p.fast and (single or type(contacts) in (list, tuple)) and all(type(x) in _VALUES for x in raw):
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[(id(model), id(contacts), impulse)] = p
+    return p
 
 
 def _where(N: int, k: int) -> str:

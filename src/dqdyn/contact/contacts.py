@@ -37,6 +37,8 @@ from dqdyn.errors import ModelError, ShapeError
 from dqdyn.multibody.model import Model
 
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
+#: a count of the changes to any contact's frame, gains or target after its construction
+EDITS = [0]
 
 
 def _gain(value, name: str) -> float:
@@ -59,16 +61,59 @@ class _Contact(Constraint):
         if isinstance(frame, (list, np.ndarray)) or frame is None:
             raise ShapeError(f"frame must be a frame name, a body index or (frame, offset), got "
                              f"{type(frame).__name__} {frame!r:.60}")
-        self.frame = frame
-        self.kp = _gain(kp, "kp")
-        self.kd = _gain(kd, "kd")
-        self.target = None if target is None else self._target(target)
-        if self.kp > 0 and self.target is None:
+        self._where = frame
+        self._kp = _gain(kp, "kp")
+        self._kd = _gain(kd, "kd")
+        self._goal = None if target is None else self._target(target)
+        if self._kp > 0 and self._goal is None:
             raise ModelError(f"{type(self).__name__}: kp > 0 needs a target (the position the "
                              "contact is held at)")
         self.holonomic = True
         self.name = name or f"{self.kind} contact {frame!r}"
-        self._cache = None
+        self._cache = self._spec_cache = None
+
+    # -- the frame, gains and target: changing one is seen by the contact fronts' cached plans
+    # (`dqdyn.contact._kkt.plan_hit`) through the count `EDITS`
+    @property
+    def frame(self):
+        """The contact frame: a frame name, a body index or ``(frame, offset)``."""
+        return self._where
+
+    @frame.setter
+    def frame(self, value):
+        self._where = value
+        self._cache = self._spec_cache = None
+        EDITS[0] += 1
+
+    @property
+    def kp(self) -> float:
+        """The Baumgarte position gain (1/s²)."""
+        return self._kp
+
+    @kp.setter
+    def kp(self, value):
+        self._kp = _gain(value, "kp")
+        EDITS[0] += 1
+
+    @property
+    def kd(self) -> float:
+        """The Baumgarte velocity gain (1/s)."""
+        return self._kd
+
+    @kd.setter
+    def kd(self, value):
+        self._kd = _gain(value, "kd")
+        EDITS[0] += 1
+
+    @property
+    def target(self):
+        """The position (point contact, (3,)) or pose (frame contact, ``(R, p)``) held, or None."""
+        return self._goal
+
+    @target.setter
+    def target(self, value):
+        self._goal = None if value is None else self._target(value)
+        EDITS[0] += 1
 
     # -- frame resolution, cached per model
     def _frame(self, model: Model):
@@ -84,8 +129,8 @@ class _Contact(Constraint):
         """This contact's row of the compiled kernels' contact table (`dqdyn.contact._kernels`:
         ``[body, dim, placement (8), kp, kd, has_target, target (12)]``), cached per model,
         gains and target."""
-        key = (self.kp, self.kd, id(self.target))
-        cached = getattr(self, "_spec_cache", None)
+        key = (self._kp, self._kd, id(self._goal))
+        cached = self._spec_cache
         if cached is not None and cached[0] is model and cached[1] == key:
             return cached[2]
         body, pl = self._frame(model)

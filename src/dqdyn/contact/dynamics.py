@@ -35,6 +35,9 @@ class ContactDynamicsResult(NamedTuple):
     iterations: np.ndarray  # (...,) proximal iterations (1 for a direct solve)
 
 
+_tuple_new = tuple.__new__  # (a result from its four fields, without the NamedTuple's Python __new__)
+
+
 def split_forces(lam: np.ndarray, contacts, batch) -> tuple:
     out, o = [], 0
     for c in contacts:
@@ -126,15 +129,16 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
     proximal iterations do not converge or whose result overflows — it then raises the error
     that names the problem (or clears a nearly singular Delassus matrix by its eigenvalues).
     """
-    cons = as_contact_list(contacts, model)
-    eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
-    one = _kkt.one_state(model, q, v, tau)
-    if one is not None:  # one state of plain vectors: the kernel checks the values
-        q1, v1, t1 = one
-        r = _kkt.compiled(model, q1, v1, t1, cons, eps, mu, max_iter, tol, checked=False)
-        if r is not None:
-            acc, lam, its = r
-            return ContactDynamicsResult(acc[0], split_one(lam[0], cons), lam[0], its.reshape(()))
+    p = _kkt.plan_hit(model, contacts, regularization, proximal, max_iter, tol, None)
+    if p is None:  # (contacts and settings not seen before with these very objects: checked)
+        cons = as_contact_list(contacts, model)
+        checked = _kkt.check_settings(regularization, proximal, max_iter, tol)
+        p = _kkt.make_plan(model, contacts, cons, (regularization, proximal, max_iter, tol, None),
+                           checked)
+    r = p.one(q, v, tau)
+    if r is not None:  # one state of plain vectors: one kernel call, which checks the values
+        return _tuple_new(ContactDynamicsResult, r)
+    cons, (eps, mu, max_iter, tol) = p.cons, p.checked
     w = qv_what(model)
     (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                       ("tau", tau, model.nv, w[3])])

@@ -21,7 +21,7 @@ import numpy as np
 from dqdyn.contact import _kkt
 from dqdyn.contact._common import each_state, qv_what, states
 from dqdyn.contact.contacts import as_contact_list
-from dqdyn.contact.dynamics import split_forces, split_one
+from dqdyn.contact.dynamics import _tuple_new, split_forces
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.errors import NonFiniteError, ShapeError
 from dqdyn.multibody.model import Model
@@ -87,22 +87,23 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
     One compiled call per state or chunk of a batch, with the numpy path where the kernel
     declines, as `dqdyn.contact_dynamics`.
     """
-    try:
-        e = float(restitution)
-    except (TypeError, ValueError):
-        raise ShapeError(f"restitution must be a number in [0, 1], got {restitution!r}") from None
-    if not (np.isfinite(e) and 0.0 <= e <= 1.0):
-        raise ShapeError(f"restitution must be in [0, 1] (Newton's coefficient), got {restitution!r}")
-    cons = as_contact_list(contacts, model)
-    eps, mu, max_iter, tol = _kkt.check_settings(regularization, proximal, max_iter, tol)
-    one = _kkt.one_state(model, q, v)
-    if one is not None:  # one state of plain vectors: the kernel checks the values
-        q1, v1 = one
-        r = _kkt.compiled(model, q1, v1, None, cons, eps, mu, max_iter, tol, e, impulse=True,
-                          checked=False)
-        if r is not None:
-            vout, lam, its = r
-            return ImpulseDynamicsResult(vout[0], split_one(lam[0], cons), lam[0], its.reshape(()))
+    p = _kkt.plan_hit(model, contacts, regularization, proximal, max_iter, tol, restitution, True)
+    if p is None:  # (contacts and settings not seen before with these very objects: checked)
+        try:
+            e = float(restitution)
+        except (TypeError, ValueError):
+            raise ShapeError(f"restitution must be a number in [0, 1], got {restitution!r}") from None
+        if not (np.isfinite(e) and 0.0 <= e <= 1.0):
+            raise ShapeError(f"restitution must be in [0, 1] (Newton's coefficient), got {restitution!r}")
+        cons = as_contact_list(contacts, model)
+        checked = _kkt.check_settings(regularization, proximal, max_iter, tol)
+        p = _kkt.make_plan(model, contacts, cons, (regularization, proximal, max_iter, tol, restitution),
+                           checked, e, True)
+    r = p.one(q, v)
+    if r is not None:  # one state of plain vectors: one kernel call, which checks the values
+        return _tuple_new(ImpulseDynamicsResult, r)
+    cons, (eps, mu, max_iter, tol) = p.cons, p.checked
+    e = float(p.par[4])
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     r = _kkt.compiled(model, Q, V, None, cons, eps, mu, max_iter, tol, e, impulse=True)
