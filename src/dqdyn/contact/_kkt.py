@@ -173,7 +173,7 @@ class Plan:
     multipliers per contact and the result shapes (`plan_hit`, `make_plan`)."""
 
     __slots__ = ("model", "contacts", "items", "edits", "raw", "cons", "checked", "spec", "par",
-                 "slices", "qshape", "vshape", "oshape", "lshape", "fast")
+                 "slices", "qshape", "vshape", "oshape", "lshape", "fast", "e")
 
     def one(self, q, v, t=None):
         """``(x (nv,), forces, λ (m,), iterations ())`` of one state given as plain vectors
@@ -244,15 +244,15 @@ def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=Fals
     contacts are a list, a tuple or one contact and the settings are immutable numbers."""
     p = Plan()
     p.model, p.contacts, p.edits, p.raw, p.cons, p.checked = model, contacts, EDITS[0], raw, cons, checked
-    p.fast = isinstance(model, Model)
-    p.spec, m = contact_table(model, cons)
-    p.par = _par(*checked, restitution, impulse)
-    slices, o = [], 0
-    for c in cons:
-        slices.append(slice(o, o + c.dim))
-        o += c.dim
-    p.slices = tuple(slices)
-    if p.fast:
+    p.fast, p.e = isinstance(model, Model), restitution
+    if p.fast:  # (else the caller's checks name the model)
+        p.spec, m = contact_table(model, cons)
+        p.par = _par(*checked, restitution, impulse)
+        slices, o = [], 0
+        for c in cons:
+            slices.append(slice(o, o + c.dim))
+            o += c.dim
+        p.slices = tuple(slices)
         p.qshape, p.vshape, p.oshape, p.lshape = (model.nq,), (model.nv,), (1, model.nv), (1, m)
     single = isinstance(contacts, _Contact)
     p.items = None if single else tuple(cons)

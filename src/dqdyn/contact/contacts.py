@@ -83,7 +83,7 @@ class _Contact(Constraint):
     def frame(self, value):
         self._where = value
         self._cache = self._spec_cache = None
-        EDITS[0] += 1
+        self._edited()
 
     @property
     def kp(self) -> float:
@@ -93,7 +93,7 @@ class _Contact(Constraint):
     @kp.setter
     def kp(self, value):
         self._kp = _gain(value, "kp")
-        EDITS[0] += 1
+        self._edited()
 
     @property
     def kd(self) -> float:
@@ -103,7 +103,7 @@ class _Contact(Constraint):
     @kd.setter
     def kd(self, value):
         self._kd = _gain(value, "kd")
-        EDITS[0] += 1
+        self._edited()
 
     @property
     def target(self):
@@ -113,6 +113,11 @@ class _Contact(Constraint):
     @target.setter
     def target(self, value):
         self._goal = None if value is None else self._target(value)
+        self._edited()
+
+    def _edited(self):
+        # (the compiled rows kept on the contact by `dqdyn.constraints.forward` are made again)
+        self.__dict__.pop("_cspec", None)
         EDITS[0] += 1
 
     # -- frame resolution, cached per model

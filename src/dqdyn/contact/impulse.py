@@ -103,7 +103,7 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
     if r is not None:  # one state of plain vectors: one kernel call, which checks the values
         return _tuple_new(ImpulseDynamicsResult, r)
     cons, (eps, mu, max_iter, tol) = p.cons, p.checked
-    e = float(p.par[4])
+    e = p.e
     w = qv_what(model)
     (Q, V), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1])])
     r = _kkt.compiled(model, Q, V, None, cons, eps, mu, max_iter, tol, e, impulse=True)
