@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn._engine.batching import run_chunked
-from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_TAU_FINITE, BAD_V_FINITE, is_fast, raise_status
+from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_TAU_FINITE, BAD_V_FINITE, raise_status
 from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_rows
 from dqdyn.contact.contacts import EDITS, _Contact
 from dqdyn.errors import InfeasibleError, ShapeError, SingularError
@@ -119,16 +119,6 @@ def _par(eps, proximal, max_iter, tol, restitution, impulse) -> np.ndarray:
     return par
 
 
-def one_state(model, *xs) -> list | None:
-    """``(Q, V[, T])`` (1, ·) views of one state given as plain vectors (writable C-contiguous
-    float64 of the right lengths: the compiled kernel checks their values), else ``None``."""
-    if not (isinstance(model, Model) and is_fast(*xs)):
-        return None
-    if xs[0].shape[0] != model.nq or any(x.shape[0] != model.nv for x in xs[1:]):
-        return None
-    return [x.reshape(1, -1) for x in xs]
-
-
 def compiled(model, Q, V, T, contacts, eps, proximal, max_iter, tol, restitution=0.0,
              impulse=False, checked=True):
     """``(x (N, n), λ (N, m), iterations (N,))`` of contact dynamics (``impulse``: impulse
@@ -137,7 +127,7 @@ def compiled(model, Q, V, T, contacts, eps, proximal, max_iter, tol, restitution
     path of `solve` (a singular or suspect mass or Delassus matrix, proximal iterations that
     do not converge, an overflow, mimic joints), which names the problem.  Bad inputs (a
     non-unit quaternion) raise here, as the numpy path would; with ``checked=False`` (inputs
-    not yet checked for finiteness, see `one_state`) a non-finite entry returns ``None`` too,
+    not yet checked for finiteness) a non-finite entry returns ``None`` too,
     for the caller's checks to name."""
     N, nv = Q.shape[0], model.nv
     spec, m = contact_table(model, contacts)
@@ -247,7 +237,8 @@ def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=Fals
     p.fast, p.e = isinstance(model, Model), restitution
     if p.fast:  # (else the caller's checks name the model)
         p.spec, m = contact_table(model, cons)
-        p.par = _par(*checked, restitution, impulse)
+        eps, mu, max_iter, tol = checked
+        p.par = _par(eps, mu, max_iter, tol, restitution, impulse)
         slices, o = [], 0
         for c in cons:
             slices.append(slice(o, o + c.dim))

@@ -46,16 +46,6 @@ def split_forces(lam: np.ndarray, contacts, batch) -> tuple:
     return tuple(out)
 
 
-def split_one(lam: np.ndarray, contacts) -> tuple:
-    """`split_forces` of one state's multipliers ``lam`` (m,)."""
-    out, o = [], 0
-    for c in contacts:
-        d = c.dim
-        out.append(lam[o:o + d])
-        o += d
-    return tuple(out)
-
-
 def stacked_rows(model: Model, Q, V, contacts):
     """``(A (N, m, nv), b (N, m))`` of the contacts, Baumgarte terms included."""
     N = Q.shape[0]
