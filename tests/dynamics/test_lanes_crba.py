@@ -7,10 +7,11 @@ mimic joints; and Pinocchio's ``crba`` (symmetrised) within 1e-12 relative."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from lanemodels import LANE_TYPES, MODELS
+from lanemodels import model as _model
+from lanemodels import robot as _robot
 
 import dqdyn
 from dqdyn._engine.batching import SERIAL_WORK, run_chunked
@@ -19,9 +20,8 @@ from dqdyn.dynamics.lanes import LANES
 from dqdyn.dynamics.lanes_crba import crba_lanes_batch, lanes_crba_support
 from dqdyn.errors import NonFiniteError, NotUnitError
 
-from pinconv import ROBOTS, erd, pin, pin_from_model, pin_from_urdf, q_to_pin, v_transform
+from pinconv import pin, q_to_pin, v_transform
 
-LANE_TYPES = ("revolute", "prismatic", "helical")
 SIZES = [1, LANES - 1, LANES, LANES + 1, 1000]
 
 
@@ -54,40 +54,6 @@ def _per_state(m, Q):
 def _singles(m, Q):
     """One `dqdyn.mass_matrix` call per state (the single-state kernel)."""
     return np.stack([dqdyn.mass_matrix(m, Q[k]) for k in range(len(Q))])
-
-
-def _robot(name, **kw):
-    rel, root = ROBOTS[name]
-    path = erd(rel)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = dqdyn.load_urdf(path, root_joint=root, **kw)
-    pm = pin.buildModelFromUrdf(path) if root is None else pin_from_urdf(path, root)
-    return m, pm
-
-
-def _model(name):
-    """(model, Pinocchio model)."""
-    if name == "panda":  # 7 arm joints + 2 fingers (the mimic finger independent, as Pinocchio)
-        return _robot("panda", mimic="independent")
-    if name in ("anymal", "solo12"):
-        return _robot(name)
-    if name.startswith("tree"):
-        m = dqdyn.random_tree(12, LANE_TYPES, seed=int(name[-1]))
-    elif name == "prismatic":
-        m = dqdyn.serial_chain(6, "prismatic")
-    elif name == "helical":
-        m = dqdyn.random_tree(8, ("helical",), seed=3)
-    elif name.startswith("free"):  # free joints anywhere (two of them, one on a revolute chain)
-        m = dqdyn.random_tree(12, LANE_TYPES + ("free",), seed=int(name[-1]))
-    elif name == "armature":
-        t = dqdyn.random_tree(12, LANE_TYPES, seed=1)
-        m = t.with_armature(np.random.default_rng(4).uniform(0.05, 3.0, t.nv))
-    return m, pin_from_model(m)[0]
-
-
-MODELS = ["panda", "tree0", "tree1", "prismatic", "helical", "anymal", "solo12", "free0",
-          "free1", "armature"]
 
 
 @pytest.fixture(scope="module", params=MODELS)
