@@ -146,7 +146,10 @@ def test_redundant_contact_sets():
     one = dqdyn.contact_dynamics(model, q, v, tau, _ours("3d", FEET["solo12"]))
     two = dqdyn.contact_dynamics(model, q, v, tau, _ours("3d", FEET["solo12"] + FEET["solo12"][:1]))
     assert rel(two.a, one.a) < 1e-9
-    assert rel(two.forces[0], one.forces[0] / 2) < 1e-8 and rel(two.forces[4], one.forces[0] / 2) < 1e-8
+    # (the halves to what the proximal solve pins: its null-space share is rounding amplified by
+    # 1/μ, u/μ ≈ 1e-8 times the conditioning, and the LAPACK kernels, so the CPU, set the bits:
+    # 2e-7 seen on an AVX-512 AMD CPU, below 1e-8 on an Intel one)
+    assert rel(two.forces[0], one.forces[0] / 2) < 1e-6 and rel(two.forces[4], one.forces[0] / 2) < 1e-6
 
 
 def test_inconsistent_contacts_are_refused():

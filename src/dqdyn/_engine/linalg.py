@@ -135,3 +135,90 @@ def spd_inverse(A, n, L, out):
             out[r, c] = s
             out[c, r] = s
     return True
+
+
+# ---------------------------------------------------------------- tree-sparse factor and solves
+# A joint-space inertia matrix of a kinematic tree has M_ij ≠ 0 only where DoF i is an ancestor of
+# DoF j or the other way round; with the DoFs numbered parents first (``par[k] < k``, −1 for
+# none), ``M = Lᵀ L`` has a lower-triangular ``L`` with the same pattern, and the factor and its
+# solves walk each DoF's ancestors only ([Featherstone2008, §6.5, Tables 6.3-6.4]): on a
+# quadruped 18 × 18 about a quarter of the dense Cholesky's work, on a humanoid less.
+
+
+@njit
+def tree_factor_r(A, n, par, L, d):
+    """``A = Lᵀ L`` (the leading ``n × n`` block of SPD ``A``, read in its lower triangle on the
+    tree pattern ``par``), ``L`` lower triangular on that pattern (no other entry is written or
+    read) and ``d = 1 / diag(L)``; False if not PD (or a pivot is NaN).  ``L`` may be ``A``."""
+    for i in range(n):
+        L[i, i] = A[i, i]
+        j = par[i]
+        while j >= 0:
+            L[i, j] = A[i, j]
+            j = par[j]
+    for k in range(n - 1, -1, -1):
+        s = L[k, k]
+        if not s > 1e-300:  # (a NaN pivot too)
+            return False
+        r = math.sqrt(s)
+        L[k, k] = r
+        dk = 1.0 / r
+        d[k] = dk
+        i = par[k]
+        while i >= 0:
+            L[k, i] *= dk
+            i = par[i]
+        i = par[k]
+        while i >= 0:
+            lki = L[k, i]
+            j = i
+            while j >= 0:
+                L[i, j] -= lki * L[k, j]
+                j = par[j]
+            i = par[i]
+    return True
+
+
+@njit
+def tree_lt_solve_r(L, d, par, n, x):
+    """In place ``x ← L⁻ᵀ x`` (`tree_factor_r`'s ``L``; tips to root, each entry pushed to its
+    ancestors: a vector on one path, a contact row, stays on that path)."""
+    for i in range(n - 1, -1, -1):
+        xi = x[i] * d[i]
+        x[i] = xi
+        if xi != 0.0:
+            j = par[i]
+            while j >= 0:
+                x[j] -= L[i, j] * xi
+                j = par[j]
+
+
+@njit
+def tree_l_solve_r(L, d, par, n, x):
+    """In place ``x ← L⁻¹ x`` (root to tips, each entry from its ancestors)."""
+    for i in range(n):
+        s = x[i]
+        j = par[i]
+        while j >= 0:
+            s -= L[i, j] * x[j]
+            j = par[j]
+        x[i] = s * d[i]
+
+
+@njit
+def dot4(x, y, n):
+    """``Σ_{j<n} x[j] y[j]`` in four interleaved partial sums (a fixed order, so the same bits on
+    every call): four independent addition chains instead of the one that strict IEEE
+    arithmetic leaves latency-bound (the contact kernels' Delassus matrix and residuals)."""
+    s0 = s1 = s2 = s3 = 0.0
+    j = 0
+    while j + 4 <= n:
+        s0 += x[j] * y[j]
+        s1 += x[j + 1] * y[j + 1]
+        s2 += x[j + 2] * y[j + 2]
+        s3 += x[j + 3] * y[j + 3]
+        j += 4
+    while j < n:
+        s0 += x[j] * y[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)

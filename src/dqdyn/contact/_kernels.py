@@ -10,8 +10,10 @@ For one state `_kkt_state` computes, in one compiled pass:
   `FrameContact.rows` call): a point contact's three linear rows with the classical drift
   ``(J̇_b v)_v + ω_b × v_b``, a frame contact's six rows as ``[v; ω]``, then the Baumgarte terms
   ``b = −drift − kd A v − kp e`` ([Baumgarte1972]; ``e`` as in `dqdyn.contact.contacts`);
-* the KKT solve of `dqdyn.contact._kkt`: ``M = L Lᵀ``, ``W = L⁻¹ Aᵀ``, the Delassus matrix
-  ``G = Wᵀ W``, and the direct or proximal solve ([Carpentier2021]) with the same stopping rule.
+* the KKT solve of `dqdyn.contact._kkt`: ``M = Lᵀ L`` on the tree's sparsity pattern
+  (`dqdyn._engine.linalg.tree_factor_r`, [Featherstone2008, §6.5]), ``W = L⁻ᵀ Aᵀ`` (each
+  contact row stays on the DoFs of its path to the root), the Delassus matrix ``G = Wᵀ W``,
+  and the direct or proximal solve ([Carpentier2021]) with the same stopping rule.
 
 Impulse dynamics ([Featherstone2008, ch. 11]) is the same solve with ``r₀ = M v⁻`` and
 ``b = −e A v⁻``.  A batch runs `kkt_rows` per block of states (`kkt_batch`, through
@@ -45,9 +47,18 @@ import numba as nb
 import numpy as np
 
 from dqdyn._engine.batching import BLOCKS
-from dqdyn._engine.boundary import BAD_TAU_FINITE, BAD_V_FINITE, OK, check_finite
+from dqdyn._engine.boundary import BAD_SHAPE, BAD_TAU_FINITE, BAD_V_FINITE, OK, check_finite
+from dqdyn._engine.gate import gate_address, gate_tables, gate_vector
 from dqdyn._engine.jit import kernel
-from dqdyn._engine.linalg import chol_factor_r, lower_solve_r, lower_t_solve_r
+from dqdyn._engine.linalg import (
+    chol_factor_r,
+    dot4,
+    lower_solve_r,
+    lower_t_solve_r,
+    tree_factor_r,
+    tree_l_solve_r,
+    tree_lt_solve_r,
+)
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import pose_translation
 from dqdyn.constraints.base import frame_rotation
@@ -55,7 +66,7 @@ from dqdyn.dynamics.articulated import _has_mimic
 from dqdyn.dynamics.lagrange import C_NCRBA, crba_core
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
 from dqdyn.kinematics.jacobians import jacobian_drift_kernel
-from dqdyn.multibody.model import MF_GRAVITY, MI_IV
+from dqdyn.multibody.model import MF_GRAVITY, MI_IQ, MI_IV, dof_parents
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -195,17 +206,21 @@ def kkt_size(nv, m):
 
 
 @njit
-def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
+def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w, ip):
     """One state (module docstring): ``a`` (nv) the acceleration (impulse dynamics: the velocity
     after the impact), ``lam`` (m) the multipliers; ``wc``, ``wn`` the CRBA's and dqNE's
-    workspaces, ``w`` a `kkt_size` scratch block.  Returns ``(status, iterations)``.
+    workspaces, ``w`` a `kkt_size` scratch block, ``ip`` (nv + m) ints: the DoF tree
+    (`dof_parents`, filled by the caller) then each contact row's last DoF.  Returns
+    ``(status, iterations)``.
     Every array is taken without its reference count (`unmanaged`: the caller holds them; each
     view of the scratch would otherwise cost a count increment and decrement)."""
     mi, mf, q, v, tau, spec, par, a, lam = (unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(v),
                                             unmanaged(tau), unmanaged(spec), unmanaged(par),
                                             unmanaged(a), unmanaged(lam))
-    wc, wn, w = unmanaged(wc), unmanaged(wn), unmanaged(w)
+    wc, wn, w, ip = unmanaged(wc), unmanaged(wn), unmanaged(w), unmanaged(ip)
     n = v.shape[0]
+    tree = ip[:n]
+    hi = ip[n:]
     m = lam.shape[0]
     eps, mu, max_iter, tol = par[0], par[1], int(par[2]), par[3]
     impulse = par[5] != 0.0
@@ -254,15 +269,9 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
             return BAD_V_FINITE, 0
         e = par[4]
         for i in range(n):
-            s = 0.0
-            for j in range(n):
-                s += M[i, j] * v[j]
-            y0[i] = s
+            y0[i] = dot4(M[i], v, n)
         for i in range(m):
-            s = 0.0
-            for j in range(n):
-                s += A[i, j] * v[j]
-            b[i] = -e * s
+            b[i] = -e * dot4(A[i], v, n)
     else:  # r₀ = τ − h
         st = ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, v, _EMPTY1, _EMPTY2, wn, y0)
         if st != OK:
@@ -271,34 +280,34 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
             return BAD_TAU_FINITE, 0
         for i in range(n):
             y0[i] = tau[i] - y0[i]
-    if not chol_factor_r(M, n, L, dM):
+    if not tree_factor_r(M, n, tree, L, dM):  # M = Lᵀ L on the tree's pattern
         return SINGULAR_MASS, 0
-    lower_solve_r(L, dM, n, y0)  # y₀ = L⁻¹ r₀
+    tree_lt_solve_r(L, dM, tree, n, y0)  # y₀ = L⁻ᵀ r₀
     if m == 0:
         for i in range(n):
             a[i] = y0[i]
-        lower_t_solve_r(L, dM, n, a)
+        tree_l_solve_r(L, dM, tree, n, a)
         return _finite(a, lam), 0
     for i in range(n):
         a0[i] = y0[i]
-    lower_t_solve_r(L, dM, n, a0)
-    for k in range(m):  # Wᵀ rows: L⁻¹ A_kᵀ
+    tree_l_solve_r(L, dM, tree, n, a0)
+    for k in range(m):  # Wᵀ rows: L⁻ᵀ A_kᵀ, on the DoFs of the contact's path (up to hi[k])
+        h = -1
         for j in range(n):
-            Wt[k, j] = A[k, j]
-        lower_solve_r(L, dM, n, Wt[k])
+            x = A[k, j]
+            Wt[k, j] = x
+            if x != 0.0:
+                h = j
+        hi[k] = h
+        tree_lt_solve_r(L, dM, tree, h + 1, Wt[k])
     for i in range(m):
         for k in range(i + 1):
-            s = 0.0
-            for j in range(n):
-                s += Wt[i, j] * Wt[k, j]
+            s = dot4(Wt[i], Wt[k], min(hi[i], hi[k]) + 1)
             G[i, k] = s
             G[k, i] = s
     dsum, dmax = 0.0, 0.0
     for i in range(m):  # r = b − A a₀ (not Wᵀ y₀: it keeps redundant rows consistent, see _kkt)
-        s = 0.0
-        for j in range(n):
-            s += A[i, j] * a0[j]
-        r[i] = b[i] - s
+        r[i] = b[i] - dot4(A[i], a0, n)
         dsum += G[i, i]
         dmax = max(dmax, G[i, i])
     scale = max(dsum / m, 1e-300)
@@ -347,10 +356,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
             moved = step <= tol * (1.0 + nl)
             s = 0.0
             for i in range(m):
-                u = 0.0
-                for j in range(m):
-                    u += G[i, j] * new[j]
-                d = u + eps * new[i] - r[i]
+                d = dot4(G[i], new, m) + eps * new[i] - r[i]
                 s += d * d
             res = math.sqrt(s)
             stalled = (not moved) and step > 0.5 * prev and res <= tol * (1.0 + nr + scale * nl)
@@ -366,7 +372,7 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w):
         lk = lam[k]
         for j in range(n):
             a[j] += Wt[k, j] * lk
-    lower_t_solve_r(L, dM, n, a)
+    tree_l_solve_r(L, dM, tree, n, a)
     return _finite(a, lam), its
 
 
@@ -402,11 +408,17 @@ def kkt_rows(mi, mf, spec, par, Q, V, T, OUT, LAM, ITS, status, s, e):
     wc = np.empty((mi.shape[0] + 1, C_NCRBA))
     wn = np.empty((mi.shape[0] + NSCRATCH, W_COLS))
     w = np.empty(kkt_size(n, LAM.shape[1]))
+    ip = np.empty(n + LAM.shape[1], np.int64)
+    if not dof_parents(mi, ip):
+        for k in range(s, e):
+            status[k] = UNSUPPORTED
+            ITS[k] = 0
+        return
     bv, bt = V.shape[0] > 1, T.shape[0] > 1
     z = np.int64(0)
     for k in range(s, e):
         st, its = _kkt_state(mi, mf, Q[k], V[k if bv else z], T[k if bt else z], spec, par, OUT[k],
-                             LAM[k], wc, wn, w)
+                             LAM[k], wc, wn, w, ip)
         status[k] = st
         ITS[k] = its
 
@@ -420,4 +432,42 @@ def kkt_batch(mi, mf, spec, par, Q, V, T, OUT, LAM, ITS, status):
         kkt_rows(mi, mf, spec, par, Q, V, T, OUT, LAM, ITS, status, b * N // nblk, (b + 1) * N // nblk)
 
 
-__all__ = ["SPEC", "FALLBACK_CODES", "kkt_rows", "kkt_batch", "kkt_size"]
+# ------------------------------------------------------------------------ the call gate
+def _c_kkt(mip, mfp, nb1, bufs, lens):
+    """One state through the C call gate (`dqdyn._engine.gate`): inputs ``q``, ``v``, ``tau``
+    (impulse dynamics: any vector of nv), the contact table ``spec`` flattened, ``par``; the
+    result ``[x (nv), λ (m), λ (m), iterations]`` (``λ`` twice: the multipliers and the
+    per-contact forces, parts that share no memory; the iterations an int64 in the last
+    float's bytes), m from its length.  Lengths checked (`BAD_SHAPE`)."""
+    mi, mf = gate_tables(mip, mfp, nb1)
+    n = mi[0, MI_IV]
+    res = gate_vector(bufs, lens, 5)
+    m = (res.shape[0] - n - 1) // 2
+    if (lens[0] != mi[0, MI_IQ] or lens[1] != n or lens[2] != n or lens[3] % SPEC != 0
+            or res.shape[0] != n + 2 * m + 1 or lens[4] != 6 or lens[3] == 0):
+        return BAD_SHAPE
+    spec = nb.carray(bufs[3], (lens[3] // SPEC, SPEC))
+    wc = np.empty((nb1 + 1, C_NCRBA))
+    wn = np.empty((nb1 + NSCRATCH, W_COLS))
+    w = np.empty(kkt_size(n, m))
+    ip = np.empty(n + m, np.int64)
+    if not dof_parents(mi, ip):
+        return UNSUPPORTED
+    st, its = _kkt_state(mi, mf, gate_vector(bufs, lens, 0), gate_vector(bufs, lens, 1),
+                         gate_vector(bufs, lens, 2), spec, gate_vector(bufs, lens, 4), res[:n],
+                         res[n : n + m], wc, wn, w, ip)
+    for k in range(m):
+        res[n + m + k] = res[n + k]
+    res[n + 2 * m :].view(np.int64)[0] = its
+    return st
+
+
+_KKT_C = 0  # its address, set on first use
+
+
+def kkt_gate() -> int:
+    """The address of `_c_kkt` for ``GATE`` (compiled or loaded on the first call)."""
+    return _KKT_C or gate_address(globals(), "_KKT_C", _c_kkt)
+
+
+__all__ = ["SPEC", "FALLBACK_CODES", "kkt_rows", "kkt_batch", "kkt_size", "kkt_gate"]

@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from dqdyn._engine.batching import run_chunked
-from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_TAU_FINITE, BAD_V_FINITE, raise_status
-from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_rows
+from dqdyn._engine.boundary import BAD_Q_FINITE, BAD_SHAPE, BAD_TAU_FINITE, BAD_V_FINITE, raise_status
+from dqdyn._engine.gate import GATE, SPLIT
+from dqdyn.contact._kernels import FALLBACK_CODES, SPEC, kkt_batch, kkt_gate, kkt_rows
 from dqdyn.contact.contacts import EDITS, _Contact
 from dqdyn.errors import InfeasibleError, ShapeError, SingularError
 from dqdyn.multibody.model import Model
@@ -163,14 +164,32 @@ class Plan:
     multipliers per contact and the result shapes (`plan_hit`, `make_plan`)."""
 
     __slots__ = ("model", "contacts", "items", "edits", "raw", "cons", "checked", "spec", "par",
-                 "slices", "qshape", "vshape", "oshape", "lshape", "fast", "e")
+                 "slices", "qshape", "vshape", "oshape", "lshape", "fast", "e", "flat", "size",
+                 "layout")
 
     def one(self, q, v, t=None):
         """``(x (nv,), forces, λ (m,), iterations ())`` of one state given as plain vectors
-        (writable C-contiguous float64 of the model's lengths; ``t`` ``None``: impulse dynamics)
-        in one kernel call, fresh arrays each call; ``None`` where the state is not such vectors,
+        (C-contiguous float64 of the model's lengths; ``t`` ``None``: impulse dynamics) in one
+        kernel call, fresh arrays each call; ``None`` where the state is not such vectors,
         holds a non-finite entry or the kernel leaves it to the numpy path (as `compiled` with
-        ``checked=False``).  Bad values the kernel names (a non-unit quaternion) raise."""
+        ``checked=False``).  Bad values the kernel names (a non-unit quaternion) raise.
+
+        Through the C call gate (`dqdyn.contact._kernels.kkt_gate`; up to five contacts: the
+        parts `SPLIT` makes) the arrays are views of one result block and a small batch of 2-D
+        inputs is answered too (the gate's serial batch, the same kernel state by state)."""
+        layout = self.layout
+        if layout is not None:
+            model = self.model
+            r = GATE(kkt_gate(), model.mi, model.mf, self.size, -1, q, v, v if t is None else t,
+                     self.flat, self.par)
+            if type(r) is _ND:
+                p = SPLIT(r, layout, 1)
+                return p[0], p[2:-1], p[1], p[-1].view(_I64)
+            if r is None:
+                return None
+            if r in FALLBACK_CODES or r in _INPUT_CODES or r == BAD_SHAPE:
+                return None
+            raise_status(model, r, None)
         vs = self.vshape
         if not (self.fast and type(q) is _ND and type(v) is _ND and q.dtype is _F64
                 and v.dtype is _F64 and q.shape == self.qshape and v.shape == vs):
@@ -245,6 +264,12 @@ def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=Fals
             o += c.dim
         p.slices = tuple(slices)
         p.qshape, p.vshape, p.oshape, p.lshape = (model.nq,), (model.nv,), (1, model.nv), (1, m)
+        p.flat, p.size = np.ascontiguousarray(p.spec).reshape(-1), model.nv + 2 * m + 1
+        p.layout = None
+        if GATE is not None and 0 < len(cons) <= 5:  # (SPLIT: at most eight parts)
+            p.layout = ((model.nv,), (m,)) + tuple((c.dim,) for c in cons) + ((),)
+    else:
+        p.layout = None
     single = isinstance(contacts, _Contact)
     p.items = None if single else tuple(cons)
     if p.fast and (single or type(contacts) in (list, tuple)) and all(type(x) in _VALUES for x in raw):

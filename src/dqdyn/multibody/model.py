@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from dqdyn.algebra._core import jit
 from dqdyn.errors import ModelError, ShapeError, UnknownNameError
 from dqdyn.multibody.joints import FREE, JOINT_DIMS, JOINT_TYPE_NAMES, PLANAR, SPHERICAL
 
@@ -402,6 +403,32 @@ class Model:
             f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
             f"frames={len(self.frame_names)}, mass={self.total_mass:.4g} kg)"
         )
+
+
+@jit
+def dof_parents(mi, par):
+    """``par[k]``: the DoF before DoF ``k`` on the path to the root (the previous DoF of its joint,
+    else the last DoF of the nearest ancestor body that has one; −1 at a root), the tree pattern
+    of the joint-space inertia matrix (`dqdyn._engine.linalg.tree_factor_r`).  False if a DoF's
+    parent is not numbered before it."""
+    for i in range(1, mi.shape[0]):
+        nvi = mi[i, MI_NV]
+        if nvi == 0:
+            continue
+        iv = mi[i, MI_IV]
+        p = -1
+        j = mi[i, MI_PARENT]
+        while j > 0:
+            if mi[j, MI_NV] > 0:
+                p = mi[j, MI_IV] + mi[j, MI_NV] - 1
+                break
+            j = mi[j, MI_PARENT]
+        for k in range(nvi):
+            pk = p if k == 0 else iv + k - 1
+            if pk >= iv + k:
+                return False
+            par[iv + k] = pk
+    return True
 
 
 def armature_values(joint: str, value, n: int) -> np.ndarray:
