@@ -222,3 +222,93 @@ def dot4(x, y, n):
         s0 += x[j] * y[j]
         j += 1
     return (s0 + s1) + (s2 + s3)
+
+
+@njit
+def tree_nnz(par, n):
+    """The number of entries of `tree_factor_r`'s ``L`` (each DoF's ancestors, and itself)."""
+    nnz = 0
+    for k in range(n):
+        j = k
+        while j >= 0:
+            nnz += 1
+            j = par[j]
+    return nnz
+
+
+@njit
+def tree_spd_inverse(A, n, par, L, d, t, ends, out):
+    """``out = A⁻¹`` (exactly symmetric) of SPD ``A`` on the tree pattern ``par``; False if not
+    PD.  ``A = Lᵀ L`` by `tree_factor_r`, ``U = L⁻¹`` (a tree's inverse factor keeps the
+    pattern: ``U_ij = −d_i Σ_k L_ik U_kj`` over the ancestors ``k`` of ``i`` at or below ``j``),
+    kept transposed in ``L``'s upper triangle, and ``A⁻¹ = U Uᵀ`` as the sum over ``k`` of the
+    outer products of column ``k`` of ``U``, which lives on the subtree of DoF ``k``: a
+    contiguous range where the DoFs are numbered depth first (rows of contiguous, vectorisable
+    updates), else entry by entry over common ancestors.  About ``Σ_k depth_k² + Σ_k
+    |subtree_k|²/2`` multiply-adds: on a quadruped a third of the dense inverse's.  ``t``:
+    ``n`` floats, ``ends``: ``n`` ints of scratch."""
+    if not tree_factor_r(A, n, par, L, d):
+        return False
+    for j in range(n):
+        t[j] = 0.0
+    for i in range(n):  # row i of U from the rows of its ancestors; stored as L[j, i] = U_ij
+        k = par[i]
+        while k >= 0:
+            lik = L[i, k]
+            j = k
+            while j >= 0:
+                t[j] += lik * L[j, k]
+                j = par[j]
+            k = par[k]
+        di = d[i]
+        L[i, i] = di
+        j = par[i]
+        while j >= 0:
+            L[j, i] = -di * t[j]
+            t[j] = 0.0
+            j = par[j]
+    depth_first = True
+    for k in range(n):
+        ends[k] = k + 1
+        t[k] = 1.0  # (subtree sizes, as floats)
+    for a in range(n - 1, -1, -1):
+        p = par[a]
+        if p >= 0:
+            t[p] += t[a]
+            ends[p] = max(ends[p], ends[a])
+    for k in range(n):
+        if ends[k] - k != int(t[k]):
+            depth_first = False
+    for a in range(n):
+        for b in range(a + 1):
+            out[a, b] = 0.0
+    if depth_first:
+        for k in range(n):
+            for a in range(k, ends[k]):
+                u = L[k, a]
+                if u != 0.0:
+                    for b in range(k, a + 1):
+                        out[a, b] += u * L[k, b]
+    else:
+        for j in range(n):
+            t[j] = 0.0
+        for a in range(n):  # (U Uᵀ)_ab, b ≤ a: row a of U scattered into t, dotted with row b
+            j = a
+            while j >= 0:
+                t[j] = L[j, a]
+                j = par[j]
+            for b in range(a + 1):
+                s = 0.0
+                j = b
+                while j >= 0:
+                    s += L[j, b] * t[j]
+                    j = par[j]
+                out[a, b] = s
+            j = a
+            while j >= 0:
+                t[j] = 0.0
+                j = par[j]
+    for a in range(n):
+        for b in range(a):
+            out[b, a] = out[a, b]
+    return True

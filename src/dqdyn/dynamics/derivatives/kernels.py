@@ -31,7 +31,7 @@ from dqdyn._engine.boundary import (
     check_state,
 )
 from dqdyn._engine.jit import kernel
-from dqdyn._engine.linalg import spd_inverse
+from dqdyn._engine.linalg import spd_inverse, tree_nnz, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import ad6, cross6
 from dqdyn.dynamics.articulated import MIMIC, SINGULAR, _has_mimic
@@ -48,7 +48,7 @@ from dqdyn.dynamics.derivatives._sweeps import (
 from dqdyn.dynamics.minverse import minv_kernel
 from dqdyn.dynamics.newton_euler import armature_diag
 from dqdyn.multibody.joints import PLANAR, joint_nv
-from dqdyn.multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_PARENT
+from dqdyn.multibody.model import MI_IQ, MI_IV, MI_JTYPE, MI_PARENT, dof_parents
 
 # the O(n·d) kernels below: same numerics as the articulated-body kernels (aba.py, hybrid.py) (no NaN checks on division)
 fjit = kernel(error_model="numpy", fastmath={"contract"})  # (FMA: single and batch may differ in the last bit)
@@ -63,6 +63,11 @@ SINGULAR_M = 3000
 #: sweep's own ``M`` (about n³ operations, no second pass over the tree); above it, from the
 #: recursive inverse (O(n·d), `minverse`)
 CHOL_MINV_UPTO = 16
+
+#: above it, the same ``M`` inverted on the tree's sparsity pattern (`linalg.tree_spd_inverse`)
+#: where ``n · nnz(L)`` is at most this (a quadruped: 18 · 117; its time there is half the
+#: recursive inverse's), else the recursive inverse
+TREE_MINV_WORK = 4000
 
 #: from this size on, ``M⁻¹ ∂τ/∂x`` goes to BLAS (below it a call costs more than the loops)
 BLAS_FROM = 24
@@ -203,9 +208,12 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     nv = v.shape[0]
     Mi = out[2]
     small = nv <= CHOL_MINV_UPTO
+    par = np.empty(max(nv, 1), dtype=np.int64)
+    ends = np.empty(max(nv, 1), dtype=np.int64)
+    tree = (not small) and dof_parents(mi, par) and nv * tree_nnz(par, nv) <= TREE_MINV_WORK
     # 1. M⁻¹ by the recursive inverse (minverse.py, O(n·d); Pinocchio's computeMinverse) — or,
-    # on small models, from the sweep's M by Cholesky (step 2)
-    if not small:
+    # on small models and small trees, from the sweep's M (step 2)
+    if not (small or tree):
         st = minv_kernel(mi, mf, q, Mi)
         if st != OK:
             return SINGULAR_M if st >= SINGULAR else st
@@ -224,10 +232,15 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     # 2. sweep at q̈ = 0: the bias τ(q, v, 0); q̈ = M⁻¹ (τ − bias)
     _forward_sweep(mi, mf, q, v, qdd, fext, use_fext, X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
                    S, dVq, dAq, dAv, tmp)
-    if small:
+    if small or tree:
         _mass_sweep(mi, Pc, S, Fa, M)
         armature_diag(mi, mf, M)
-        if not spd_inverse(M, nv, L, Mi):
+        if tree:
+            ok = tree_spd_inverse(M, nv, unmanaged(par), L, qdd, col, unmanaged(ends), Mi)  # (qdd,
+            # col: scratch here, overwritten below)
+        else:
+            ok = spd_inverse(M, nv, L, Mi)
+        if not ok:
             return SINGULAR_M
     _bias_sweep(mi, Fc, S, col)
     for k in range(nv):
@@ -241,7 +254,7 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp)
     # 4. the derivative sweep at q̈ (the composite inertias are summed here unless step 2 did)
     _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
-                      dq, dv, M, not small, tmp)
+                      dq, dv, M, not (small or tree), tmp)
     # 5. ∂q̈/∂x = −M⁻¹ ∂τ/∂x, ∂q̈/∂τ = M⁻¹
     dqo, dvo = out[0], out[1]
     _neg_product(Mi, dq, dqo)
