@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn._engine.linalg import dot4, tree_factor_r, tree_l_solve_r, tree_lt_solve_r
+from dqdyn._engine.linalg import (
+    dot4,
+    tree_factor_r,
+    tree_l_solve_r,
+    tree_lt_solve_r,
+    tree_nnz,
+    tree_spd_inverse,
+)
 from dqdyn.multibody.model import dof_parents
 
 
@@ -91,3 +98,27 @@ def test_dot4_is_the_dot_product(n):
     rng = np.random.default_rng(n)
     x, y = rng.standard_normal(n + 2), rng.standard_normal(n + 2)
     assert abs(dot4(x, y, n) - float(x[:n] @ y[:n])) <= 1e-14 * (1 + np.abs(x[:n] * y[:n]).sum())
+
+
+@numba.njit(cache=False)
+def _inverse(mi, M):
+    n = M.shape[0]
+    par = np.empty(n, np.int64)
+    dof_parents(mi, par)
+    out = np.empty((n, n))
+    ok = tree_spd_inverse(M, n, par, np.empty((n, n)), np.empty(n), np.empty(n),
+                          np.empty(n, np.int64), out)
+    return ok, out, tree_nnz(par, n)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tree_inverse_matches_numpy(seed):
+    """Depth-first numbered trees (subtrees contiguous: the outer-product route) and trees numbered
+    otherwise (random attachments: entry by entry), against ``numpy.linalg.inv``."""
+    for model in _models() + [dqdyn.random_tree(12, seed=seed, branching=0.3 + 0.2 * seed)]:
+        q = dqdyn.random_configuration(model, seed=seed)
+        M = dqdyn.mass_matrix(model, q)
+        ok, Mi, nnz = _inverse(model.mi, M)
+        assert ok and nnz >= model.nv
+        np.testing.assert_array_equal(Mi, Mi.T)
+        np.testing.assert_allclose(Mi, np.linalg.inv(M), rtol=1e-10, atol=1e-12 * np.abs(Mi).max())
