@@ -165,10 +165,10 @@ class Plan:
 
     __slots__ = ("model", "contacts", "items", "edits", "raw", "cons", "checked", "spec", "par",
                  "slices", "qshape", "vshape", "oshape", "lshape", "fast", "e", "flat", "size",
-                 "layout")
+                 "layout", "addr", "cls")
 
     def one(self, q, v, t=None):
-        """``(x (nv,), forces, λ (m,), iterations ())`` of one state given as plain vectors
+        """The result (``cls``: ``(x (nv,), forces, λ (m,), iterations ())``) of one state given as plain vectors
         (C-contiguous float64 of the model's lengths; ``t`` ``None``: impulse dynamics) in one
         kernel call, fresh arrays each call; ``None`` where the state is not such vectors,
         holds a non-finite entry or the kernel leaves it to the numpy path (as `compiled` with
@@ -180,11 +180,11 @@ class Plan:
         layout = self.layout
         if layout is not None:
             model = self.model
-            r = GATE(kkt_gate(), model.mi, model.mf, self.size, -1, q, v, v if t is None else t,
+            r = GATE(self.addr, model.mi, model.mf, self.size, -1, q, v, v if t is None else t,
                      self.flat, self.par)
             if type(r) is _ND:
                 p = SPLIT(r, layout, 1)
-                return p[0], p[2:-1], p[1], p[-1].view(_I64)
+                return _tuple_new(self.cls, (p[0], p[2:-1], p[1], p[-1].view(_I64)))
             if r is None:
                 return None
             if r in FALLBACK_CODES or r in _INPUT_CODES or r == BAD_SHAPE:
@@ -220,10 +220,11 @@ class Plan:
                 return None
             raise_status(model, code, None)
         lam0 = lam[0]
-        return out[0], tuple([lam0[k] for k in self.slices]), lam0, its.reshape(())
+        return _tuple_new(self.cls, (out[0], tuple([lam0[k] for k in self.slices]), lam0, its.reshape(())))
 
 
 _ND, _F64, _I64 = np.ndarray, np.dtype(np.float64), np.dtype(np.int64)
+_tuple_new = tuple.__new__  # (a result from its four fields, without the NamedTuple's Python __new__)
 _PLANS: dict = {}  # plans keyed on the ids of the model and the contacts (both held by the plan)
 _VALUES = (float, int, type(None), np.float64, np.int64)  # settings held by identity: immutable
 
@@ -246,12 +247,14 @@ def plan_hit(model, contacts, regularization, proximal, max_iter, tol, restituti
     return p
 
 
-def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=False) -> Plan:
+def make_plan(model, contacts, cons, raw, checked, cls, restitution=0.0, impulse=False) -> Plan:
     """The `Plan` of ``cons`` (``contacts`` checked by `dqdyn.contact.contacts.as_contact_list`)
     and the settings ``raw`` ``(regularization, proximal, max_iter, tol, restitution)`` as given
-    and ``checked`` ``(ε, μ, max_iter, tol)`` by `check_settings`; kept for `plan_hit` when the
-    contacts are a list, a tuple or one contact and the settings are immutable numbers."""
+    and ``checked`` ``(ε, μ, max_iter, tol)`` by `check_settings`, for results of the NamedTuple
+    ``cls``; kept for `plan_hit` when the contacts are a list, a tuple or one contact and the
+    settings are immutable numbers."""
     p = Plan()
+    p.cls = cls
     p.model, p.contacts, p.edits, p.raw, p.cons, p.checked = model, contacts, EDITS[0], raw, cons, checked
     p.fast, p.e = isinstance(model, Model), restitution
     if p.fast:  # (else the caller's checks name the model)
@@ -268,6 +271,7 @@ def make_plan(model, contacts, cons, raw, checked, restitution=0.0, impulse=Fals
         p.layout = None
         if GATE is not None and 0 < len(cons) <= 5:  # (SPLIT: at most eight parts)
             p.layout = ((model.nv,), (m,)) + tuple((c.dim,) for c in cons) + ((),)
+            p.addr = kkt_gate()
     else:
         p.layout = None
     single = isinstance(contacts, _Contact)

@@ -35,7 +35,6 @@ class ContactDynamicsResult(NamedTuple):
     iterations: np.ndarray  # (...,) proximal iterations (1 for a direct solve)
 
 
-_tuple_new = tuple.__new__  # (a result from its four fields, without the NamedTuple's Python __new__)
 
 
 def split_forces(lam: np.ndarray, contacts, batch) -> tuple:
@@ -124,10 +123,10 @@ def contact_dynamics(model: Model, q, v, tau, contacts, *, regularization: float
         cons = as_contact_list(contacts, model)
         checked = _kkt.check_settings(regularization, proximal, max_iter, tol)
         p = _kkt.make_plan(model, contacts, cons, (regularization, proximal, max_iter, tol, None),
-                           checked)
+                           checked, ContactDynamicsResult)
     r = p.one(q, v, tau)
     if r is not None:  # one state of plain vectors: one kernel call, which checks the values
-        return _tuple_new(ContactDynamicsResult, r)
+        return r
     cons, (eps, mu, max_iter, tol) = p.cons, p.checked
     w = qv_what(model)
     (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),

@@ -21,7 +21,7 @@ import numpy as np
 from dqdyn.contact import _kkt
 from dqdyn.contact._common import each_state, qv_what, states
 from dqdyn.contact.contacts import as_contact_list
-from dqdyn.contact.dynamics import _tuple_new, split_forces
+from dqdyn.contact.dynamics import split_forces
 from dqdyn.dynamics.lagrange import mass_matrix
 from dqdyn.errors import NonFiniteError, ShapeError
 from dqdyn.multibody.model import Model
@@ -98,10 +98,10 @@ def impulse_dynamics(model: Model, q, v, contacts, restitution: float = 0.0, *,
         cons = as_contact_list(contacts, model)
         checked = _kkt.check_settings(regularization, proximal, max_iter, tol)
         p = _kkt.make_plan(model, contacts, cons, (regularization, proximal, max_iter, tol, restitution),
-                           checked, e, True)
+                           checked, ImpulseDynamicsResult, e, True)
     r = p.one(q, v)
     if r is not None:  # one state of plain vectors: one kernel call, which checks the values
-        return _tuple_new(ImpulseDynamicsResult, r)
+        return r
     cons, (eps, mu, max_iter, tol) = p.cons, p.checked
     e = p.e
     w = qv_what(model)
