@@ -1,12 +1,14 @@
-"""Batched ``rnea``, ``aba`` and ``mass_matrix``: dqdyn's lanes (blocks of 16 states,
-`dqdyn.dynamics.lanes`, `dqdyn.dynamics.lanes_aba`, `dqdyn.dynamics.lanes_crba`) against dqdyn's
-per-state batch kernel and Pinocchio's ``rneaInParallel`` / ``abaInParallel``, side by side in one
-process.  Pinocchio 4 has no parallel ``crba``: ``mass_matrix`` is compared with a Python loop of
-``pin.crba`` on one thread (the row "pin loop", its ns/body/core counted for that one core).
+"""Batched ``rnea``, ``aba``, ``mass_matrix`` and ``forward_kinematics``: dqdyn's lanes (blocks of
+16 states, `dqdyn.dynamics.lanes`, `dqdyn.dynamics.lanes_aba`, `dqdyn.dynamics.lanes_crba`,
+`dqdyn.kinematics.lanes_fk`) against dqdyn's per-state batch kernel and Pinocchio's
+``rneaInParallel`` / ``abaInParallel``, side by side in one process.  Pinocchio 4 has no parallel
+``crba`` nor ``forwardKinematics``: ``mass_matrix`` and ``fk`` are compared with a Python loop of
+``pin.crba`` / ``pin.forwardKinematics`` on one thread (the row "pin loop", its ns/body/core
+counted for that one core).
 
     python benchmarks/bench_batch_lanes.py [--rounds 9] [--sizes 1000 10000 100000]
                                            [--models panda chain100 anymal talos]
-                                           [--functions rnea aba mass_matrix]
+                                           [--functions rnea aba mass_matrix fk]
 
 Panda (9 DoF, the finger independent, as Pinocchio parses it), a 100-body revolute chain
 (`dqdyn.serial_chain`) and two floating bases of example-robot-data, ANYmal (free root + 12
@@ -30,7 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn._engine.batching import run_chunked  # noqa: E402
+from dqdyn._engine.batching import for_batch, run_chunked  # noqa: E402
 from dqdyn._engine.boundary import raise_status  # noqa: E402
 from dqdyn.dynamics import aba as ab  # noqa: E402
 from dqdyn.dynamics import lagrange as lg  # noqa: E402
@@ -39,6 +41,8 @@ from dqdyn.dynamics.articulated import _raise  # noqa: E402
 from dqdyn.dynamics.lanes import rnea_lanes  # noqa: E402
 from dqdyn.dynamics.lanes_aba import aba_lanes_batch  # noqa: E402
 from dqdyn.dynamics.lanes_crba import crba_lanes_batch  # noqa: E402
+from dqdyn.kinematics import forward as fw  # noqa: E402
+from dqdyn.kinematics.lanes_fk import fk_lanes_batch  # noqa: E402
 
 
 def per_state_batch(m, Q, V, A, out):
@@ -79,6 +83,20 @@ def pin_crba_loop(pin, pm, pd, QP):
     """Pinocchio's ``crba`` state by state (it has no ``crbaInParallel``), on one thread."""
     for k in range(QP.shape[1]):
         pin.crba(pm, pd, QP[:, k])
+
+
+def fk_run(kernel, m, Q, X, status):
+    """dqdyn's batched ``forward_kinematics`` on ``kernel``: `fk_lanes_batch` (what
+    `dqdyn.forward_kinematics` runs for such a batch) or `forward.fk_batch` (``fk_kernel`` per
+    state in a ``prange`` loop, the route before the lanes)."""
+    for_batch(kernel, len(Q), m.mi.shape[0])(m.mi, m.mf, Q, X, status)
+    return X
+
+
+def pin_fk_loop(pin, pm, pd, QP):
+    """Pinocchio's ``forwardKinematics`` state by state (it has no parallel one), on one thread."""
+    for k in range(QP.shape[1]):
+        pin.forwardKinematics(pm, pd, QP[:, k])
 
 
 def _time(fn, target_s=0.02):
@@ -123,7 +141,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--functions", nargs="+", default=["rnea", "aba", "mass_matrix"],
-                    choices=["rnea", "aba", "mass_matrix"])
+                    choices=["rnea", "aba", "mass_matrix", "fk"])
     args = ap.parse_args(argv)
     import numba
     import pinocchio as pin
@@ -153,6 +171,10 @@ def main(argv=None):
             M1 = M2 = None
             if "mass_matrix" in args.functions:
                 M1, M2 = np.empty((N, m.nv, m.nv)), np.empty((N, m.nv, m.nv))
+            X1 = X2 = st = None
+            if "fk" in args.functions:
+                X1, X2 = np.empty((N, m.nbodies + 1, 8)), np.empty((N, m.nbodies + 1, 8))
+                st = np.zeros(N, dtype=np.int64)
             # (aba: the random rows of ``A`` as τ, Pinocchio's taken as they are, as v)
             every = {
                 "rnea": {
@@ -170,6 +192,11 @@ def main(argv=None):
                     "dqdyn state": lambda: crba_per_state(m, Q, M2),
                     "pin loop": lambda: pin_crba_loop(pin, pm, pd, QP),
                 },
+                "fk": {
+                    "dqdyn lanes": lambda: fk_run(fk_lanes_batch, m, Q, X1, st),
+                    "dqdyn state": lambda: fk_run(fw.fk_batch, m, Q, X2, st),
+                    "pin loop": lambda: pin_fk_loop(pin, pm, pd, QP),
+                },
             }
             for fn in args.functions:
                 routes = every[fn]
@@ -177,6 +204,8 @@ def main(argv=None):
                     f()
                 if fn == "mass_matrix":
                     assert np.array_equal(M1, M2), "lanes and per-state kernel differ"
+                elif fn == "fk":
+                    assert np.array_equal(X1, X2) and not st.any(), "lanes and per-state kernel differ"
                 else:
                     assert np.array_equal(o1, o2), "lanes and per-state kernel differ"
                 times = {k: [] for k in routes}

@@ -208,6 +208,8 @@ def group_kinematics():
         dqdyn.random_configuration(m, seed=0)
         dqdyn.neutral(m)
         dqdyn.tangent_bracket(m, V[0], A[0])
+    m = dqdyn.serial_chain(3)  # a batch of LANES lists passes the gate by: the fk lanes' serial twin
+    dqdyn.forward_kinematics(m, _states(m, n=16)[0].tolist())
     _entries("dqdyn.kinematics.forward", ("fk_entry", "FK_SIG"), ("frame_pose_entry", "FRAME_POSE_SIG"))
     _entries("dqdyn.kinematics.jacobians", ("jacobian_entry", "JACOBIAN_SIG"),
              ("joint_jacobians_entry", "JOINT_JACOBIANS_SIG"))

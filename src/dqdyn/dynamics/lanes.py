@@ -34,7 +34,7 @@ import math
 import numba as nb
 import numpy as np
 
-from dqdyn._engine.batching import BLOCKS, run_chunked
+from dqdyn._engine.batching import BLOCKS, LANES, run_chunked
 from dqdyn._engine.boundary import BAD_A_FINITE, BAD_OVERFLOW, OK, check_state, raise_status
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
@@ -60,10 +60,6 @@ from dqdyn.multibody.model import (
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
 
-#: states per block: sixteen float64 lanes, four AVX2 registers.  LLVM vectorises a loop of
-#: fewer than 16 iterations only where it needs no run-time overlap check (measured: 8 lanes
-#: are 10 % slower per state on Panda)
-LANES = 16
 L = LANES
 
 # lane workspace columns per body (each holds LANES values)

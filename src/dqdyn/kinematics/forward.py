@@ -67,6 +67,7 @@ from dqdyn.kinematics.configuration import (  # noqa: F401  (re-exported: every 
     random_configuration,
     tangent_bracket,
 )
+from dqdyn.kinematics.lanes_fk import LANES, fk_lanes_batch, lanes_fk_support
 from dqdyn.multibody.joints import (
     PRISMATIC,
     REVOLUTE,
@@ -417,7 +418,10 @@ def forward_kinematics(model: Model, q, *, out=None) -> np.ndarray:
     Q, batch = _q_in(model, q)
     X = np.empty((Q.shape[0], model.nbodies + 1, 8))
     status = np.zeros(Q.shape[0], dtype=np.int64)
-    for_batch(fk_batch, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, X, status)
+    kern = fk_batch
+    if Q.shape[0] >= LANES and lanes_fk_support(model):
+        kern = fk_lanes_batch  # 16 states at once, the same bits (`lanes_fk`)
+    for_batch(kern, Q.shape[0], model.mi.shape[0])(model.mi, model.mf, Q, X, status)
     _check(model, status)
     return X.reshape(batch + X.shape[1:])
 
