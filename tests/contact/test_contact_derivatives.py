@@ -113,9 +113,11 @@ def test_finite_differences(case):
         model, _ = robot("solo12")
         contacts = _contacts("6d", FEET["solo12"][:2])
         kw = {"regularization": 1e-3}
-    elif case == "floating_tree":  # every joint type; a point on the tree and a welded offset frame
+    elif case == "floating_tree":  # every joint type; a point on the tree and a welded offset frame,
+        # both with a kd (a mixed set whose terms ∂ν/∂q are taken together)
         model = _floating_tree()
-        contacts = [dqdyn.PointContact(model.nbodies), dqdyn.FrameContact((4, [0.05, -0.02, 0.1]), kd=2.0)]
+        contacts = [dqdyn.PointContact(model.nbodies, kd=1.0),
+                    dqdyn.FrameContact((4, [0.05, -0.02, 0.1]), kd=2.0)]
     else:  # a fixed-base arm with its tool welded: all six rows, 6 DoF
         model = dqdyn.load_urdf(erd(ALL["ur5"][0]))
         contacts = [dqdyn.FrameContact(model.nbodies)]

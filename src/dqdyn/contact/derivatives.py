@@ -70,12 +70,13 @@ from typing import NamedTuple
 import numpy as np
 
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
-from dqdyn.constraints.base import resolve_frame
 from dqdyn.contact._common import qv_what, skew, states
 from dqdyn.contact.contacts import as_contact_list
 from dqdyn.contact.dynamics import contact_dynamics
 from dqdyn.dynamics.coriolis import coriolis_matrix
 from dqdyn.dynamics.derivatives import rnea_derivatives
+from dqdyn.dynamics.derivatives.kernels import rnea_derivatives_kernel
+from dqdyn.dynamics.minverse import mass_matrix_inverse
 from dqdyn.dynamics.newton_euler import rnea
 from dqdyn.errors import ModelError, ShapeError, SingularError
 from dqdyn.kinematics.jacobians import jacobian_time_derivative
@@ -161,10 +162,7 @@ def centroidal_dynamics_derivatives(model: Model, q, v, a) -> CentroidalDynamics
     if not isinstance(model, Model):
         raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
     nq, nv = model.nq, model.nv
-    if (type(q) is np.ndarray and type(v) is np.ndarray and type(a) is np.ndarray
-            and q.shape == (nq,) and v.shape == (nv,) and a.shape == (nv,)
-            and q.dtype == v.dtype == a.dtype == np.float64
-            and isfinite(q.sum() + v.sum() + a.sum())):
+    if _one_state(model, q, v, a):
         return _single(model, q, v, a)  # (one state, checked: the short path)
     w = qv_what(model)
     (Q, V, A), batch = states(model, [("q", q, nq, w[0]), ("v", v, nv, w[1]), ("a", a, nv, w[2])])
@@ -189,6 +187,16 @@ def centroidal_dynamics_derivatives(model: Model, q, v, a) -> CentroidalDynamics
     return CentroidalDynamicsDerivatives(*(x.reshape(shape) for x in R))
 
 
+def _one_state(model: Model, q, v, x) -> bool:
+    """Whether ``q, v, x`` are one finite state as 1-D float64 arrays of sizes nq, nv, nv (the
+    short path of both functions, without `states`' checks and broadcasting; a sum of squares
+    that overflows sends finite inputs the long way, which accepts them)."""
+    return (type(q) is np.ndarray and type(v) is np.ndarray and type(x) is np.ndarray
+            and q.shape == (model.nq,) and v.shape == (model.nv,) and x.shape == (model.nv,)
+            and q.dtype == v.dtype == x.dtype == np.float64
+            and isfinite(q.dot(q) + v.dot(v) + x.dot(x)))
+
+
 def _mass(model: Model, M: np.ndarray) -> float:
     m = float(M[3, 3])  # b's block [[·, m[c]×], [·, m 1]] (at q_b = identity)
     if not m > 0.0:
@@ -209,31 +217,56 @@ def _finish(W: np.ndarray, T6: np.ndarray, f: np.ndarray, V: np.ndarray, m: floa
     return R[:, 1] - R[:, 3], R[:, 2], R[:, 1], R[:, 0]  # ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g
 
 
-def _skew1(x, y, z) -> np.ndarray:
-    """`skew` of one vector given by its three entries (the single-state form: one small array
-    instead of `skew`'s zeros and six slice assignments)."""
-    return np.array(((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0)))
+def _skew_rows() -> np.ndarray:
+    """``E`` (18, 6): ``(E x).reshape(2, 3, 3) = [[x₀₋₂]×, −[x₃₋₅]×]`` (`skew` of two vectors in
+    one matrix product)."""
+    E = np.zeros((18, 6))
+    for j in range(6):
+        e = np.zeros(6)
+        e[j] = 1.0
+        E[:, j] = np.stack((skew(e[:3]), -skew(e[3:]))).ravel()
+    return E
+
+
+_SKEW2 = _skew_rows()
+_NO_FEXT = np.zeros((1, 6))  # (rnea_derivatives' kernel without external wrenches)
 
 
 def _single(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> CentroidalDynamicsDerivatives:
-    """One checked state (1-D arrays): `_finish`'s steps on 2-D arrays (fewer numpy calls)."""
+    """One checked state (1-D arrays): `_finish`'s steps on 2-D arrays (fewer numpy calls), the
+    three matrices of `dqdyn.rnea_derivatives` from its kernel and ``Ṁ`` in one (4, nv, nv)
+    array."""
     am = _augmented(model)
     qa, va, aa = np.concatenate((_IDENTITY, q)), np.concatenate((_ZERO6, v)), np.concatenate((_ZERO6, a))
-    Dq, Dv, M = rnea_derivatives(am, qa, va, aa)
-    f = rnea(am, qa, va, aa)[3:6].tolist()
+    D = _rnea_derivatives_fext(am, qa, va, aa, None, 4)  # ∂τ/∂q, ∂τ/∂v, M, (Ṁ)
+    f = rnea(am, qa, va, aa)[3:6]
     Cor = coriolis_matrix(am, qa, va)
+    np.add(Cor[:6, 6:], Cor[6:, :6].T, out=D[3, :6, 6:])  # the base rows of Ṁ = C + Cᵀ
+    M = D[2]
     m = _mass(model, M)
     T6 = _T6.copy()
-    T6[3:, 3:] = M[:3, 3:6] / -m  # −[c]× (b's block m[c]×)
+    np.multiply(M[:3, 3:6], -1.0 / m, out=T6[3:, 3:])  # −[c]× (b's block m[c]×)
+    R = T6 @ D[:, :6, 6:]  # ∂ḣ_g/∂q, ∂ḣ_g/∂v, A_g, Ȧ_g but their CoM-motion terms
     Mf = M[3:6, 6:]
-    Jc = Mf / m
-    Ag = T6 @ M[:6, 6:]
-    dv = T6 @ Dv[:6, 6:]
-    dq = T6 @ Dq[:6, 6:]
-    dq[3:] += _skew1(*f) @ Jc  # −∂c × f
-    Agdot = T6 @ (Cor[:6, 6:] + Cor[6:, :6].T)
-    Agdot[3:] -= _skew1(*(Jc @ v).tolist()) @ Mf  # −[ċ]× M_f
-    return CentroidalDynamicsDerivatives(dv - Agdot, dq, dv, Ag)
+    # [f]× J_c (−∂c × f) and −[ċ]× M_f, ċ = J_c v
+    R[::3, 3:] += (_SKEW2 @ (np.concatenate((f, Mf @ v)) / m)).reshape(2, 3, 3) @ Mf
+    return CentroidalDynamicsDerivatives(R[1] - R[3], R[0], R[1], R[2])  # ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g
+
+
+def _rnea_derivatives_fext(model: Model, q, v, a, fext, parts: int = 3):
+    """`dqdyn.rnea_derivatives` stacked in the first three of ``parts`` (nv, nv) matrices of one
+    array (the others left to the caller), with ``fext`` (nbodies+1, 6) or None, at one state of
+    finite C-contiguous writable 1-D float64 arrays: its compiled kernel called directly (the
+    public function's route with ``fext`` costs more than the kernel, and it returns three
+    arrays); a model with mimic joints or a bad status takes the public function, which names
+    the error."""
+    out = np.empty((parts, model.nv, model.nv))
+    if not model._index["mimic"]:
+        use = fext is not None
+        if not rnea_derivatives_kernel(model.mi, model.mf, q, v, a, fext if use else _NO_FEXT, use, out[:3]):
+            return out
+    out[:3] = rnea_derivatives(model, q, v, a, fext=fext)
+    return out
 
 
 class ContactDynamicsDerivatives(NamedTuple):
@@ -260,11 +293,38 @@ _HUNG: weakref.WeakKeyDictionary[Model, dict] = weakref.WeakKeyDictionary()
 _SWAP = np.array([3, 4, 5, 0, 1, 2])  # [ω; v] ↔ [v; ω]
 
 
-def _hung(model: Model, frames) -> tuple[Model, list[str]]:
+class _Hung(NamedTuple):
+    """The hung model of a model and its contact frames, and what each call reuses."""
+
+    model: Model
+    #: its contact bodies' names
+    names: list[str]
+    #: the contacts' rows of the hung model's inverse dynamics, stacked as the forces ``λ``
+    #: (a point contact ``v̇ + ω × v``, a frame contact ``[v̇ + ω × v; ω̇]``), restricted to the
+    #: model's columns: (m, nv) flat indices into the hung model's (nv + 6K)² matrices
+    rows: np.ndarray
+    #: ``λ ↦ fext`` (nbodies+1)·6 × m: each contact's ``[f; τ]`` (contact frame) as the wrench
+    #: on its body (body frame, body origin)
+    fmap: np.ndarray
+    #: the hung model's ``q`` with the unit dual quaternion on each free joint, a zero ``v``
+    qa: np.ndarray
+    va: np.ndarray
+    #: per contact, its frame's rows ``[ω; v]`` (6, nv) as flat indices as ``rows``
+    frames: np.ndarray
+    #: per contact, the offset of its forces in ``λ``
+    off: list[int]
+    #: the frame contacts' indices, their ``frames`` and their linear rows in ``λ``
+    six: list[int]
+    frames6: np.ndarray
+    lin6: np.ndarray
+
+
+def _hung(model: Model, frames, dims) -> _Hung:
     """The model without gravity, a unit body on a free joint at each frame ``(body, placement)``
-    (their q, v entries after the model's), and the names of those bodies (cached)."""
+    (their q, v entries after the model's), for contacts of dimensions ``dims``.  Cached per
+    model and frames."""
     per = _HUNG.setdefault(model, {})
-    key = tuple((b, pl.tobytes()) for b, pl in frames)
+    key = tuple((b, pl.tobytes(), d) for (b, pl), d in zip(frames, dims))
     hit = per.get(key)
     if hit is None:
         b = ModelBuilder(model.name + "+contacts", gravity=np.zeros(3))
@@ -281,7 +341,25 @@ def _hung(model: Model, frames) -> tuple[Model, list[str]]:
         hm = b.build()
         if hm.nv != model.nv + 6 * len(frames):  # (a guard: the columns must map 1:1)
             raise ModelError(f"model {model.name!r}: cannot hang bodies on its contact frames")
-        hit = per[key] = (hm, names)
+        nv, K = model.nv, len(frames)
+        fmap = np.zeros(((model.nbodies + 1) * 6, sum(dims)))
+        rows, o = [], 0
+        for k, ((body, pl), dim) in enumerate(zip(frames, dims)):
+            Rb = matrix_from_pose(pl)[:3, :3]
+            X = fmap[6 * body:6 * body + 6, o:o + dim]
+            X[:3, :3], X[3:, :3] = Rb, skew(translation_of(pl)) @ Rb
+            if dim == 6:
+                X[3:, 3:] = Rb
+            rows.append(nv + 6 * k + (_SWAP if dim == 6 else _SWAP[:3]))
+            o += dim
+        qa = np.concatenate([np.zeros(model.nq), np.tile(_IDENTITY, K)])
+        rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+        cols, off = np.arange(nv), np.cumsum((0,) + tuple(dims))[:-1].tolist()
+        frows = nv + 6 * np.arange(K)[:, None] + np.arange(6)
+        six = [k for k, d in enumerate(dims) if d == 6]
+        hit = per[key] = _Hung(hm, names, rows[:, None] * hm.nv + cols, fmap, qa, np.zeros(hm.nv),
+                               frows[:, :, None] * hm.nv + cols, off, six,
+                               frows[six, :, None] * hm.nv + cols, np.array([off[k] + j for k in six for j in range(3)], dtype=np.intp))
     return hit
 
 
@@ -354,88 +432,123 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
     -----
     A batch runs as a Python loop over its states.
     """
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
     cons = as_contact_list(contacts, model)
-    w = qv_what(model)
-    (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
-                                      ("tau", tau, model.nv, w[3])])
-    r = contact_dynamics(model, Q, V, T, cons, regularization=regularization, proximal=None)
-    eps = float(regularization)
-    frames = [resolve_frame(model, c.frame) for c in cons]
-    hm, names = _hung(model, frames)
-    # each contact frame in its body: [f; τ] (contact frame) ↦ fext [f; τ] (body frame, origin)
-    maps = []
-    for c, (_, pl) in zip(cons, frames):
-        Rb = matrix_from_pose(pl)[:3, :3]
-        X = np.zeros((6, c.dim))
-        X[:3, :3], X[3:, :3] = Rb, skew(translation_of(pl)) @ Rb
-        if c.dim == 6:
-            X[3:, 3:] = Rb
-        maps.append(X)
+    one = _one_state(model, q, v, tau)  # (one checked state: 1-D arrays all along, the shorter route)
+    if one:
+        Q, V, T, batch = q[None], v[None], tau[None], ()
+    else:
+        w = qv_what(model)
+        (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
+                                          ("tau", tau, model.nv, w[3])])
+        one = Q.shape[0] == 1 and not batch
     N, nv = Q.shape[0], model.nv
-    m = r.multipliers.shape[1]
+    # (the caller's contacts object: the contact fronts' plan for it is reused from call to call)
+    r = contact_dynamics(model, Q[0] if one else Q, V[0] if one else V, T[0] if one else T,
+                         contacts, regularization=regularization, proximal=None)
+    eps = float(regularization)
+    hp = _hung(model, [c._frame(model) for c in cons], tuple(c.dim for c in cons))
+    Ar, L = r.a.reshape(N, nv), r.multipliers.reshape(N, -1)
+    if one:
+        return ContactDynamicsDerivatives(*_contact_one(model, hp, cons, Q[0], V[0], Ar[0], L[0], eps))
+    m = L.shape[1]
     out = [np.empty((N, nv, nv)) for _ in range(3)] + [np.empty((N, m, nv)) for _ in range(3)]
     for n in range(N):
-        X = _contact_one(model, hm, names, cons, frames, maps, Q[n], V[n], r.a[n], r.multipliers[n],
-                         eps)
+        X = _contact_one(model, hp, cons, Q[n], V[n], Ar[n], L[n], eps)
         for k in range(6):
             out[k][n] = X[k]
     return ContactDynamicsDerivatives(*(x.reshape(batch + x.shape[1:]) for x in out))
 
 
-def _contact_one(model, hm, names, cons, frames, maps, q, v, a, lam, eps):
-    nv, K = model.nv, len(cons)
-    qa = np.concatenate([q, np.tile(_IDENTITY, K)])
-    va, aa = np.concatenate([v, np.zeros(6 * K)]), np.concatenate([a, np.zeros(6 * K)])
+def _cross_rows() -> np.ndarray:
+    """``E`` (18, 6): ``(E ν).reshape(3, 6) = [−[v]×, [ω]×]`` for ``ν = [ω; v]``, so that
+    ``(E ν).reshape(3, 6) [X_ω; X_v] = ω × X_v − v × X_ω`` (column-wise)."""
+    E = np.zeros((18, 6))
+    for j in range(6):
+        e = np.zeros(6)
+        e[j] = 1.0
+        E[:, j] = np.hstack((-skew(e[3:]), skew(e[:3]))).ravel()
+    return E
+
+
+_CROSS = _cross_rows()
+
+
+def _contact_one(model, hp: _Hung, cons, q, v, a, lam, eps):
+    """The six derivatives at one state (1-D ``q, v, a, λ``), by the block elimination of the
+    KKT system: with ``Y_x = M⁻¹ ∂ID/∂x``, ``Y_A = M⁻¹ Aᵀ`` and the Schur complement
+    ``S = A Y_A + ε 1``, ``∂λ/∂x = S⁻¹ (A Y_x − ∂G/∂x)``, ``∂a/∂x = Y_A ∂λ/∂x − Y_x``
+    (x = q, v), ``∂λ/∂τ = −S⁻¹ Y_Aᵀ``, ``∂a/∂τ = M⁻¹ + Y_A ∂λ/∂τ``."""
+    nv, hm = model.nv, hp.model
+    qa, va, aa = hp.qa.copy(), hp.va.copy(), hp.va.copy()
+    qa[:model.nq], va[:nv], aa[:nv] = q, v, a
+    q, v, a = qa[:model.nq], va[:nv], aa[:nv]  # (C-contiguous, writable: the kernel's types)
     Dq, Dv, Mh = rnea_derivatives(hm, qa, va, aa)
-    fext = np.zeros((model.nbodies + 1, 6))
-    rows, Gq, Gv = [], [], []
-    o = 0
-    for k, (c, (body, _)) in enumerate(zip(cons, frames)):
-        fext[body] += maps[k] @ lam[o:o + c.dim]
-        o += c.dim
-        i = nv + 6 * k
-        J = Mh[i:i + 6, :nv]  # the contact frame's body Jacobian [ω; v] (unit inertia)
-        gq, gv = Dq[i:i + 6, :nv].copy(), Dv[i:i + 6, :nv].copy()  # of [ω̇; v̇ + ω × v]
-        nu = J @ v
-        if c.dim == 6 or c.kd:
-            Jd = jacobian_time_derivative(hm, qa, va, names[k], "body")[1][:, :nv]
-            Kv = skew(nu[:3]) @ J[3:] - skew(nu[3:]) @ J[:3]  # ∂(ω × v)/∂v
-            dnu = gv - Jd  # ∂ν/∂q = ∂α_s/∂v − J̇, α_s = α_c − [0; ω × v]
-            dnu[3:] -= Kv
-        if c.dim == 6:  # the spatial acceleration: α_c − [0; ω × v]
-            gq[3:] -= skew(nu[:3]) @ dnu[3:] - skew(nu[3:]) @ dnu[:3]
-            gv[3:] -= Kv
-            sel = _SWAP
-        else:
-            sel = slice(3, 6)
-        A, gq, gv = J[sel], gq[sel], gv[sel]
-        if c.kd:
-            gq += c.kd * dnu[sel]
-            gv += c.kd * A
-        if c.kp:
+    idx = hp.rows  # (flat indices of the rows' first nv columns: one `take` each)
+    A, Gq, Gv = Mh.take(idx), Dq.take(idx), Dv.take(idx)  # (of [ω̇; v̇ + ω × v])
+    six = hp.six
+    ks = [k for k, c in enumerate(cons) if c.dim == 6 or c.kd] if any(c.kd for c in cons) else six
+    if ks:  # (the contacts that need ∂ν/∂q: the frame contacts and those with a kd)
+        Jx = hp.frames6 if ks is six else hp.frames[ks]
+        J = Mh.take(Jx)  # the contact frames' body Jacobians [ω; v] (unit inertia)
+        P = ((J @ v) @ _CROSS.T).reshape(-1, 3, 6)
+        Kv = P @ J  # ∂(ω × v)/∂v
+        dnu = Dv.take(Jx)  # ∂ν/∂q = ∂α_s/∂v − J̇, α_s = α_c − [0; ω × v]
+        for j, k in enumerate(ks):
+            dnu[j] -= jacobian_time_derivative(hm, qa, va, hp.names[k], "body")[1][:, :nv]
+        dnu[:, 3:] -= Kv
+        if six:  # the spatial acceleration of a frame contact: α_c − [0; ω × v]
+            j6 = slice(None) if ks is six else [j for j, k in enumerate(ks) if cons[k].dim == 6]
+            if len(six) == len(cons):  # (frame contacts only: their linear rows as a view)
+                Gq.reshape(-1, 6, nv)[:, :3] -= P[j6] @ dnu[j6]
+                Gv.reshape(-1, 6, nv)[:, :3] -= Kv[j6]
+            else:
+                Gq[hp.lin6] -= (P[j6] @ dnu[j6]).reshape(-1, nv)
+                Gv[hp.lin6] -= Kv[j6].reshape(-1, nv)
+        for j, k in enumerate(ks):
+            kd = cons[k].kd
+            if kd:
+                o, d = hp.off[k], cons[k].dim
+                Gq[o:o + d] += kd * dnu[j][_SWAP if d == 6 else slice(3, 6)]
+                Gv[o:o + d] += kd * A[o:o + d]
+    for k, c in enumerate(cons):
+        kp = c.kp
+        if kp:
+            o, i = hp.off[k], nv + 6 * k
             e = c.rows(model, q[None], v[None])[2][0]
             if c.dim == 3:
-                gq += c.kp * (J[3:] + skew(e) @ J[:3])
+                Gq[o:o + 3] += kp * (Mh[i + 3:i + 6, :nv] + skew(e) @ Mh[i:i + 3, :nv])
             else:
-                gq += c.kp * (_jr_inv_se3(e) @ A)
-        rows.append(A)
-        Gq.append(gq)
-        Gv.append(gv)
-    Rq, Rv, M = rnea_derivatives(model, q, v, a, fext=fext)
-    m = lam.shape[0]
-    A = np.concatenate(rows) if rows else np.zeros((0, nv))
-    KKT = np.block([[M, -A.T], [A, eps * np.eye(m)]])
-    rhs = np.zeros((nv + m, 3 * nv))
-    rhs[:nv, :nv], rhs[:nv, nv:2 * nv], rhs[:nv, 2 * nv:] = -Rq, -Rv, np.eye(nv)
-    if m:
-        rhs[nv:, :nv], rhs[nv:, nv:2 * nv] = -np.concatenate(Gq), -np.concatenate(Gv)
+                Gq[o:o + 6] += kp * (_jr_inv_se3(e) @ A[o:o + 6])
+    o = A.shape[0]
+    fext = (hp.fmap @ lam).reshape(model.nbodies + 1, 6)
+    R = _rnea_derivatives_fext(model, q, v, a, fext)  # (3, nv, nv): ∂ID/∂q, ∂ID/∂v, M
+    Mi = mass_matrix_inverse(model, q)
+    Y = Mi @ R[:2]
+    if not o:
+        z = np.zeros((0, nv))
+        return -Y[0], -Y[1], Mi, z, z, z
+    YA = Mi @ A.T
+    S = A @ YA
+    if eps:
+        S.flat[::o + 1] += eps
     try:
-        X = np.linalg.solve(KKT, rhs)
+        Si = np.linalg.inv(S)
     except np.linalg.LinAlgError:
         raise SingularError("contacts: the KKT matrix of the contact set is singular (a redundant "
                             "set needs regularization > 0 for unique derivatives)") from None
-    return (X[:nv, :nv], X[:nv, nv:2 * nv], X[:nv, 2 * nv:], X[nv:, :nv], X[nv:, nv:2 * nv],
-            X[nv:, 2 * nv:])
+    B = np.empty((3, o, nv))
+    np.matmul(A, Y, out=B[:2])
+    B[0] -= Gq
+    B[1] -= Gv
+    np.negative(YA.T, out=B[2])
+    X = Si @ B  # ∂λ/∂q, ∂λ/∂v, ∂λ/∂τ
+    Z = YA @ X
+    Z[:2] -= Y
+    Z[2] += Mi
+    return Z[0], Z[1], Z[2], X[0], X[1], X[2]
+
 
 __all__ = ["centroidal_dynamics_derivatives", "CentroidalDynamicsDerivatives",
            "contact_dynamics_derivatives", "ContactDynamicsDerivatives"]
