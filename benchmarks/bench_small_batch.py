@@ -119,7 +119,7 @@ def _after_idle(m, pm, pd, a) -> None:
         t = after[k]
         rows.append({"call": k, f"after {a.idle} s idle µs": f"{statistics.median(t):.1f} "
                      f"[{min(t):.1f}–{max(t):.1f}]", "back to back µs": f"{statistics.median(back):.1f}"})
-    print_table(f"After idle on {a.robot} (median [min–max] of {a.rounds} rounds)", rows)
+    print_table(f"After idle on {a.robot} (median, min–max of {a.rounds} rounds)", rows)
 
 
 if __name__ == "__main__":
