@@ -10,6 +10,7 @@ import dqdyn
 from dqdyn._engine.linalg import (
     dot4,
     tree_factor_r,
+    tree_l_mul,
     tree_l_solve_r,
     tree_lt_solve_r,
     tree_nnz,
@@ -28,11 +29,13 @@ def _factor_solve(mi, M, B):
     ok = ok and tree_factor_r(M, n, par, L, d)
     X = B.copy()
     Y = B.copy()
+    Z = B.copy()
     for c in range(B.shape[0]):
         tree_lt_solve_r(L, d, par, n, Y[c])
         X[c] = Y[c]
         tree_l_solve_r(L, d, par, n, X[c])
-    return ok, par, L, Y, X
+        tree_l_mul(L, par, n, B[c], Z[c])
+    return ok, par, L, Y, X, Z
 
 
 def _models():
@@ -54,13 +57,14 @@ def test_tree_factor_and_solves_match_numpy(k):
     q = dqdyn.random_configuration(model, seed=k)
     M = dqdyn.mass_matrix(model, q)
     B = rng.standard_normal((3, model.nv))
-    ok, par, L, Y, X = _factor_solve(model.mi, M, B)
+    ok, par, L, Y, X, Z = _factor_solve(model.mi, M, B)
     assert ok
     assert np.all(par < np.arange(model.nv))
     Lt = np.where(np.isnan(L), 0.0, L)
     np.testing.assert_allclose(Lt.T @ Lt, M, rtol=0, atol=1e-13 * np.abs(M).max())
     np.testing.assert_allclose(X, np.linalg.solve(M, B.T).T, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(Y, np.linalg.solve(Lt.T, B.T).T, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(Z, (Lt @ B.T).T, rtol=1e-13, atol=1e-13 * np.abs(Z).max())
     # off the pattern L is never written: an entry (i, j) with j not an ancestor of i stays NaN
     for i in range(model.nv):
         anc, j = set(), par[i]
@@ -80,7 +84,7 @@ def test_a_row_on_one_path_stays_on_it():
     leg = np.r_[0:6, model.v_slice("l1_joint"), model.v_slice("l2_joint")]
     a = np.zeros((1, model.nv))
     a[0, leg] = np.random.default_rng(3).standard_normal(leg.size)
-    _, _, _, Y, _ = _factor_solve(model.mi, M, a)
+    _, _, _, Y, _, _ = _factor_solve(model.mi, M, a)
     off = np.setdiff1d(np.arange(model.nv), leg)
     assert np.all(Y[0, off] == 0.0) and np.abs(Y[0, leg]).min() > 0
 

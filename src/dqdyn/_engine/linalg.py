@@ -225,6 +225,18 @@ def dot4(x, y, n):
 
 
 @njit
+def tree_l_mul(L, par, n, x, out):
+    """``out = L x`` for `tree_factor_r`'s ``L`` (each entry from its DoF's ancestors)."""
+    for i in range(n):
+        s = L[i, i] * x[i]
+        j = par[i]
+        while j >= 0:
+            s += L[i, j] * x[j]
+            j = par[j]
+        out[i] = s
+
+
+@njit
 def tree_nnz(par, n):
     """The number of entries of `tree_factor_r`'s ``L`` (each DoF's ancestors, and itself)."""
     nnz = 0

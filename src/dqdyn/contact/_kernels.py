@@ -56,6 +56,7 @@ from dqdyn._engine.linalg import (
     lower_solve_r,
     lower_t_solve_r,
     tree_factor_r,
+    tree_l_mul,
     tree_l_solve_r,
     tree_lt_solve_r,
 )
@@ -63,10 +64,10 @@ from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import pose_translation
 from dqdyn.constraints.base import frame_rotation
 from dqdyn.dynamics.articulated import _has_mimic
-from dqdyn.dynamics.lagrange import C_NCRBA, crba_core
-from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
+from dqdyn.dynamics.lagrange import C_J, C_NCRBA, X_P, X_R, crba_core
+from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, W_XI, W_XID, ne_core
 from dqdyn.kinematics.jacobians import jacobian_drift_kernel
-from dqdyn.multibody.model import MF_GRAVITY, MI_IQ, MI_IV, dof_parents
+from dqdyn.multibody.model import MF_COM, MF_GRAVITY, MF_SCALE, MI_IQ, MI_IV, MI_NV, MI_PARENT, dof_parents
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -118,10 +119,74 @@ def _log6(Rr, t, e):
 
 
 @njit
-def _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm):
+def _rows_from_sweeps(mi, mf, wc, wn, body, pl, impulse, J, jdv, sm):
+    """A contact frame's body Jacobian ``J`` (6 × nv, rows ``[ω; v]`` in the frame's axes; zeroed
+    by the caller) and, unless ``impulse``, ``jdv = J̇ v`` (its spatial acceleration at ``v̇ = 0``
+    in the same axes) and its twist ``J v`` in ``sm[0:6]``, from what the CRBA and dqNE already
+    hold: the world axes ``𝒮_k = [l; u]``
+    of `crba_core`'s workspace ``wc`` (``u`` the velocity of F_0's origin; the frame's point
+    ``P`` moves at ``u + l × P``) and the CoM twist and its derivative of `ne_core`'s ``wn`` moved
+    to the frame's point (twists and their derivatives move alike: ``v + ω × r``, ``a + α × r``).
+    The same rows as `jacobian_drift_kernel`'s pass from the frame to the root, without it
+    (tests: against it and Pinocchio)."""
+    R = view(sm, 6, (3, 3))  # the placement's rotation (body axes ← frame axes)
+    frame_rotation(pl, R)
+    t = sm[15:18]
+    pose_translation(pl, t)
+    Rf = view(sm, 18, (3, 3))  # the frame's axes in F_0
+    for i in range(3):
+        for k in range(3):
+            Rf[i, k] = (wc[body, X_R + 3 * i] * R[0, k] + wc[body, X_R + 3 * i + 1] * R[1, k]
+                        + wc[body, X_R + 3 * i + 2] * R[2, k])
+    P0, P1, P2 = wc[body, X_P], wc[body, X_P + 1], wc[body, X_P + 2]
+    for i in range(3):
+        ti = wc[body, X_R + 3 * i] * t[0] + wc[body, X_R + 3 * i + 1] * t[1] + wc[body, X_R + 3 * i + 2] * t[2]
+        if i == 0:
+            P0 += ti
+        elif i == 1:
+            P1 += ti
+        else:
+            P2 += ti
+    j = body
+    while j > 0:
+        scale = mf[j, MF_SCALE]
+        iv = mi[j, MI_IV]
+        for k in range(mi[j, MI_NV]):
+            o = C_J + 6 * k
+            l0, l1, l2 = wc[j, o], wc[j, o + 1], wc[j, o + 2]
+            u0 = wc[j, o + 3] + (l1 * P2 - l2 * P1)
+            u1 = wc[j, o + 4] + (l2 * P0 - l0 * P2)
+            u2 = wc[j, o + 5] + (l0 * P1 - l1 * P0)
+            for r in range(3):
+                J[r, iv + k] = scale * (Rf[0, r] * l0 + Rf[1, r] * l1 + Rf[2, r] * l2)
+                J[3 + r, iv + k] = scale * (Rf[0, r] * u0 + Rf[1, r] * u1 + Rf[2, r] * u2)
+        j = mi[j, MI_PARENT]
+    if impulse:
+        return
+    r0, r1, r2 = t[0] - mf[body, MF_COM], t[1] - mf[body, MF_COM + 1], t[2] - mf[body, MF_COM + 2]
+    a0, a1, a2 = wn[body, W_XID], wn[body, W_XID + 1], wn[body, W_XID + 2]
+    b0 = wn[body, W_XID + 3] + (a1 * r2 - a2 * r1)
+    b1 = wn[body, W_XID + 4] + (a2 * r0 - a0 * r2)
+    b2 = wn[body, W_XID + 5] + (a0 * r1 - a1 * r0)
+    w0, w1, w2 = wn[body, W_XI], wn[body, W_XI + 1], wn[body, W_XI + 2]
+    c0 = wn[body, W_XI + 3] + (w1 * r2 - w2 * r1)
+    c1 = wn[body, W_XI + 4] + (w2 * r0 - w0 * r2)
+    c2 = wn[body, W_XI + 5] + (w0 * r1 - w1 * r0)
+    for r in range(3):
+        jdv[r] = R[0, r] * a0 + R[1, r] * a1 + R[2, r] * a2
+        jdv[3 + r] = R[0, r] * b0 + R[1, r] * b1 + R[2, r] * b2
+        sm[r] = R[0, r] * w0 + R[1, r] * w1 + R[2, r] * w2
+        sm[3 + r] = R[0, r] * c0 + R[1, r] * c1 + R[2, r] * c2
+
+
+@njit
+def _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm, wc, wn):
     """The rows ``A`` (m × nv) and right-hand sides ``b`` (m) of the contacts ``spec``
-    (module docstring; ``impulse``: ``b = −drift`` left out, the caller sets ``b``).
-    ``sm``: 24 scratch floats.  Returns a status."""
+    (module docstring; ``impulse``: ``b = −drift`` left out, the caller sets ``b``), with
+    ``wc`` and (unless ``impulse``) ``wn`` the CRBA's and dqNE's workspaces filled for this
+    state: `_rows_from_sweeps`, or `jacobian_drift_kernel` where a contact needs its world pose
+    (a target with a ``kp`` gain) or sits on the world.  ``sm``: 33 scratch floats.  Returns a
+    status."""
     nv = v.shape[0]
     r0 = 0
     for c in range(spec.shape[0]):
@@ -131,9 +196,13 @@ def _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm):
         for r in range(6):
             for j in range(nv):
                 J[r, j] = 0.0
-        st = jacobian_drift_kernel(mi, mf, q, v, body, sp[S_PL : S_PL + 8], int(0), X, J, jdv, xf)
-        if st != OK:
-            return st
+        fast = body > 0 and (impulse or sp[S_KP] == 0.0 or sp[S_HAS_T] == 0.0)
+        if fast:
+            _rows_from_sweeps(mi, mf, wc, wn, body, sp[S_PL : S_PL + 8], impulse, J, jdv, sm)
+        else:
+            st = jacobian_drift_kernel(mi, mf, q, v, body, sp[S_PL : S_PL + 8], int(0), X, J, jdv, xf)
+            if st != OK:
+                return st
         first = 3 if dim == 3 else 0
         for k in range(dim):  # a point: the linear rows; a frame: [v; ω] (rows 3-5, then 0-2)
             row = first + k if dim == 3 else (k + 3) % 6
@@ -141,11 +210,12 @@ def _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm):
                 A[r0 + k, j] = J[row, j]
         if not impulse:
             xi = sm[0:6]
-            for r in range(6):
-                s = 0.0
-                for j in range(nv):
-                    s += J[r, j] * v[j]
-                xi[r] = s
+            if not fast:  # (`_rows_from_sweeps` left it there)
+                for r in range(6):
+                    s = 0.0
+                    for j in range(nv):
+                        s += J[r, j] * v[j]
+                    xi[r] = s
             if dim == 3:
                 b[r0] = -(jdv[3] + (xi[1] * xi[5] - xi[2] * xi[4]))
                 b[r0 + 1] = -(jdv[4] + (xi[2] * xi[3] - xi[0] * xi[5]))
@@ -202,7 +272,7 @@ def _chol_solve_into(Lk, d, m, y, out):
 @njit
 def kkt_size(nv, m):
     """Floats of `_kkt_state`'s scratch block for ``nv`` velocities and ``m`` contact rows."""
-    return 2 * nv * nv + 9 * nv + 2 * m * nv + 2 * m * m + 6 * m + 90
+    return 2 * nv * nv + 9 * nv + 2 * m * nv + 2 * m * m + 6 * m + 99
 
 
 @njit
@@ -257,40 +327,43 @@ def _kkt_state(mi, mf, q, v, tau, spec, par, a, lam, wc, wn, w, ip):
     X = view(w, o + 14, (5, 8))
     R = view(w, o + 54, (3, 3))
     p = w[o + 63 : o + 66]
-    sm = w[o + 66 : o + 90]
+    sm = w[o + 66 : o + 99]
     st = crba_core(mi, mf, q, wc, M)
     if st != OK:
         return st, 0
-    st = _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm)
-    if st != OK:
-        return st, 0
-    if impulse:  # r₀ = M v⁻, b = −e A v⁻
-        if check_finite(v, BAD_V_FINITE) != OK:
-            return BAD_V_FINITE, 0
-        e = par[4]
-        for i in range(n):
-            y0[i] = dot4(M[i], v, n)
-        for i in range(m):
-            b[i] = -e * dot4(A[i], v, n)
-    else:  # r₀ = τ − h
+    if check_finite(v, BAD_V_FINITE) != OK:
+        return BAD_V_FINITE, 0
+    if not impulse:  # h = C v + g by dqNE (its twists' derivatives give the contacts' drifts)
         st = ne_core(mi, mf, mf[0, MF_GRAVITY : MF_GRAVITY + 3], q, v, _EMPTY1, _EMPTY2, wn, y0)
         if st != OK:
             return st, 0
+    st = _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm, wc, wn)
+    if st != OK:
+        return st, 0
+    if impulse:  # r₀ = M v⁻, b = −e A v⁻
+        e = par[4]
+        for i in range(m):
+            b[i] = -e * dot4(A[i], v, n)
+    else:  # r₀ = τ − h
         if check_finite(tau, BAD_TAU_FINITE) != OK:
             return BAD_TAU_FINITE, 0
         for i in range(n):
             y0[i] = tau[i] - y0[i]
     if not tree_factor_r(M, n, tree, L, dM):  # M = Lᵀ L on the tree's pattern
         return SINGULAR_MASS, 0
-    tree_lt_solve_r(L, dM, tree, n, y0)  # y₀ = L⁻ᵀ r₀
+    if impulse:  # y₀ = L⁻ᵀ M v⁻ = L v⁻ and a₀ = M⁻¹ r₀ = v⁻
+        tree_l_mul(L, tree, n, v, y0)
+        for i in range(n):
+            a0[i] = v[i]
+    else:
+        tree_lt_solve_r(L, dM, tree, n, y0)  # y₀ = L⁻ᵀ r₀
+        for i in range(n):
+            a0[i] = y0[i]
+        tree_l_solve_r(L, dM, tree, n, a0)
     if m == 0:
         for i in range(n):
-            a[i] = y0[i]
-        tree_l_solve_r(L, dM, tree, n, a)
+            a[i] = a0[i]
         return _finite(a, lam), 0
-    for i in range(n):
-        a0[i] = y0[i]
-    tree_l_solve_r(L, dM, tree, n, a0)
     for k in range(m):  # Wᵀ rows: L⁻ᵀ A_kᵀ, on the DoFs of the contact's path (up to hi[k])
         h = -1
         for j in range(n):
