@@ -172,3 +172,26 @@ def test_bad_input_is_named():
         f(model, q, v, tau, feet, regularization=-1.0)
     with pytest.raises(dqdyn.errors.SingularError, match="contacts"):  # the same foot twice
         f(model, q, v, tau, feet + feet[:1])
+
+
+@pytest.mark.parametrize("kind", ["3d", "6d"])
+def test_compiled_and_numpy_eliminations_agree(kind, monkeypatch):
+    """The compiled block elimination (quadrupeds) and the numpy one (past ``KKT_KERNEL_NV``) give
+    the same six matrices on Solo12, with a regularised set too, and both reject a redundant set."""
+    from dqdyn.contact import derivatives as D
+
+    model, _ = robot("solo12")
+    q, v, _, tau = state(model, 3)
+    feet = _contacts(kind, FEET["solo12"] if kind == "3d" else FEET["solo12"][:2])
+    f = dqdyn.contact_dynamics_derivatives
+    assert model.nv <= D.KKT_KERNEL_NV
+    compiled = [f(model, q, v, tau, feet), f(model, q, v, tau, feet, regularization=1e-6)]
+    with pytest.raises(dqdyn.errors.SingularError, match="contacts"):
+        f(model, q, v, tau, feet + feet[:1])
+    monkeypatch.setattr(D, "KKT_KERNEL_NV", 0)
+    numpy = [f(model, q, v, tau, feet), f(model, q, v, tau, feet, regularization=1e-6)]
+    for x, y in zip(compiled, numpy):
+        check(x, y, 1e-11)
+    assert rel(compiled[0].dlambda_dq, compiled[1].dlambda_dq) > 1e-9  # (the regularisation acts)
+    with pytest.raises(dqdyn.errors.SingularError, match="contacts"):
+        f(model, q, v, tau, feet + feet[:1])

@@ -71,6 +71,13 @@ import numpy as np
 
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
 from dqdyn.contact._common import qv_what, skew, states
+from dqdyn.contact._derivative_kernels import (
+    KKT_M_NOT_PD,
+    KKT_MAX_CONDITION,
+    KKT_OK,
+    centroidal_rows_derivatives,
+    kkt_derivatives,
+)
 from dqdyn.contact.contacts import as_contact_list
 from dqdyn.contact.dynamics import contact_dynamics
 from dqdyn.dynamics.coriolis import coriolis_matrix
@@ -217,40 +224,22 @@ def _finish(W: np.ndarray, T6: np.ndarray, f: np.ndarray, V: np.ndarray, m: floa
     return R[:, 1] - R[:, 3], R[:, 2], R[:, 1], R[:, 0]  # ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g
 
 
-def _skew_rows() -> np.ndarray:
-    """``E`` (18, 6): ``(E x).reshape(2, 3, 3) = [[x₀₋₂]×, −[x₃₋₅]×]`` (`skew` of two vectors in
-    one matrix product)."""
-    E = np.zeros((18, 6))
-    for j in range(6):
-        e = np.zeros(6)
-        e[j] = 1.0
-        E[:, j] = np.stack((skew(e[:3]), -skew(e[3:]))).ravel()
-    return E
-
-
-_SKEW2 = _skew_rows()
 _NO_FEXT = np.zeros((1, 6))  # (rnea_derivatives' kernel without external wrenches)
 
 
 def _single(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> CentroidalDynamicsDerivatives:
-    """One checked state (1-D arrays): `_finish`'s steps on 2-D arrays (fewer numpy calls), the
-    three matrices of `dqdyn.rnea_derivatives` from its kernel and ``Ṁ`` in one (4, nv, nv)
-    array."""
+    """One checked state (1-D arrays): the three matrices of `dqdyn.rnea_derivatives` from its
+    kernel, then `_finish`'s steps in one compiled call
+    (`dqdyn.contact._derivative_kernels.centroidal_rows_derivatives`)."""
     am = _augmented(model)
-    qa, va, aa = np.concatenate((_IDENTITY, q)), np.concatenate((_ZERO6, v)), np.concatenate((_ZERO6, a))
-    D = _rnea_derivatives_fext(am, qa, va, aa, None, 4)  # ∂τ/∂q, ∂τ/∂v, M, (Ṁ)
-    f = rnea(am, qa, va, aa)[3:6]
-    Cor = coriolis_matrix(am, qa, va)
-    np.add(Cor[:6, 6:], Cor[6:, :6].T, out=D[3, :6, 6:])  # the base rows of Ṁ = C + Cᵀ
-    M = D[2]
-    m = _mass(model, M)
-    T6 = _T6.copy()
-    np.multiply(M[:3, 3:6], -1.0 / m, out=T6[3:, 3:])  # −[c]× (b's block m[c]×)
-    R = T6 @ D[:, :6, 6:]  # ∂ḣ_g/∂q, ∂ḣ_g/∂v, A_g, Ȧ_g but their CoM-motion terms
-    Mf = M[3:6, 6:]
-    # [f]× J_c (−∂c × f) and −[ċ]× M_f, ċ = J_c v
-    R[::3, 3:] += (_SKEW2 @ (np.concatenate((f, Mf @ v)) / m)).reshape(2, 3, 3) @ Mf
-    return CentroidalDynamicsDerivatives(R[1] - R[3], R[0], R[1], R[2])  # ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g
+    x = np.concatenate((_IDENTITY, q, _ZERO6, v, _ZERO6, a))  # (the augmented q, v, a: views)
+    nqa, nva = am.nq, am.nv
+    qa, va, aa = x[:nqa], x[nqa:nqa + nva], x[nqa + nva:]
+    D = _rnea_derivatives_fext(am, qa, va, aa, None)  # ∂τ/∂q, ∂τ/∂v, M
+    _mass(model, D[2])
+    R = np.empty((4, 6, model.nv))
+    centroidal_rows_derivatives(D, coriolis_matrix(am, qa, va), rnea(am, qa, va, aa)[3:6], v, R)
+    return CentroidalDynamicsDerivatives(R[0], R[1], R[2], R[3])
 
 
 def _rnea_derivatives_fext(model: Model, q, v, a, fext, parts: int = 3):
@@ -524,30 +513,58 @@ def _contact_one(model, hp: _Hung, cons, q, v, a, lam, eps):
     o = A.shape[0]
     fext = (hp.fmap @ lam).reshape(model.nbodies + 1, 6)
     R = _rnea_derivatives_fext(model, q, v, a, fext)  # (3, nv, nv): ∂ID/∂q, ∂ID/∂v, M
-    Mi = mass_matrix_inverse(model, q)
+    st = KKT_M_NOT_PD
+    if o and nv <= KKT_KERNEL_NV:
+        Z, X = np.empty((3, nv, nv)), np.empty((3, o, nv))
+        st = kkt_derivatives(R, A, Gq, Gv, float(eps), Z, X)
+        ok = st == KKT_OK
+    if st == KKT_M_NOT_PD:
+        Mi = mass_matrix_inverse(model, q)
+        if not o:
+            z = np.zeros((0, nv))
+            return -(Mi @ R[0]), -(Mi @ R[1]), Mi, z, z, z
+        ok, Z, X = _kkt_numpy(Mi, R, A, Gq, Gv, eps)
+    if not ok:
+        raise SingularError("contacts: the KKT matrix of the contact set is singular (a redundant "
+                            "set needs regularization > 0 for unique derivatives)")
+    return Z[0], Z[1], Z[2], X[0], X[1], X[2]
+
+
+#: up to this many velocity coordinates `_contact_one` eliminates in one compiled call
+#: (`dqdyn.contact._derivative_kernels`); past it, numpy's matrix products (BLAS), which gain
+#: on the kernel's loops as the ``nv³`` products grow (on Talos, nv = 38, the compiled call
+#: costs more than the dozen products it replaces; on a quadruped, nv = 18, a fifth of them)
+KKT_KERNEL_NV = 24
+
+
+def _kkt_numpy(Mi, R, A, Gq, Gv, eps):
+    """`dqdyn.contact._derivative_kernels.kkt_derivatives` in numpy matrix products: ``(ok, Z,
+    X)`` with ``S⁻¹`` from a Cholesky factor (not positive definite to working precision, the
+    kernel's test: ``ok`` False)."""
+    from scipy.linalg.lapack import dpotrf, dtrtri  # (at first use: not imported with dqdyn)
+
     Y = Mi @ R[:2]
-    if not o:
-        z = np.zeros((0, nv))
-        return -Y[0], -Y[1], Mi, z, z, z
     YA = Mi @ A.T
     S = A @ YA
+    o = S.shape[0]
     if eps:
         S.flat[::o + 1] += eps
-    try:
-        Si = np.linalg.inv(S)
-    except np.linalg.LinAlgError:
-        raise SingularError("contacts: the KKT matrix of the contact set is singular (a redundant "
-                            "set needs regularization > 0 for unique derivatives)") from None
-    B = np.empty((3, o, nv))
+    U, info = dpotrf(S, lower=0, clean=1)
+    if info or U.diagonal().min() ** 2 * KKT_MAX_CONDITION < S.diagonal().max():
+        return False, None, None
+    Ui, info = dtrtri(U, lower=0)
+    if info:
+        return False, None, None
+    B = np.empty((3, o, Mi.shape[0]))
     np.matmul(A, Y, out=B[:2])
     B[0] -= Gq
     B[1] -= Gv
     np.negative(YA.T, out=B[2])
-    X = Si @ B  # ∂λ/∂q, ∂λ/∂v, ∂λ/∂τ
+    X = (Ui @ Ui.T) @ B  # ∂λ/∂q, ∂λ/∂v, ∂λ/∂τ
     Z = YA @ X
     Z[:2] -= Y
     Z[2] += Mi
-    return Z[0], Z[1], Z[2], X[0], X[1], X[2]
+    return True, Z, X
 
 
 __all__ = ["centroidal_dynamics_derivatives", "CentroidalDynamicsDerivatives",
