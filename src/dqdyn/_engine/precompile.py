@@ -269,7 +269,7 @@ def group_contact():
     quantities: one state, a small
     batch (the batch kernel's serial twin) and one above the serial threshold (the thread pool),
     on a floating base with two legs held by a 3D and a 6D contact (Baumgarte gains on one); the
-    contact-dynamics derivatives' compiled elimination."""
+    contact- and centroidal-dynamics derivatives' compiled steps."""
     import numpy as np
 
     import dqdyn
@@ -297,6 +297,7 @@ def group_contact():
             dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
     # the block elimination of the contact-dynamics derivatives (`dqdyn.contact._derivative_kernels`)
     dqdyn.contact_dynamics_derivatives(m, Q[0], V[0], T[0], feet)
+    dqdyn.centroidal_dynamics_derivatives(m, Q[0], V[0], T[0])
     # the centroidal kernels (`dqdyn.contact._centroidal_kernels`): the gate entries, one state as
     # lists, the serial batch twin and the parallel batch
     for f in (lambda q, v, a: dqdyn.centroidal_momentum_matrix(m, q),
