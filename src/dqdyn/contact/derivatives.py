@@ -415,7 +415,9 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
         ``contacts`` is not a contact or a list of them.
     SingularError
         ``contacts``: a redundant contact set with ``regularization=0``, whose forces and their
-        derivatives are not unique.
+        derivatives are not unique (the Delassus matrix ``A M⁻¹ Aᵀ + ε 1`` singular to working
+        precision: its largest diagonal entry over its smallest Cholesky pivot squared past
+        ``1e13``).
 
     Notes
     -----
