@@ -460,7 +460,13 @@ def load(source, *, menagerie=None, **options):
         if f is not None:
             return _load_file(f, options)
     if _rd_installed():
-        mod = _rd_module(name)
+        try:
+            mod = _rd_module(name)
+        except DqdynError as e:
+            if not isinstance(pending, MissingExtraError):
+                raise
+            # an example-robot-data name: installing that package is the way that works offline
+            raise MissingExtraError(f"{pending}; {e}") from e
         if mod is not None:
             return _rd_load(mod, options)
     raise _not_found(name, root, pending)

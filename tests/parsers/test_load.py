@@ -361,8 +361,23 @@ def test_example_robot_data_names():
 
 def test_example_robot_data_name_without_the_package(monkeypatch):
     monkeypatch.setattr("dqdyn.models.example_robot_data_dir", lambda: None)
+    monkeypatch.setattr("dqdyn.loading._rd_installed", lambda: False)
     with pytest.raises(MissingExtraError, match="pip install example-robot-data"):
         dqdyn.load("talos")
+
+
+def test_example_robot_data_name_when_robot_descriptions_cannot_download(monkeypatch):
+    # robot_descriptions installed but offline: the error still says what works without a network
+    def offline(name):
+        raise DqdynError(f"load: robot_descriptions could not provide {name + '_description'!r}: "
+                         "GitCommandError: Could not resolve host: github.com")
+
+    monkeypatch.setattr("dqdyn.models.example_robot_data_dir", lambda: None)
+    monkeypatch.setattr(loading, "_rd_installed", lambda: True)
+    monkeypatch.setattr(loading, "_rd_module", offline)
+    with pytest.raises(MissingExtraError, match="pip install example-robot-data") as e:
+        dqdyn.load("talos")
+    assert "Could not resolve host" in str(e.value)
 
 
 def test_typo_suggests_known_names():
