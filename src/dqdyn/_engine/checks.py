@@ -1,4 +1,5 @@
-"""Input checks shared by the public API: scalars, real arrays, the ``model`` argument.
+"""Input checks shared by the public API: scalars, real arrays, the ``model`` argument, arrays
+as kernels take them.
 
 One check per kind, so every entry point words the same error the same way.  The array checks of
 the compiled algorithms' fast paths live in `dqdyn._engine.boundary`; these are for the
@@ -78,4 +79,35 @@ def not_a_model(model, name: str = "model") -> ModelError:
                       f"{model!r:.60}{hint}")
 
 
-__all__ = ["real_scalar", "real_array", "not_a_model"]
+
+class _Inputs:
+    """The memory of a read-only C-contiguous array, offered to numpy as writable (numpy's
+    array interface, version 3) — for `kernel_rows` only; holds the array alive."""
+
+    __slots__ = ("__array_interface__", "_held")
+
+    def __init__(self, a: np.ndarray):
+        self._held = a
+        self.__array_interface__ = {"data": (a.ctypes.data, False), "shape": a.shape,
+                                    "typestr": a.dtype.str, "version": 3}
+
+
+def kernel_rows(a) -> np.ndarray:
+    """``a`` as a C-contiguous, *writable* array: the same memory where ``a`` is C-contiguous
+    (a copy only where it is not).
+
+    A read-only array (a broadcast view — ``np.ascontiguousarray(np.broadcast_to(x, (1, n)))``
+    is one —, a read-only memmap, an array with ``writeable=False``) has another numba type
+    than a writable one: passed to a kernel it would compile a second specialisation of that
+    kernel and of everything it inlines — over a minute for ``aba`` — at run time.  It is not
+    copied either (a copy of every chunk of a read-only memmap cost ~5 % of a batched ``rnea``):
+    the kernel gets a writable array over the same memory, whose base holds ``a``.  Kernels
+    never write to their inputs (``tests/reliability/test_read_only_inputs.py`` runs every
+    batched function on read-only memmaps, whose pages a write would fault on)."""
+    a = np.ascontiguousarray(a)
+    if a.flags.writeable:
+        return a
+    return np.asarray(_Inputs(a)) if a.size else a.copy()
+
+
+__all__ = ["real_scalar", "real_array", "not_a_model", "kernel_rows"]

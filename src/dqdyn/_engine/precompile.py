@@ -120,6 +120,10 @@ def group_dynamics():
         dqdyn.kinetic_energy(m, Q[0], V[0])
         dqdyn.potential_energy(m, Q[0])
         dqdyn.center_of_mass(m, Q[0])
+    # the algebra's batch kernels (`dqdyn.algebra.dualquat`): exp and log of one pose, of a batch
+    x = dqdyn.algebra.dualquat.exp(np.zeros(6))
+    dqdyn.algebra.dualquat.log(x)
+    dqdyn.algebra.dualquat.log(np.stack([x, x]))
     # the lanes' serial twin (`_each_form`'s large batch: the parallel), and both on a floating base
     for m in (dqdyn.serial_chain(3), dqdyn.random_tree(4, ("free", "revolute"), seed=0)):
         dqdyn.rnea(m, *_states(m, n=16))
@@ -292,7 +296,8 @@ def group_contact():
     n = SERIAL_WORK // (m.nbodies + 1) + 1
     big = [np.ascontiguousarray(np.resize(X, (n,) + X.shape[1:])) for X in (Q, V, T)]
     for proximal in (1e-8, None):
-        for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
+        # (a batch of lists passes the gate by: the batch kernel's serial twin)
+        for args in ((Q[0], V[0], T[0]), (Q, V, T), (Q.tolist(), V, T), big):
             dqdyn.contact_dynamics(m, *args, feet, proximal=proximal)
             dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
     # the block elimination of the contact-dynamics derivatives (`dqdyn.contact._derivative_kernels`)

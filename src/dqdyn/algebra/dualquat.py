@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dqdyn import errors
+from dqdyn._engine.checks import kernel_rows
 from dqdyn._engine.jit import kernel
 from dqdyn.algebra import _core
 from dqdyn.algebra import rotations as _rot
@@ -417,7 +418,7 @@ def exp(g):
     else:
         g6 = g
     batch = g6.shape[:-1]
-    flat = np.ascontiguousarray(g6.reshape(-1, 6))
+    flat = kernel_rows(g6.reshape(-1, 6))  # (a read-only input would compile a twin)
     out = np.empty((flat.shape[0], 8))
     if flat.shape[0]:
         _exp_batch(flat, out)
@@ -441,7 +442,7 @@ def log(x, *, atol: float = 1e-6):
     x = _arr(x, "x", 8)
     _check_unit(x, "x", atol)
     batch = x.shape[:-1]
-    flat = np.ascontiguousarray(x.reshape(-1, 8))
+    flat = kernel_rows(x.reshape(-1, 8))  # (a read-only input would compile a twin)
     out = np.empty((flat.shape[0], 6))
     if flat.shape[0]:
         _log_batch(flat, out)
