@@ -142,6 +142,22 @@ def dq_mul(a, b, out):
 
 
 @jit
+def dq_mul_tuple(a, b):
+    """The dual quaternion product ``a b`` of two 8-tuples, as an 8-tuple (the operations of
+    `dq_mul`, kept in registers)."""
+    a0, a1, a2, a3, a4, a5, a6, a7 = a
+    b0, b1, b2, b3, b4, b5, b6, b7 = b
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
+            (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3),
+            (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2),
+            (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1),
+            (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0))
+
+
+@jit
 def dq_conj(a, out):
     """Conjugate ``a* = Re(a) − Im(a)`` [Silva2022, §2]."""
     out[0] = a[0]

@@ -47,10 +47,7 @@ from dqdyn.dynamics.lagrange import (
     X_P,
     X_R,
     add_rows,
-    world_axes,
-    world_inertia,
-    world_pose,
-    world_root,
+    world_forward,
 )
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
 from dqdyn.multibody.joints import FREE, joint_nv
@@ -93,16 +90,7 @@ def momentum_core(mi, mf, q, ws, A0):
     if st != OK:
         return st
     nb1 = mi.shape[0]
-    sc = ws[nb1]
-    ax = sc[0:3]
-    xj = sc[3:11]
-    xl = sc[11:19]
-    col = sc[19:25]
-    world_root(ws)
-    for i in range(1, nb1):
-        world_pose(mi, mf, q, ws, i, ax, xj, xl)
-        world_inertia(mf, i, ws)
-        world_axes(mi, mf, q, ws, i, ax, col)
+    world_forward(mi, mf, q, ws)
     for i in range(nb1 - 1, 0, -1):  # children first: Î^C_i is complete when i is reached
         si = mf[i, MF_SCALE]
         ivi = mi[i, MI_IV]

@@ -331,6 +331,23 @@ def gravity_core(mi, mf, g, q, ws, tau):
     return OK
 
 
+@jit
+def world_forward(mi, mf, q, ws):
+    """The forward pass in F_0: per body ``i`` its pose ``x_i^0``, inertia and joint axes ``𝒮_k``
+    (`world_pose`, `world_inertia`, `world_axes`) into ``ws[i]``; row ``nb1`` is scratch."""
+    nb1 = mi.shape[0]
+    sc = ws[nb1]
+    ax = sc[0:3]
+    xj = sc[3:11]
+    xl = sc[11:19]
+    col = sc[19:25]
+    world_root(ws)
+    for i in range(1, nb1):
+        world_pose(mi, mf, q, ws, i, ax, xj, xl)
+        world_inertia(mf, i, ws)
+        world_axes(mi, mf, q, ws, i, ax, col)
+
+
 @jit  # (IR-inlined into its entry, gate and batch kernels: a call would cost 0.3-0.5 µs)
 def crba_core(mi, mf, q, ws, M):
     """``M = M(q)`` (zeroed here) by the composite-rigid-body algorithm in F_0.
@@ -344,16 +361,7 @@ def crba_core(mi, mf, q, ws, M):
     if st != OK:
         return st
     nb1 = mi.shape[0]
-    sc = ws[nb1]
-    ax = sc[0:3]
-    xj = sc[3:11]
-    xl = sc[11:19]
-    col = sc[19:25]
-    world_root(ws)
-    for i in range(1, nb1):
-        world_pose(mi, mf, q, ws, i, ax, xj, xl)
-        world_inertia(mf, i, ws)
-        world_axes(mi, mf, q, ws, i, ax, col)
+    world_forward(mi, mf, q, ws)
     for r in range(M.shape[0]):
         for c in range(M.shape[1]):
             M[r, c] = 0.0

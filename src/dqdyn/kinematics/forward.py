@@ -53,7 +53,7 @@ from dqdyn._engine.gate import (
     gate_vector,
 )
 from dqdyn._engine.jit import kernel
-from dqdyn.algebra._core import ad6, ad6_inv, dq_mul, jit, pose_translation
+from dqdyn.algebra._core import ad6, ad6_inv, dq_mul, dq_mul_tuple, jit, pose_translation
 from dqdyn.algebra.dualquat import mul
 from dqdyn.errors import ShapeError, UnknownNameError
 from dqdyn.kinematics.configuration import (  # noqa: F401  (re-exported: every kinematic function from here)
@@ -160,22 +160,6 @@ def local_pose(mi, mf, i, q):
             (p0 * b5 + p1 * b4 + p2 * b7 - p3 * b6) + (d0 * b1 + d1 * b0 + d2 * b3 - d3 * b2),
             (p0 * b6 - p1 * b7 + p2 * b4 + p3 * b5) + (d0 * b2 - d1 * b3 + d2 * b0 + d3 * b1),
             (p0 * b7 + p1 * b6 - p2 * b5 + p3 * b4) + (d0 * b3 + d1 * b2 - d2 * b1 + d3 * b0))
-
-
-@jit
-def dq_mul_tuple(a, b):
-    """The dual quaternion product ``a b`` of two 8-tuples, as an 8-tuple (the operations of
-    `dq_mul`, kept in registers)."""
-    a0, a1, a2, a3, a4, a5, a6, a7 = a
-    b0, b1, b2, b3, b4, b5, b6, b7 = b
-    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
-            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
-            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
-            (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3),
-            (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2),
-            (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1),
-            (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0))
 
 
 @jit

@@ -55,7 +55,7 @@ from dqdyn._engine.gate import (
 )
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged, view
-from dqdyn.algebra._core import ad6, ad6_inv, ad6_inv_values, ad6_values, cross6, jit
+from dqdyn.algebra._core import ad6, ad6_inv, ad6_inv_values, ad6_values, cross6, dq_mul_tuple, jit
 from dqdyn.algebra.dualquat import from_vec6, mul
 from dqdyn.kinematics.configuration import _check, _q_in, _v_in
 from dqdyn.kinematics.forward import (
@@ -64,7 +64,6 @@ from dqdyn.kinematics.forward import (
     _frame_code,
     _frame_point,
     _resolve_frame,
-    dq_mul_tuple,
     fk_kernel,
     frame_pose,
     local_pose,

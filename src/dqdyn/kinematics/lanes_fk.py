@@ -18,7 +18,7 @@ order: those of `forward.local_pose` for ``x_i^λ`` (a revolute axis along ±x, 
 products of its two zero components left out, as `forward._times_rot_x` … ``_z`` do, the test
 order of the axis kept; a prismatic joint's rotation part kept as the placement's; a helical
 joint through `dqdyn.multibody.joints.joint_pose` and ``_dual_along_axis``; a free joint's
-``x_J(q) = q``), then `forward.dq_mul_tuple` for ``x_λ^0 x_i^λ`` (the product with the identity
+``x_J(q) = q``), then `dqdyn.algebra._core.dq_mul_tuple` for ``x_λ^0 x_i^λ`` (the product with the identity
 of row 0 kept).  The sines and cosines of the half angles are the same libm calls, one lane at a
 time.  No ``fastmath``: LLVM contracts no ``a·b + c`` into an FMA and reorders no sum, so a
 state's poses from the lanes are bit-identical to the single-state `dqdyn.forward_kinematics`
@@ -40,7 +40,7 @@ from dqdyn._engine.batching import BLOCKS, LANES
 from dqdyn._engine.boundary import check_q
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.views import unmanaged
-from dqdyn.algebra._core import jit
+from dqdyn.algebra._core import dq_mul_tuple, jit
 from dqdyn.multibody.joints import FREE, HELICAL, PRISMATIC, REVOLUTE
 from dqdyn.multibody.model import (
     MF_AXIS,
@@ -79,15 +79,8 @@ def lanes_fk_support(model: Model) -> bool:
 
 @jit
 def _dq(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7):
-    """The dual quaternion product ``a b``: the expressions of `forward.dq_mul_tuple`."""
-    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
-            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
-            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
-            (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3),
-            (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2),
-            (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1),
-            (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0))
+    """The dual quaternion product ``a b`` of 16 scalars (`dqdyn.algebra._core.dq_mul_tuple`)."""
+    return dq_mul_tuple((a0, a1, a2, a3, a4, a5, a6, a7), (b0, b1, b2, b3, b4, b5, b6, b7))
 
 
 @jit
