@@ -9,8 +9,10 @@ times: the median and [min–max] are printed.  Also timed: ``rnea_derivatives``
 the massless free base that the function differentiates (its largest share), and a batch of
 ``--batch`` states in one dqdyn call against a Python loop of Pinocchio calls.  ``--contacts``
 adds ``dqdyn.contact_dynamics_derivatives`` against ``constraintDynamics`` followed by
-``computeConstraintDynamicsDerivatives`` (both solve the contact dynamics first) on Solo-12 (four
-point feet) and Talos (two welded soles).
+``computeConstraintDynamicsDerivatives`` (both solve the contact dynamics first) on Solo-12 and
+ANYmal (four point feet) and Talos (two welded soles), per call and for a batch of ``--batch``
+states (one dqdyn call on the thread pool against a Python loop of Pinocchio's pair of calls).
+``--robots`` with no name times the contacts only.
 """
 
 from __future__ import annotations
@@ -116,6 +118,7 @@ def _contact_rows(args, rng):
 
     rows = []
     cases = [("solo12", "3d", ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]),
+             ("anymal", "3d", ["LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"]),
              ("talos", "6d", ["left_sole_link", "right_sole_link"])]
     for name, kind, frames in cases:
         path, root = ROBOTS[name]
@@ -149,10 +152,27 @@ def _contact_rows(args, rng):
         assert np.abs(got.da_dq - T.T @ ref[0] @ T).max() <= 1e-8 * (1 + np.abs(ref[0]).max())
         ta, tb, r, lo, hi = _measure(ours, theirs, args.repeat, args.rounds)
         label = f"{name} ({m.nv} dof), {len(frames)} {kind} contacts"
+        N = args.batch
+        Q = dqdyn.random_configuration(m, size=N, seed=rng)
+        V, TAU = 0.3 * rng.normal(size=(2, N, m.nv))
+        QP = [q_to_pin(m, pm, x) for x in Q]
+        VP, TP = V @ T.T, TAU @ T.T
+
+        def pin_loop():
+            for k in range(N):
+                pin.constraintDynamics(pm, pd, QP[k], VP[k], TP[k], cms, cds, settings)
+                pin.computeConstraintDynamicsDerivatives(pm, pd, cms, cds, settings)
+
+        dqdyn.contact_dynamics_derivatives(m, Q, V, TAU, ours_c)
+        tb_ours = min(_timed(lambda: dqdyn.contact_dynamics_derivatives(m, Q, V, TAU, ours_c))
+                      for _ in range(3))
+        tb_pin = min(_timed(pin_loop) for _ in range(3))
         rows.append({"robot": label, "dqdyn_us": ta, "pin_us": tb, "ratio": r, "ratio_min": lo,
-                     "ratio_max": hi})
+                     "ratio_max": hi, f"batch{N}_dqdyn_us_per_state": tb_ours / N * 1e6,
+                     f"batch{N}_pin_loop_us_per_state": tb_pin / N * 1e6})
         print(f"contact_dynamics_derivatives {label}: {ta:8.2f} µs {tb:8.2f} µs  ratio {r:.2f} "
-              f"[{lo:.2f}–{hi:.2f}]", flush=True)
+              f"[{lo:.2f}–{hi:.2f}]; batch of {N}: {tb_ours / N * 1e6:.2f} vs {tb_pin / N * 1e6:.2f} "
+              "µs per state", flush=True)
     return rows
 
 

@@ -174,24 +174,100 @@ def test_bad_input_is_named():
         f(model, q, v, tau, feet + feet[:1])
 
 
-@pytest.mark.parametrize("kind", ["3d", "6d"])
-def test_compiled_and_numpy_eliminations_agree(kind, monkeypatch):
-    """The compiled block elimination (quadrupeds) and the numpy one (past ``KKT_KERNEL_NV``) give
-    the same six matrices on Solo12, with a regularised set too, and both reject a redundant set."""
+@pytest.mark.parametrize("name, kind", [("solo12", "3d"), ("solo12", "6d"), ("talos", "6d")])
+def test_compiled_and_numpy_eliminations_agree(name, kind, monkeypatch):
+    """The compiled route (contact rows from the model's sweep, `kkt_derivatives`; BLAS products
+    from ``BLAS_FROM`` velocity coordinates on, Talos) and the numpy one (the hung model, then
+    `_kkt_numpy`: the route of a mass matrix the kernel declines) give the same six matrices, with
+    a regularised set too, and both reject a redundant set."""
     from dqdyn.contact import derivatives as D
 
-    model, _ = robot("solo12")
+    model, _ = robot(name)
     q, v, _, tau = state(model, 3)
-    feet = _contacts(kind, FEET["solo12"] if kind == "3d" else FEET["solo12"][:2])
+    feet = _contacts(kind, FEET[name] if kind == "3d" else FEET[name][:2])
     f = dqdyn.contact_dynamics_derivatives
-    assert model.nv <= D.KKT_KERNEL_NV
     compiled = [f(model, q, v, tau, feet), f(model, q, v, tau, feet, regularization=1e-6)]
     with pytest.raises(dqdyn.errors.SingularError, match="contacts"):
         f(model, q, v, tau, feet + feet[:1])
-    monkeypatch.setattr(D, "KKT_KERNEL_NV", 0)
+    plan = D._plan
+
+    def hung_route(*args):
+        p = plan(*args)
+        p.args = None
+        return p
+
+    monkeypatch.setattr(D, "_plan", hung_route)
+    monkeypatch.setattr(D, "_PLANS", {})
+    monkeypatch.setattr(D, "kkt_derivatives", lambda *args: D.KKT_M_NOT_PD)
     numpy = [f(model, q, v, tau, feet), f(model, q, v, tau, feet, regularization=1e-6)]
     for x, y in zip(compiled, numpy):
-        check(x, y, 1e-11)
+        check(x, y, 1e-10)
     assert rel(compiled[0].dlambda_dq, compiled[1].dlambda_dq) > 1e-9  # (the regularisation acts)
     with pytest.raises(dqdyn.errors.SingularError, match="contacts"):
         f(model, q, v, tau, feet + feet[:1])
+
+
+def _tree_with_feet(types, seed):
+    """A floating base carrying a random tree of ``types`` joints, three points on it held."""
+    b = dqdyn.ModelBuilder("tree")
+    b.add_body("base", joint="free", mass=3.0, inertia=np.diag([0.1, 0.12, 0.09]))
+    b.add_model(dqdyn.random_tree(8, joint_types=types, seed=seed), "base", prefix="t_")
+    model = b.build()
+    n = model.nbodies
+    return model, [dqdyn.PointContact((n, [0.1, 0.0, 0.2])), dqdyn.PointContact((n - 2, [0.0, -0.1, 0.05])),
+                   dqdyn.PointContact((3, [0.3, 0.1, 0.0]))]
+
+
+@pytest.mark.parametrize("types", [("revolute", "prismatic"), ("revolute", "spherical"),
+                                   ("revolute", "cylindrical", "helical")])
+def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
+    """Contacts without Baumgarte gains take one compiled call whose contact rows come from the
+    model's own forward sweep (`contact_rows`); the hung model's inverse dynamics (module
+    docstring of `dqdyn.contact.derivatives`) give the same six matrices, regularised or not, on
+    a floating base with trees of each joint type (points, and a frame contact on the tree) and
+    on the quadrupeds (point feet) and Talos (welded soles)."""
+    from dqdyn.contact import derivatives as D
+
+    cases = [_tree_with_feet(types, seed) for seed in range(3)]
+    cases += [(m, feet[:2] + [dqdyn.FrameContact(feet[2].frame)]) for m, feet in cases]
+    cases += [(robot(r)[0], _contacts("3d", FEET[r])) for r in ("solo12", "anymal")]
+    cases += [(robot("talos")[0], _contacts("6d", FEET["talos"]))]
+    compiled_states = 0
+    for model, feet in cases:
+        rng = np.random.default_rng(5)
+        q = dqdyn.random_configuration(model, seed=rng)
+        v, tau = rng.normal(size=(2, model.nv))
+        nv = model.nv
+        for eps in (0.0, 1e-4):
+            D._PLANS.clear()
+            plan = D._plan(model, feet, eps)  # (kept: the call below finds it)
+            assert plan.args is not None
+            Z, X, st = np.empty((1, 3, nv, nv)), np.empty((1, 3, plan.m, nv)), np.ones(1, np.int64)
+            D.contact_derivatives_rows(*plan.args, q[None], v[None], tau[None], Z, X, st, 0, 1)
+            if st[0]:  # (a state the compiled contact dynamics leaves to numpy)
+                continue
+            compiled_states += 1
+            monkeypatch.setattr(plan, "args", None)  # the hung model's route
+            hung = dqdyn.contact_dynamics_derivatives(model, q, v, tau, feet, regularization=eps)
+            check([Z[0, 0], Z[0, 1], Z[0, 2], X[0, 0], X[0, 1], X[0, 2]], hung, 1e-10)
+    D._PLANS.clear()
+    assert compiled_states >= 10
+
+
+def test_compiled_batches_on_the_thread_pool_are_the_states_one_by_one():
+    """A batch past the serial threshold (`dqdyn._engine.batching.SERIAL_WORK`) runs the compiled
+    route on the thread pool, with V shared by every state; each state as its single call."""
+    from dqdyn._engine.batching import SERIAL_WORK
+
+    model, _ = robot("anymal")
+    feet = _contacts("3d", FEET["anymal"])
+    N = SERIAL_WORK // (model.nbodies + 1) + 3
+    Q = dqdyn.random_configuration(model, size=N, seed=2)
+    rng = np.random.default_rng(3)
+    v, T = rng.normal(size=model.nv), rng.normal(size=(N, model.nv))
+    out = dqdyn.contact_dynamics_derivatives(model, Q, v, T, feet)
+    assert out.da_dq.shape == (N, model.nv, model.nv) and out.dlambda_dtau.shape == (N, 12, model.nv)
+    for k in (0, N // 2, N - 1):
+        one = dqdyn.contact_dynamics_derivatives(model, Q[k], v, T[k], feet)
+        for x, y in zip(out, one):
+            np.testing.assert_allclose(x[k], y, rtol=0, atol=1e-12 * (1 + np.abs(y).max()))

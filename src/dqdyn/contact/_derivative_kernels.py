@@ -13,6 +13,13 @@ r"""The compiled steps of the contact- and centroidal-dynamics derivatives: one 
 ``m`` contact rows) in one call, where the numpy route took a dozen matrix products, each with
 its call's cost; ``S⁻¹`` is `dqdyn._engine.linalg.spd_inverse` (exactly symmetric).
 
+**The whole route in one call.**  For contacts without Baumgarte gains,
+`contact_derivatives_rows` runs every step at each state: the contact dynamics
+(`dqdyn.contact._kernels`), the sweeps of `dqdyn.rnea_derivatives` with the contact forces as
+external wrenches, the contact rows' derivatives from its forward sweep (`contact_rows`, in
+place of the hung model of `dqdyn.contact.derivatives`), and `kkt_derivatives`; a batch runs it
+per block of states on the thread pool (`contact_derivatives_batch`).
+
 **Centroidal dynamics.**  `centroidal_rows_derivatives` turns the base rows ``[n; f]`` of the
 augmented model's ``∂τ/∂q``, ``∂τ/∂v``, ``M`` and ``Ṁ = C + Cᵀ`` (docstring of
 `dqdyn.contact.derivatives`) into ``∂h_g/∂q``, ``∂ḣ_g/∂q``, ``∂ḣ_g/∂v`` and ``A_g``: each moved to
@@ -21,12 +28,26 @@ the CoM, ``[n; f] ↦ [f; n − c × f]``, plus the CoM-motion terms ``[f]× J_c
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
+from dqdyn._engine.batching import BLOCKS
+from dqdyn._engine.boundary import OK
 from dqdyn._engine.jit import kernel
-from dqdyn._engine.linalg import spd_inverse
+from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
+from dqdyn._engine.views import unmanaged, view
+from dqdyn.algebra._core import cross6, dq_mul, pose_translation
+from dqdyn.constraints.base import frame_rotation
+from dqdyn.contact._kernels import _kkt_state, kkt_size
+from dqdyn.dynamics.derivatives._sweeps import _carve, _ws_size
+from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
+from dqdyn.dynamics.lagrange import C_NCRBA
+from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS
+from dqdyn.multibody.model import MF_GRAVITY, MI_IV, MI_NV, MI_PARENT, dof_parents
 
 njit = kernel(error_model="numpy")
+pjit = kernel(parallel=True, error_model="numpy")
+ijit = kernel(inline="always", error_model="numpy")  # small helpers, inlined at the IR level
 
 #: `kkt_derivatives`' status: done, ``S`` not positive definite to working precision, ``M`` not
 #: positive definite
@@ -38,8 +59,20 @@ KKT_MAX_CONDITION = 1e13
 
 
 @njit
+def _prod(A, B, C, blas):
+    """``C = A B``: BLAS (``blas``: a model of `BLAS_FROM` velocity coordinates or more, whose
+    products the loops of `_mul` run at a fraction of its rate), else `_mul`."""
+    if blas:
+        np.dot(A, B, C)
+    else:
+        _mul(A, B, C)
+
+
+@njit
 def _mul(A, B, C):
-    """``C = A B`` (2-D, rows of ``B`` contiguous: the inner loop runs along them)."""
+    """``C = A B`` (2-D, rows of ``B`` contiguous: the inner loop runs along them).  A zero of
+    ``A`` is skipped (a contact row is zero off its body's support): the sums are those of the
+    full product, in the same order, but for the sign of an exact zero."""
     n, k = A.shape
     m = B.shape[1]
     for i in range(n):
@@ -47,72 +80,114 @@ def _mul(A, B, C):
             C[i, j] = 0.0
         for p in range(k):
             a = A[i, p]
-            for j in range(m):
-                C[i, j] += a * B[p, j]
+            if a != 0.0:
+                for j in range(m):
+                    C[i, j] += a * B[p, j]
 
 
 @njit
-def kkt_derivatives(R, A, Gq, Gv, eps, Z, X):
-    """The derivatives of module docstring's elimination at one state.
+def elimination_size(nv, m):
+    """The floats of `kkt_derivatives`' workspace."""
+    return 9 * nv * nv + 2 * nv + 10 * m * nv + 3 * m * m + m
+
+
+@njit
+def kkt_derivatives(R, A, Gq, Gv, eps, par, Z, X, wk, iw):
+    """The block elimination of the module docstring at one state: the derivatives of ``a`` and ``λ``.
 
     ``R`` (3, nv, nv) ``∂ID/∂q``, ``∂ID/∂v``, ``M``; ``A`` (m, nv) the contact rows; ``Gq``, ``Gv``
-    (m, nv) ``∂G/∂q``, ``∂G/∂v``; ``eps`` the regularisation ``ε``.  Writes ``Z`` (3, nv, nv)
+    (m, nv) ``∂G/∂q``, ``∂G/∂v``; ``eps`` the regularisation ``ε``; ``par`` (nv) the DoF tree
+    (`dqdyn.multibody.model.dof_parents`: ``M⁻¹`` on its sparsity pattern,
+    `dqdyn._engine.linalg.tree_spd_inverse`), or empty (a dense inverse); ``wk`` (`elimination_size`
+    floats) and ``iw`` (nv ints) its workspace.  Writes ``Z`` (3, nv, nv)
     ``∂a/∂q, ∂a/∂v, ∂a/∂τ`` and ``X`` (3, m, nv) ``∂λ/∂q, ∂λ/∂v, ∂λ/∂τ``.  Returns `KKT_OK`,
     `KKT_SINGULAR` or `KKT_M_NOT_PD` (``M`` not positive definite: the caller's numpy route names
     the error)."""
     nv = R.shape[1]
     m = A.shape[0]
-    Mi = np.empty((nv, nv))
-    if not spd_inverse(R[2], nv, np.empty((nv, nv)), Mi):
+    n2 = 2 * nv
+    blas = nv >= BLAS_FROM
+    o = 0
+    Mi = view(wk, o, (nv, nv))
+    Lw = view(wk, o + nv * nv, (nv, nv))
+    o += 2 * nv * nv
+    if par.shape[0] == nv:
+        ok = tree_spd_inverse(R[2], nv, par, Lw, view(wk, o, (nv,)), view(wk, o + nv, (nv,)), iw, Mi)
+    else:
+        ok = spd_inverse(R[2], nv, Lw, Mi)
+    if not ok:
         return KKT_M_NOT_PD
-    Y = np.empty((2, nv, nv))
-    _mul(Mi, R[0], Y[0])
-    _mul(Mi, R[1], Y[1])
-    YAt = np.empty((m, nv))  # Y_Aᵀ = A M⁻¹ (M⁻¹ symmetric)
-    _mul(A, Mi, YAt)
-    S = np.empty((m, m))
+    # the right-hand sides side by side, so that every product's inner loop runs along 2 nv or
+    # 3 nv contiguous entries (LLVM's vector loops on 18 entries run at half the rate of 36)
+    o += 2 * nv
+    RR = view(wk, o, (nv, n2))
+    o += nv * n2
+    for i in range(nv):
+        for j in range(nv):
+            RR[i, j] = R[0, i, j]
+            RR[i, nv + j] = R[1, i, j]
+    Y = view(wk, o, (nv, n2))  # [Y_q | Y_v] = M⁻¹ [∂ID/∂q | ∂ID/∂v]
+    _prod(Mi, RR, Y, blas)
+    o += nv * n2
+    YAt = view(wk, o, (m, nv))  # Y_Aᵀ = A M⁻¹ (M⁻¹ symmetric)
+    _prod(A, Mi, YAt, blas)
+    o += m * nv
+    At = view(wk, o, (nv, m))
+    o += nv * m
     for i in range(m):
-        for j in range(i + 1):
-            s = 0.0
-            for k in range(nv):
-                s += YAt[i, k] * A[j, k]
-            S[i, j] = s
-            S[j, i] = s
+        for k in range(nv):
+            At[k, i] = A[i, k]
+    S = view(wk, o, (m, m))  # A M⁻¹ Aᵀ + ε 1, its lower triangle mirrored (exactly symmetric)
+    _prod(YAt, At, S, blas)
+    for i in range(m):
+        for j in range(i):
+            S[j, i] = S[i, j]
         S[i, i] += eps
     top = 0.0
     for i in range(m):
         top = max(top, S[i, i])
-    L = np.empty((m, m))
-    Si = np.empty((max(m, 1), m))
+    L = view(wk, o + m * m, (m, m))
+    Si = view(wk, o + 2 * m * m, (max(m, 1), m))
+    o += 3 * m * m + m
     if not spd_inverse(S, m, L, Si):
         return KKT_SINGULAR
     for i in range(m):  # (spd_inverse leaves 1 / pivot on L's diagonal)
         if L[i, i] * L[i, i] * top > KKT_MAX_CONDITION:
             return KKT_SINGULAR
-    B = np.empty((3, m, nv))
-    _mul(A, Y[0], B[0])
-    _mul(A, Y[1], B[1])
+    B = view(wk, o, (m, 3 * nv))  # [A Y_q − ∂G/∂q | A Y_v − ∂G/∂v | −Y_Aᵀ]
+    AY = view(wk, o + 3 * m * nv, (m, n2))
+    o += 5 * m * nv
+    _prod(A, Y, AY, blas)
     for i in range(m):
         for j in range(nv):
-            B[0, i, j] -= Gq[i, j]
-            B[1, i, j] -= Gv[i, j]
-            B[2, i, j] = -YAt[i, j]
-    for c in range(3):
-        _mul(Si, B[c], X[c])
-    for c in range(3):  # Z_c = Y_A X_c (Y_A = YAtᵀ)
+            B[i, j] = AY[i, j] - Gq[i, j]
+            B[i, nv + j] = AY[i, nv + j] - Gv[i, j]
+            B[i, n2 + j] = -YAt[i, j]
+    W = view(wk, o, (m, 3 * nv))  # [∂λ/∂q | ∂λ/∂v | ∂λ/∂τ] = S⁻¹ B
+    _prod(Si, B, W, blas)
+    o += 3 * m * nv
+    V = view(wk, o, (nv, 3 * nv))  # Y_A W (Y_A = YAtᵀ)
+    if blas:
+        np.dot(YAt.T, W, V)
+    else:
         for i in range(nv):
-            for j in range(nv):
-                Z[c, i, j] = 0.0
+            for j in range(3 * nv):
+                V[i, j] = 0.0
         for p in range(m):
             for i in range(nv):
                 y = YAt[p, i]
-                for j in range(nv):
-                    Z[c, i, j] += y * X[c, p, j]
+                for j in range(3 * nv):
+                    V[i, j] += y * W[p, j]
+    for c in range(3):
+        o = c * nv
+        for i in range(m):
+            for j in range(nv):
+                X[c, i, j] = W[i, o + j]
     for i in range(nv):
         for j in range(nv):
-            Z[0, i, j] -= Y[0, i, j]
-            Z[1, i, j] -= Y[1, i, j]
-            Z[2, i, j] += Mi[i, j]
+            Z[0, i, j] = V[i, j] - Y[i, j]
+            Z[1, i, j] = V[i, nv + j] - Y[i, nv + j]
+            Z[2, i, j] = V[i, n2 + j] + Mi[i, j]
     return KKT_OK
 
 
@@ -169,4 +244,170 @@ def centroidal_rows_derivatives(D, C, f, v, out):
             out[0, r, j] = out[2, r, j] - out[0, r, j]
 
 
-__all__ = ["centroidal_rows_derivatives", "kkt_derivatives", "KKT_OK", "KKT_SINGULAR", "KKT_M_NOT_PD", "KKT_MAX_CONDITION"]
+
+#: `contact_derivatives_rows`' status of a state the compiled route leaves to the Python one:
+#: the contact dynamics' status (`dqdyn.contact._kernels`) is not `OK`, or `kkt_derivatives`'
+#: is not `KKT_OK`
+DERIV_FALLBACK = 1
+
+
+@ijit
+def _lin(R, p, w, vp, dV, dA, out):
+    """``out = Rᵀ (δa_o + δω̇ × p + δω × v_p + ω × (δv_o + δω × p))``: the change of the classical
+    acceleration of the point ``p`` (rotation ``R`` of its frame, velocity ``v_p``, angular
+    velocity ``ω = w``) for the changes ``δ𝒱 = [δω; δv_o]``, ``δ𝒜 = [δω̇; δa_o]`` of its body's
+    twist and acceleration, the frame held still (module docstring)."""
+    x0, x1, x2 = dV[1] * p[2] - dV[2] * p[1], dV[2] * p[0] - dV[0] * p[2], dV[0] * p[1] - dV[1] * p[0]
+    y0, y1, y2 = dV[3] + x0, dV[4] + x1, dV[5] + x2  # δv_o + δω × p
+    u0 = dA[3] + (dA[1] * p[2] - dA[2] * p[1]) + (dV[1] * vp[2] - dV[2] * vp[1]) + (w[1] * y2 - w[2] * y1)
+    u1 = dA[4] + (dA[2] * p[0] - dA[0] * p[2]) + (dV[2] * vp[0] - dV[0] * vp[2]) + (w[2] * y0 - w[0] * y2)
+    u2 = dA[5] + (dA[0] * p[1] - dA[1] * p[0]) + (dV[0] * vp[1] - dV[1] * vp[0]) + (w[0] * y1 - w[1] * y0)
+    for r in range(3):
+        out[r] = R[0, r] * u0 + R[1, r] * u1 + R[2, r] * u2
+
+
+@ijit
+def _put(R, p, w, vp, dV, dA, six, M, o, col, zero, out):
+    """Column ``col`` of a contact's rows in ``M`` from ``o``: a point contact's ``_lin(δ𝒱, δ𝒜)``;
+    a frame contact's spatial acceleration in its frame, ``Ad(x_c⁻¹) δ𝒜`` (linear rows
+    ``_lin(0, δ𝒜)``, then angular ``Rᵀ δω̇``), on which ``δ𝒱`` has no effect."""
+    _lin(R, p, w, vp, zero if six else dV, dA, out)
+    for r in range(3):
+        M[o + r, col] = out[r]
+    if six:
+        for r in range(3):
+            M[o + 3 + r, col] = R[0, r] * dA[0] + R[1, r] * dA[1] + R[2, r] * dA[2]
+
+
+@njit
+def contact_rows(mi, mf, ws, frames, A, Gq, Gv):
+    """The rows ``A``, ``∂G/∂q``, ``∂G/∂v`` (m, nv) of K contacts without Baumgarte gains
+    (``frames`` (K, 10): body, placement, 3 or 6 rows) from the world-frame forward sweep of
+    `dqdyn.rnea_derivatives` left in its workspace ``ws`` (`_sweeps._carve`: poses ``x_i``,
+    twists ``𝒱_i``, accelerations ``𝒜_i`` (with the base acceleration ``−g``), axes ``𝒮_k``,
+    ``Δv_k = 𝒱_λ × 𝒮_k``, ``Δw_k = (𝒱_λ + 𝒱_i) × 𝒮_k``), for a model of revolute, prismatic,
+    helical, cylindrical, spherical and free joints (body-fixed joint axes).
+
+    A point contact holds the classical acceleration of its point in its frame, ``g = Rᵀ a_p``;
+    a frame contact the spatial acceleration of its frame, ``Ad(x_c⁻¹) 𝒜`` (rows ``[linear;
+    angular]``).  Neither changes when the whole subtree of a joint moves rigidly, and a change
+    of ``q_k`` moves the subtree of ``k``'s body rigidly along ``𝒮_k`` except for what it
+    receives from ``k``'s parent (``𝒱_λ``, ``𝒜_λ``: [Featherstone2008, ch. 2]).  So with the
+    contact body's twist ``𝒱_i = [ω; v_o]`` and true acceleration, for ``k`` on its support the
+    changes ``(δ𝒱, δ𝒜)`` of `_put` are ``(0, 𝒮_k)`` for ``∂/∂q̈_k`` (the rows ``A``),
+    ``(𝒮_k, Δw_k − 𝒱_i × 𝒮_k)`` for ``∂/∂q̇_k`` and ``(Δv_k, 𝒜_λ × 𝒮_k + Δv_k × (𝒱_i − 𝒱_λ))``
+    for ``∂/∂q_k``; the other columns are zero."""
+    mi, mf, ws, frames = unmanaged(mi), unmanaged(mf), unmanaged(ws), unmanaged(frames)
+    A, Gq, Gv = unmanaged(A), unmanaged(Gq), unmanaged(Gv)  # (views without reference counts)
+    nb1, nv = mi.shape[0], mi[0, MI_IV]
+    X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
+    S, dVq, dAv = cols[0], cols[1], cols[3]
+    g = (mf[0, MF_GRAVITY], mf[0, MF_GRAVITY + 1], mf[0, MF_GRAVITY + 2])
+    o = _ws_size(nb1, nv) - 64  # (the sweep's 64 floats of scratch, free once it is done)
+    xc, p, vp, R = view(ws, o, (8,)), view(ws, o + 8, (3,)), view(ws, o + 11, (3,)), view(ws, o + 14, (3, 3))
+    dV, dA, d, out = view(ws, o + 23, (6,)), view(ws, o + 29, (6,)), view(ws, o + 35, (6,)), view(ws, o + 41, (3,))
+    zero = view(ws, o + 44, (6,))
+    for r in range(6):
+        zero[r] = 0.0
+    o = 0
+    for c in range(frames.shape[0]):
+        i = np.int64(frames[c, 0])
+        dim = np.int64(frames[c, 9])
+        six = dim == 6
+        dq_mul(X[i], frames[c, 1:9], xc)
+        pose_translation(xc, p)
+        frame_rotation(xc, R)
+        w, vo = Vw[i, 0:3], Vw[i, 3:6]
+        vp[0] = vo[0] + (w[1] * p[2] - w[2] * p[1])
+        vp[1] = vo[1] + (w[2] * p[0] - w[0] * p[2])
+        vp[2] = vo[2] + (w[0] * p[1] - w[1] * p[0])
+        for r in range(dim):
+            for k in range(nv):
+                A[o + r, k] = 0.0
+                Gq[o + r, k] = 0.0
+                Gv[o + r, k] = 0.0
+        j = i
+        while j > 0:
+            lam = mi[j, MI_PARENT]
+            for r in range(6):
+                d[r] = Vw[i, r] - Vw[lam, r]  # 𝒱_i − 𝒱_λ
+            for col in range(mi[j, MI_IV], mi[j, MI_IV] + mi[j, MI_NV]):
+                sc = S[col]
+                _put(R, p, w, vp, zero, sc, six, A, o, col, zero, out)
+                cross6(Vw[i], sc, dA)
+                for r in range(6):
+                    dA[r] = dAv[col, r] - dA[r]
+                _put(R, p, w, vp, sc, dA, six, Gv, o, col, zero, out)
+                cross6(Aw[lam], sc, dA)  # 𝒜_λ × 𝒮_k with the true 𝒜_λ = Aw[λ] + [0; g]
+                dA[3] += g[1] * sc[2] - g[2] * sc[1]
+                dA[4] += g[2] * sc[0] - g[0] * sc[2]
+                dA[5] += g[0] * sc[1] - g[1] * sc[0]
+                cross6(dVq[col], d, dV)
+                for r in range(6):
+                    dA[r] += dV[r]
+                _put(R, p, w, vp, dVq[col], dA, six, Gq, o, col, zero, out)
+            j = lam
+        o += dim
+
+
+@njit
+def contact_derivatives_rows(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status, s, e):
+    """States ``s`` to ``e``: ``Z[k]``, ``X[k]`` of `kkt_derivatives` from the state ``Q[k]``,
+    ``V[k]``, ``T[k]`` (``V``, ``T``: one row per state or one shared) — the contact dynamics
+    (``spec``, ``par`` of `dqdyn.contact._kernels`, a direct solve), the sweeps of
+    `dqdyn.rnea_derivatives` with the external wrenches ``fmap λ`` (``fmap`` ((nbodies+1)·6,
+    m)), the contacts' rows `contact_rows` from its forward sweep, then the
+    elimination.  ``status[k]``: `OK` or `DERIV_FALLBACK`."""
+    nb1, nv = mi.shape[0], mi[0, MI_IV]
+    m = fmap.shape[1]
+    nc, nn, nw, ns, ne = (nb1 + 1) * C_NCRBA, (nb1 + NSCRATCH) * W_COLS, kkt_size(nv, m), \
+        _ws_size(nb1, nv), elimination_size(nv, m)
+    buf = np.empty(nc + nn + nw + ns + ne + nv + m + 3 * nv * nv + 6 * nb1 + 3 * m * nv)  # (one block)
+    wc = view(buf, 0, (nb1 + 1, C_NCRBA))
+    wn = view(buf, nc, (nb1 + NSCRATCH, W_COLS))
+    o = nc + nn
+    w, ws, wk = view(buf, o, (nw,)), view(buf, o + nw, (ns,)), view(buf, o + nw + ns, (ne,))
+    o += nw + ns + ne
+    a, lam, R = view(buf, o, (nv,)), view(buf, o + nv, (m,)), view(buf, o + nv + m, (3, nv, nv))
+    o += nv + m + 3 * nv * nv
+    fext, A = view(buf, o, (nb1, 6)), view(buf, o + 6 * nb1, (m, nv))
+    Gq, Gv = view(buf, o + 6 * nb1 + m * nv, (m, nv)), view(buf, o + 6 * nb1 + 2 * m * nv, (m, nv))
+    ints = np.empty(2 * nv + m, np.int64)
+    ip, iw = ints[: nv + m], ints[nv + m :]
+    if not dof_parents(mi, ip):
+        for k in range(s, e):
+            status[k] = DERIV_FALLBACK
+        return
+    dofs = ip[:nv]  # (the DoF tree: M⁻¹ on its pattern)
+    ff = fext.reshape(nb1 * 6)
+    bv, bt = V.shape[0] > 1, T.shape[0] > 1
+    z = np.int64(0)
+    for k in range(s, e):
+        v, t = V[k if bv else z], T[k if bt else z]
+        st, its = _kkt_state(mi, mf, Q[k], v, t, spec, par, a, lam, wc, wn, w, ip)
+        if st != OK:
+            status[k] = DERIV_FALLBACK
+            continue
+        for i in range(nb1 * 6):
+            f = 0.0
+            for j in range(m):
+                f += fmap[i, j] * lam[j]
+            ff[i] = f
+        _rnea_derivatives_on(mi, mf, Q[k], v, a, fext, bool(True), R, ws)  # (a bool, not a literal)
+        contact_rows(mi, mf, ws, frames, A, Gq, Gv)
+        st = kkt_derivatives(R, A, Gq, Gv, par[0], dofs, Z[k], X[k], wk, iw)
+        status[k] = OK if st == KKT_OK else DERIV_FALLBACK
+
+
+@pjit
+def contact_derivatives_batch(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status):
+    """`contact_derivatives_rows` over a batch, in `BLOCKS` blocks of states (``prange``)."""
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        contact_derivatives_rows(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status,
+                                 b * N // nblk, (b + 1) * N // nblk)
+
+__all__ = ["centroidal_rows_derivatives", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",
+           "contact_derivatives_batch", "KKT_OK", "KKT_SINGULAR", "KKT_M_NOT_PD", "KKT_MAX_CONDITION",
+           "DERIV_FALLBACK"]

@@ -58,6 +58,10 @@ rows and ``J̇`` (`dqdyn.jacobian_time_derivative` of the hanging body), and the
 differentiated by the product rule.  Baumgarte terms: ``kd ν_c`` (``∂ν/∂q`` again) and ``kp e``:
 ``∂e/∂q = J_v + [e]× J_ω`` for ``e = Rᵀ (p − p*)``, ``J_r⁻¹(e) J`` for ``e = log(x*⁻¹ x)``
 (the inverse right Jacobian of SE(3)).
+
+Contacts without Baumgarte gains need no hung model: their rows' derivatives come from the
+forward sweep of `dqdyn.rnea_derivatives` itself (`dqdyn.contact._derivative_kernels.contact_rows`,
+which the hung model's route is tested against), and the whole route is one compiled call.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dqdyn._engine.batching import for_batch
+from dqdyn._engine.checks import kernel_rows
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
 from dqdyn.contact._common import qv_what, skew, states
 from dqdyn.contact._derivative_kernels import (
@@ -76,9 +82,13 @@ from dqdyn.contact._derivative_kernels import (
     KKT_MAX_CONDITION,
     KKT_OK,
     centroidal_rows_derivatives,
+    contact_derivatives_batch,
+    contact_derivatives_rows,
+    elimination_size,
     kkt_derivatives,
 )
-from dqdyn.contact.contacts import as_contact_list
+from dqdyn.contact._kkt import _par, check_settings, contact_table
+from dqdyn.contact.contacts import EDITS, _Contact, as_contact_list
 from dqdyn.contact.dynamics import contact_dynamics
 from dqdyn.dynamics.coriolis import coriolis_matrix
 from dqdyn.dynamics.derivatives import rnea_derivatives
@@ -88,7 +98,8 @@ from dqdyn.dynamics.newton_euler import rnea
 from dqdyn.errors import ModelError, ShapeError, SingularError
 from dqdyn.kinematics.jacobians import jacobian_time_derivative
 from dqdyn.multibody.builders import ModelBuilder
-from dqdyn.multibody.model import Model
+from dqdyn.multibody.joints import PLANAR
+from dqdyn.multibody.model import MI_JTYPE, Model
 
 
 class CentroidalDynamicsDerivatives(NamedTuple):
@@ -306,6 +317,8 @@ class _Hung(NamedTuple):
     six: list[int]
     frames6: np.ndarray
     lin6: np.ndarray
+    #: per contact, its body, placement and dimension (K, 10): the compiled route's table
+    table: np.ndarray
 
 
 def _hung(model: Model, frames, dims) -> _Hung:
@@ -348,7 +361,9 @@ def _hung(model: Model, frames, dims) -> _Hung:
         six = [k for k, d in enumerate(dims) if d == 6]
         hit = per[key] = _Hung(hm, names, rows[:, None] * hm.nv + cols, fmap, qa, np.zeros(hm.nv),
                                frows[:, :, None] * hm.nv + cols, off, six,
-                               frows[six, :, None] * hm.nv + cols, np.array([off[k] + j for k in six for j in range(3)], dtype=np.intp))
+                               frows[six, :, None] * hm.nv + cols, np.array([off[k] + j for k in six for j in range(3)], dtype=np.intp),
+                               np.array([[b, *pl, d] for (b, pl), d in zip(frames, dims)],
+                                        dtype=float).reshape(-1, 10))
     return hit
 
 
@@ -421,11 +436,28 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
 
     Notes
     -----
-    A batch runs as a Python loop over its states.
+    Contacts without Baumgarte gains, on a model without mimic or planar joints, run in one
+    compiled call per state (`dqdyn.contact._derivative_kernels`; a batch on the thread pool);
+    contacts with gains take the hung model of the module docstring, and a batch of them a Python
+    loop over its states.
     """
-    if not isinstance(model, Model):
-        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
-    cons = as_contact_list(contacts, model)
+    p = _PLANS.get((id(model), id(contacts)))
+    if p is None or p.edits != EDITS[0] or p.raw is not regularization or (
+            p.items is not None and p.items != tuple(contacts)):
+        p = _plan(model, contacts, regularization)
+    cons, hp = p.cons, p.hp
+    nv = model.nv
+    if (p.args is not None and type(q) is np.ndarray and type(v) is np.ndarray
+            and type(tau) is np.ndarray and q.shape == p.qshape and v.shape == tau.shape == (nv,)
+            and q.dtype == v.dtype == tau.dtype == np.float64 and q.flags.carray and v.flags.carray
+            and tau.flags.carray):  # one state of plain vectors: one compiled call (a non-finite
+        # entry or a non-unit quaternion sets its status: the route below names it)
+        Z, X = np.empty((1, 3, nv, nv)), np.empty((1, 3, p.m, nv))
+        status = np.empty(1, dtype=np.int64)
+        contact_derivatives_rows(*p.args, q[None], v[None], tau[None], Z, X, status, 0, 1)
+        if not status[0]:
+            (za, zb, zc), (xa, xb, xc) = Z[0], X[0]
+            return ContactDynamicsDerivatives(za, zb, zc, xa, xb, xc)
     one = _one_state(model, q, v, tau)  # (one checked state: 1-D arrays all along, the shorter route)
     if one:
         Q, V, T, batch = q[None], v[None], tau[None], ()
@@ -434,12 +466,20 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
         (Q, V, T), batch = states(model, [("q", q, model.nq, w[0]), ("v", v, model.nv, w[1]),
                                           ("tau", tau, model.nv, w[3])])
         one = Q.shape[0] == 1 and not batch
-    N, nv = Q.shape[0], model.nv
+    N = Q.shape[0]
+    if p.args is not None and not one:  # (a batch: on the thread pool)
+        Z, X = np.empty((N, 3, nv, nv)), np.empty((N, 3, p.m, nv))
+        status = np.empty(N, dtype=np.int64)
+        Q, V, T = kernel_rows(Q), kernel_rows(V), kernel_rows(T)
+        for_batch(contact_derivatives_batch, N, model.nbodies + 1)(*p.args, Q, V, T, Z, X, status)
+        if not status.any():
+            return ContactDynamicsDerivatives(*(Z[:, k].reshape(batch + (nv, nv)) for k in range(3)),
+                                              *(X[:, k].reshape(batch + (p.m, nv)) for k in range(3)))
+        # (else the route below, which names what the compiled one declined)
     # (the caller's contacts object: the contact fronts' plan for it is reused from call to call)
     r = contact_dynamics(model, Q[0] if one else Q, V[0] if one else V, T[0] if one else T,
                          contacts, regularization=regularization, proximal=None)
     eps = float(regularization)
-    hp = _hung(model, [c._frame(model) for c in cons], tuple(c.dim for c in cons))
     Ar, L = r.a.reshape(N, nv), r.multipliers.reshape(N, -1)
     if one:
         return ContactDynamicsDerivatives(*_contact_one(model, hp, cons, Q[0], V[0], Ar[0], L[0], eps))
@@ -450,6 +490,48 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
         for k in range(6):
             out[k][n] = X[k]
     return ContactDynamicsDerivatives(*(x.reshape(batch + x.shape[1:]) for x in out))
+
+
+#: the direct solve's settings of `dqdyn.contact_dynamics` (its defaults; no proximal iterations)
+_MAX_ITER, _TOL = contact_dynamics.__kwdefaults__["max_iter"], contact_dynamics.__kwdefaults__["tol"]
+
+
+class _Plan:
+    """What `contact_dynamics_derivatives` keeps between calls on one model, contact list and
+    ``regularization`` object (as `dqdyn.contact._kkt.plan_hit` does for the contact fronts):
+    the checked contacts, their hung model, and the compiled route's leading arguments
+    (``None`` where it does not apply)."""
+
+    __slots__ = ("model", "contacts", "edits", "raw", "items", "cons", "hp", "m", "args", "qshape")
+
+
+_PLANS: dict[tuple[int, int], _Plan] = {}
+
+
+def _plan(model, contacts, regularization) -> _Plan:
+    """The `_Plan` of these arguments, checked (errors named); kept for the next call where the
+    contacts are one contact, a list or a tuple."""
+    if not isinstance(model, Model):
+        raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
+    p = _Plan()
+    p.cons = cons = as_contact_list(contacts, model)
+    eps = check_settings(regularization, None, _MAX_ITER, _TOL)[0]
+    p.model, p.contacts, p.edits, p.raw, p.qshape = model, contacts, EDITS[0], regularization, (model.nq,)
+    p.items = None if isinstance(contacts, _Contact) else tuple(cons)
+    p.hp = _hung(model, [c._frame(model) for c in cons], tuple(c.dim for c in cons))
+    p.args = None
+    spec, p.m = contact_table(model, cons)
+    # the compiled route (`contact_rows`): contacts without Baumgarte gains, no mimic
+    # joint, no planar joint (its axes turn with its own angle)
+    if (cons and all(not c.kd and not c.kp for c in cons)
+            and not model._index["mimic"] and not (model.mi[1:, MI_JTYPE] == PLANAR).any()):
+        p.args = (model.mi, model.mf, spec, _par(eps, None, _MAX_ITER, _TOL, 0.0, False), p.hp.table,
+                  p.hp.fmap)
+    if isinstance(contacts, (_Contact, list, tuple)) and type(regularization) in (int, float):
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[(id(model), id(contacts))] = p
+    return p
 
 
 def _cross_rows() -> np.ndarray:
@@ -516,9 +598,10 @@ def _contact_one(model, hp: _Hung, cons, q, v, a, lam, eps):
     fext = (hp.fmap @ lam).reshape(model.nbodies + 1, 6)
     R = _rnea_derivatives_fext(model, q, v, a, fext)  # (3, nv, nv): ∂ID/∂q, ∂ID/∂v, M
     st = KKT_M_NOT_PD
-    if o and nv <= KKT_KERNEL_NV:
+    if o:
         Z, X = np.empty((3, nv, nv)), np.empty((3, o, nv))
-        st = kkt_derivatives(R, A, Gq, Gv, float(eps), Z, X)
+        st = kkt_derivatives(R, A, Gq, Gv, float(eps), _DENSE, Z, X, np.empty(elimination_size(nv, o)),
+                             _DENSE)
         ok = st == KKT_OK
     if st == KKT_M_NOT_PD:
         Mi = mass_matrix_inverse(model, q)
@@ -532,18 +615,14 @@ def _contact_one(model, hp: _Hung, cons, q, v, a, lam, eps):
     return Z[0], Z[1], Z[2], X[0], X[1], X[2]
 
 
-#: up to this many velocity coordinates `_contact_one` eliminates in one compiled call
-#: (`dqdyn.contact._derivative_kernels`); past it, numpy's matrix products (BLAS), which gain
-#: on the kernel's loops as the ``nv³`` products grow (on a quadruped, nv = 18, the compiled
-#: call takes about 7 µs against 18 µs for the products; on Talos, nv = 38, it takes longer
-#: than they do)
-KKT_KERNEL_NV = 24
+_DENSE = np.empty(0, dtype=np.int64)  # (`kkt_derivatives` without the DoF tree: a dense M⁻¹)
 
 
 def _kkt_numpy(Mi, R, A, Gq, Gv, eps):
-    """`dqdyn.contact._derivative_kernels.kkt_derivatives` in numpy matrix products: ``(ok, Z,
-    X)`` with ``S⁻¹`` from a Cholesky factor (not positive definite to working precision, the
-    kernel's test: ``ok`` False)."""
+    """`dqdyn.contact._derivative_kernels.kkt_derivatives` in numpy matrix products, from ``M⁻¹``
+    given (`dqdyn.mass_matrix_inverse`: where the sweep's ``M`` is not positive definite to
+    working precision, which the kernel declines): ``(ok, Z, X)`` with ``S⁻¹`` from a Cholesky
+    factor (not positive definite to working precision, the kernel's test: ``ok`` False)."""
     from scipy.linalg.lapack import dpotrf, dtrtri  # (at first use: not imported with dqdyn)
 
     Y = Mi @ R[:2]
