@@ -221,17 +221,24 @@ def _tree_with_feet(types, seed):
 @pytest.mark.parametrize("types", [("revolute", "prismatic"), ("revolute", "spherical"),
                                    ("revolute", "cylindrical", "helical")])
 def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
-    """Contacts without Baumgarte gains take one compiled call whose contact rows come from the
-    model's own forward sweep (`contact_rows`); the hung model's inverse dynamics (module
-    docstring of `dqdyn.contact.derivatives`) give the same six matrices, regularised or not, on
-    a floating base with trees of each joint type (points, and a frame contact on the tree) and
-    on the quadrupeds (point feet) and Talos (welded soles)."""
+    """A contact set takes one compiled call whose contact rows come from the model's own forward
+    sweep (`contact_rows`); the hung model's inverse dynamics (module docstring of
+    `dqdyn.contact.derivatives`) give the same six matrices, regularised or not, on a floating
+    base with trees of each joint type (points, a frame contact on the tree, Baumgarte gains and
+    a point's target) and on the quadrupeds (point feet, with gains) and Talos (welded soles,
+    with a kd)."""
     from dqdyn.contact import derivatives as D
 
     cases = [_tree_with_feet(types, seed) for seed in range(3)]
-    cases += [(m, feet[:2] + [dqdyn.FrameContact(feet[2].frame)]) for m, feet in cases]
+    cases += [(m, feet[:2] + [dqdyn.FrameContact(feet[2].frame)]) for m, feet in cases[:3]]
+    cases += [(m, [dqdyn.PointContact(f.frame, kp=20.0, kd=3.0, target=[0.1 * k, 0.2, -0.1])
+                   for k, f in enumerate(feet[:2])] + [dqdyn.FrameContact(feet[2].frame, kd=2.0)])
+              for m, feet in cases[:3]]  # (Baumgarte gains, a point's target)
     cases += [(robot(r)[0], _contacts("3d", FEET[r])) for r in ("solo12", "anymal")]
-    cases += [(robot("talos")[0], _contacts("6d", FEET["talos"]))]
+    cases += [(robot("solo12")[0], _contacts("3d", FEET["solo12"], kp=10.0, kd=1.0,
+                                             target=[0.1, 0.0, -0.3]))]
+    cases += [(robot("talos")[0], _contacts("6d", FEET["talos"])),
+              (robot("talos")[0], _contacts("6d", FEET["talos"], kd=4.0))]
     compiled_states = 0
     for model, feet in cases:
         rng = np.random.default_rng(5)
@@ -251,7 +258,7 @@ def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
             hung = dqdyn.contact_dynamics_derivatives(model, q, v, tau, feet, regularization=eps)
             check([Z[0, 0], Z[0, 1], Z[0, 2], X[0, 0], X[0, 1], X[0, 2]], hung, 1e-10)
     D._PLANS.clear()
-    assert compiled_states >= 10
+    assert compiled_states >= 16
 
 
 def test_compiled_batches_on_the_thread_pool_are_the_states_one_by_one():

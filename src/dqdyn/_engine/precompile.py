@@ -300,13 +300,13 @@ def group_contact():
         for args in ((Q[0], V[0], T[0]), (Q, V, T), (Q.tolist(), V, T), big):
             dqdyn.contact_dynamics(m, *args, feet, proximal=proximal)
             dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
-    # the contact-dynamics derivatives (`dqdyn.contact._derivative_kernels`): the block elimination
-    # (frame contacts, gains) and the compiled route of point contacts without gains, one state,
-    # the serial batch twin and the parallel batch
-    dqdyn.contact_dynamics_derivatives(m, Q[0], V[0], T[0], feet)
-    points = [dqdyn.PointContact((m.body_index(f"{s}_shin"), [0, 0, -0.4])) for s in "lr"]
+    # the contact-dynamics derivatives (`dqdyn.contact._derivative_kernels`): the compiled route,
+    # one state, the serial batch twin and the parallel batch; the hung model's route (a frame
+    # contact with kp and a target) and its block elimination
     for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
-        dqdyn.contact_dynamics_derivatives(m, *args, points)
+        dqdyn.contact_dynamics_derivatives(m, *args, feet)
+    held = [dqdyn.FrameContact(feet[1].frame, kp=1.0, target=np.eye(4))]
+    dqdyn.contact_dynamics_derivatives(m, Q[0], V[0], T[0], held)
     dqdyn.centroidal_dynamics_derivatives(m, Q[0], V[0], T[0])
     # the centroidal kernels (`dqdyn.contact._centroidal_kernels`): the gate entries, one state as
     # lists, the serial batch twin and the parallel batch

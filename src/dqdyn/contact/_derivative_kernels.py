@@ -13,7 +13,7 @@ r"""The compiled steps of the contact- and centroidal-dynamics derivatives: one 
 ``m`` contact rows) in one call, where the numpy route took a dozen matrix products, each with
 its call's cost; ``S⁻¹`` is `dqdyn._engine.linalg.spd_inverse` (exactly symmetric).
 
-**The whole route in one call.**  For contacts without Baumgarte gains,
+**The whole route in one call.**  For contacts but frame contacts with ``kp`` and a target,
 `contact_derivatives_rows` runs every step at each state: the contact dynamics
 (`dqdyn.contact._kernels`), the sweeps of `dqdyn.rnea_derivatives` with the contact forces as
 external wrenches, the contact rows' derivatives from its forward sweep (`contact_rows`, in
@@ -38,12 +38,26 @@ from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import cross6, dq_mul, pose_translation
 from dqdyn.constraints.base import frame_rotation
-from dqdyn.contact._kernels import _kkt_state, kkt_size
+from dqdyn.contact._kernels import S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, _kkt_state, kkt_size
 from dqdyn.dynamics.derivatives._sweeps import _carve, _ws_size
 from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
 from dqdyn.dynamics.lagrange import C_NCRBA
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS
-from dqdyn.multibody.model import MF_GRAVITY, MI_IV, MI_NV, MI_PARENT, dof_parents
+from dqdyn.multibody.joints import joint_transform
+from dqdyn.multibody.model import (
+    MF_AXIS,
+    MF_GRAVITY,
+    MF_OFFSET,
+    MF_PITCH,
+    MF_PLACEMENT,
+    MF_SCALE,
+    MI_IQ,
+    MI_IV,
+    MI_JTYPE,
+    MI_NV,
+    MI_PARENT,
+    dof_parents,
+)
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -280,13 +294,15 @@ def _put(R, p, w, vp, dV, dA, six, M, o, col, zero, out):
 
 
 @njit
-def contact_rows(mi, mf, ws, frames, A, Gq, Gv):
-    """The rows ``A``, ``∂G/∂q``, ``∂G/∂v`` (m, nv) of K contacts without Baumgarte gains
-    (``frames`` (K, 10): body, placement, 3 or 6 rows) from the world-frame forward sweep of
-    `dqdyn.rnea_derivatives` left in its workspace ``ws`` (`_sweeps._carve`: poses ``x_i``,
-    twists ``𝒱_i``, accelerations ``𝒜_i`` (with the base acceleration ``−g``), axes ``𝒮_k``,
+def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
+    """The rows ``A``, ``∂G/∂q``, ``∂G/∂v`` (m, nv) of the contacts ``spec`` (the contact table of
+    `dqdyn.contact._kernels`: body, dimension, placement, Baumgarte gains, target) from the
+    world-frame forward sweep of `dqdyn.rnea_derivatives` at ``q`` left in its workspace ``ws``
+    (`_sweeps._carve`: poses ``x_i`` (a root's position left out), twists ``𝒱_i``,
+    accelerations ``𝒜_i`` (with the base acceleration ``−g``), axes ``𝒮_k``,
     ``Δv_k = 𝒱_λ × 𝒮_k``, ``Δw_k = (𝒱_λ + 𝒱_i) × 𝒮_k``), for a model of revolute, prismatic,
-    helical, cylindrical, spherical and free joints (body-fixed joint axes).
+    helical, cylindrical, spherical and free joints (body-fixed joint axes), without a frame
+    contact with ``kp`` and a target (the caller's to check).
 
     A point contact holds the classical acceleration of its point in its frame, ``g = Rᵀ a_p``;
     a frame contact the spatial acceleration of its frame, ``Ad(x_c⁻¹) 𝒜`` (rows ``[linear;
@@ -296,8 +312,11 @@ def contact_rows(mi, mf, ws, frames, A, Gq, Gv):
     contact body's twist ``𝒱_i = [ω; v_o]`` and true acceleration, for ``k`` on its support the
     changes ``(δ𝒱, δ𝒜)`` of `_put` are ``(0, 𝒮_k)`` for ``∂/∂q̈_k`` (the rows ``A``),
     ``(𝒮_k, Δw_k − 𝒱_i × 𝒮_k)`` for ``∂/∂q̇_k`` and ``(Δv_k, 𝒜_λ × 𝒮_k + Δv_k × (𝒱_i − 𝒱_λ))``
-    for ``∂/∂q_k``; the other columns are zero."""
-    mi, mf, ws, frames = unmanaged(mi), unmanaged(mf), unmanaged(ws), unmanaged(frames)
+    for ``∂/∂q_k``; the other columns are zero.  The Baumgarte terms ``kd ν + kp e`` of the rows
+    (``ν = A v`` the frame's velocity, the same invariance: ``∂ν/∂q_k = Ad(x_c⁻¹) Δv_k``; a point
+    contact's ``e = Rᵀ (p − p*)``: ``∂e/∂q = A + [e]× J_ω``, ``J_ω`` the frame's angular rows)
+    are added."""
+    mi, mf, q, ws, spec = unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(ws), unmanaged(spec)
     A, Gq, Gv = unmanaged(A), unmanaged(Gq), unmanaged(Gv)  # (views without reference counts)
     nb1, nv = mi.shape[0], mi[0, MI_IV]
     X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
@@ -306,21 +325,34 @@ def contact_rows(mi, mf, ws, frames, A, Gq, Gv):
     o = _ws_size(nb1, nv) - 64  # (the sweep's 64 floats of scratch, free once it is done)
     xc, p, vp, R = view(ws, o, (8,)), view(ws, o + 8, (3,)), view(ws, o + 11, (3,)), view(ws, o + 14, (3, 3))
     dV, dA, d, out = view(ws, o + 23, (6,)), view(ws, o + 29, (6,)), view(ws, o + 35, (6,)), view(ws, o + 41, (3,))
-    zero = view(ws, o + 44, (6,))
+    zero, e, xr = view(ws, o + 44, (6,)), view(ws, o + 50, (3,)), view(ws, o + 53, (8,))
     for r in range(6):
         zero[r] = 0.0
     o = 0
-    for c in range(frames.shape[0]):
-        i = np.int64(frames[c, 0])
-        dim = np.int64(frames[c, 9])
+    for c in range(spec.shape[0]):
+        i, dim = np.int64(spec[c, S_BODY]), np.int64(spec[c, S_DIM])
+        kp, kd = spec[c, S_KP], spec[c, S_KD]
         six = dim == 6
-        dq_mul(X[i], frames[c, 1:9], xc)
+        dq_mul(X[i], spec[c, S_PL : S_PL + 8], xc)
         pose_translation(xc, p)
         frame_rotation(xc, R)
         w, vo = Vw[i, 0:3], Vw[i, 3:6]
         vp[0] = vo[0] + (w[1] * p[2] - w[2] * p[1])
         vp[1] = vo[1] + (w[2] * p[0] - w[0] * p[2])
         vp[2] = vo[2] + (w[0] * p[1] - w[1] * p[0])
+        kp = kp if spec[c, S_HAS_T] != 0.0 and not six else 0.0
+        if kp != 0.0:  # e = Rᵀ (p − p*), p in the world: the sweep's p plus its root's position
+            r = i
+            while mi[r, MI_PARENT] > 0:
+                r = mi[r, MI_PARENT]
+            joint_transform(mi[r, MI_JTYPE], mf[r, MF_AXIS : MF_AXIS + 3], mf[r, MF_PITCH], q, mi[r, MI_IQ],
+                            mf[r, MF_SCALE], mf[r, MF_OFFSET], xr)
+            dq_mul(mf[r, MF_PLACEMENT : MF_PLACEMENT + 8], xr, xr)  # (dq_mul reads both before it writes)
+            pose_translation(xr, dV)
+            for k in range(3):
+                dA[k] = p[k] + dV[k] - spec[c, S_T + k]
+            for k in range(3):
+                e[k] = R[0, k] * dA[0] + R[1, k] * dA[1] + R[2, k] * dA[2]
         for r in range(dim):
             for k in range(nv):
                 A[o + r, k] = 0.0
@@ -346,12 +378,28 @@ def contact_rows(mi, mf, ws, frames, A, Gq, Gv):
                 for r in range(6):
                     dA[r] += dV[r]
                 _put(R, p, w, vp, dVq[col], dA, six, Gq, o, col, zero, out)
+                if kd != 0.0:  # kd ν: ∂/∂v = kd A, ∂/∂q = kd Ad(x_c⁻¹) Δv_k
+                    for r in range(dim):
+                        Gv[o + r, col] += kd * A[o + r, col]
+                    _lin(R, p, w, vp, zero, dVq[col], out)
+                    for r in range(3):
+                        Gq[o + r, col] += kd * out[r]
+                    if six:
+                        for r in range(3):
+                            Gq[o + 3 + r, col] += kd * (R[0, r] * dVq[col, 0] + R[1, r] * dVq[col, 1]
+                                                        + R[2, r] * dVq[col, 2])
+                if kp != 0.0:  # kp e: ∂e/∂q = A + e × J_ω
+                    for r in range(3):
+                        out[r] = R[0, r] * sc[0] + R[1, r] * sc[1] + R[2, r] * sc[2]
+                    Gq[o, col] += kp * (A[o, col] + (e[1] * out[2] - e[2] * out[1]))
+                    Gq[o + 1, col] += kp * (A[o + 1, col] + (e[2] * out[0] - e[0] * out[2]))
+                    Gq[o + 2, col] += kp * (A[o + 2, col] + (e[0] * out[1] - e[1] * out[0]))
             j = lam
         o += dim
 
 
 @njit
-def contact_derivatives_rows(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status, s, e):
+def contact_derivatives_rows(mi, mf, spec, par, fmap, Q, V, T, Z, X, status, s, e):
     """States ``s`` to ``e``: ``Z[k]``, ``X[k]`` of `kkt_derivatives` from the state ``Q[k]``,
     ``V[k]``, ``T[k]`` (``V``, ``T``: one row per state or one shared) — the contact dynamics
     (``spec``, ``par`` of `dqdyn.contact._kernels`, a direct solve), the sweeps of
@@ -394,18 +442,18 @@ def contact_derivatives_rows(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, sta
                 f += fmap[i, j] * lam[j]
             ff[i] = f
         _rnea_derivatives_on(mi, mf, Q[k], v, a, fext, bool(True), R, ws)  # (a bool, not a literal)
-        contact_rows(mi, mf, ws, frames, A, Gq, Gv)
+        contact_rows(mi, mf, Q[k], ws, spec, A, Gq, Gv)
         st = kkt_derivatives(R, A, Gq, Gv, par[0], dofs, Z[k], X[k], wk, iw)
         status[k] = OK if st == KKT_OK else DERIV_FALLBACK
 
 
 @pjit
-def contact_derivatives_batch(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status):
+def contact_derivatives_batch(mi, mf, spec, par, fmap, Q, V, T, Z, X, status):
     """`contact_derivatives_rows` over a batch, in `BLOCKS` blocks of states (``prange``)."""
     N = np.int64(Q.shape[0])
     nblk = min(N, BLOCKS)
     for b in nb.prange(nblk):
-        contact_derivatives_rows(mi, mf, spec, par, frames, fmap, Q, V, T, Z, X, status,
+        contact_derivatives_rows(mi, mf, spec, par, fmap, Q, V, T, Z, X, status,
                                  b * N // nblk, (b + 1) * N // nblk)
 
 __all__ = ["centroidal_rows_derivatives", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",

@@ -59,9 +59,10 @@ differentiated by the product rule.  Baumgarte terms: ``kd ν_c`` (``∂ν/∂q`
 ``∂e/∂q = J_v + [e]× J_ω`` for ``e = Rᵀ (p − p*)``, ``J_r⁻¹(e) J`` for ``e = log(x*⁻¹ x)``
 (the inverse right Jacobian of SE(3)).
 
-Contacts without Baumgarte gains need no hung model: their rows' derivatives come from the
-forward sweep of `dqdyn.rnea_derivatives` itself (`dqdyn.contact._derivative_kernels.contact_rows`,
-which the hung model's route is tested against), and the whole route is one compiled call.
+The compiled route needs no hung model: the contact rows' derivatives come from the forward
+sweep of `dqdyn.rnea_derivatives` itself (`dqdyn.contact._derivative_kernels.contact_rows`, which
+the hung model's route is tested against), and the whole route is one compiled call; a frame
+contact with ``kp`` and a target (whose error is ``log(x*⁻¹ x)``) keeps the hung model's route.
 """
 
 from __future__ import annotations
@@ -317,8 +318,6 @@ class _Hung(NamedTuple):
     six: list[int]
     frames6: np.ndarray
     lin6: np.ndarray
-    #: per contact, its body, placement and dimension (K, 10): the compiled route's table
-    table: np.ndarray
 
 
 def _hung(model: Model, frames, dims) -> _Hung:
@@ -361,9 +360,7 @@ def _hung(model: Model, frames, dims) -> _Hung:
         six = [k for k, d in enumerate(dims) if d == 6]
         hit = per[key] = _Hung(hm, names, rows[:, None] * hm.nv + cols, fmap, qa, np.zeros(hm.nv),
                                frows[:, :, None] * hm.nv + cols, off, six,
-                               frows[six, :, None] * hm.nv + cols, np.array([off[k] + j for k in six for j in range(3)], dtype=np.intp),
-                               np.array([[b, *pl, d] for (b, pl), d in zip(frames, dims)],
-                                        dtype=float).reshape(-1, 10))
+                               frows[six, :, None] * hm.nv + cols, np.array([off[k] + j for k in six for j in range(3)], dtype=np.intp))
     return hit
 
 
@@ -436,10 +433,10 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
 
     Notes
     -----
-    Contacts without Baumgarte gains, on a model without mimic or planar joints, run in one
-    compiled call per state (`dqdyn.contact._derivative_kernels`; a batch on the thread pool);
-    contacts with gains take the hung model of the module docstring, and a batch of them a Python
-    loop over its states.
+    On a model without mimic or planar joints, one compiled call per state
+    (`dqdyn.contact._derivative_kernels`; a batch on the thread pool), but where a frame contact
+    has ``kp`` and a target: that set takes the hung model of the module docstring, and a batch
+    of it a Python loop over its states.
     """
     p = _PLANS.get((id(model), id(contacts)))
     if p is None or p.edits != EDITS[0] or p.raw is not regularization or (
@@ -521,12 +518,11 @@ def _plan(model, contacts, regularization) -> _Plan:
     p.hp = _hung(model, [c._frame(model) for c in cons], tuple(c.dim for c in cons))
     p.args = None
     spec, p.m = contact_table(model, cons)
-    # the compiled route (`contact_rows`): contacts without Baumgarte gains, no mimic
+    # the compiled route (`contact_rows`): no frame contact with kp and a target, no mimic
     # joint, no planar joint (its axes turn with its own angle)
-    if (cons and all(not c.kd and not c.kp for c in cons)
+    if (cons and not any(c.dim == 6 and c.kp and c.target is not None for c in cons)
             and not model._index["mimic"] and not (model.mi[1:, MI_JTYPE] == PLANAR).any()):
-        p.args = (model.mi, model.mf, spec, _par(eps, None, _MAX_ITER, _TOL, 0.0, False), p.hp.table,
-                  p.hp.fmap)
+        p.args = (model.mi, model.mf, spec, _par(eps, None, _MAX_ITER, _TOL, 0.0, False), p.hp.fmap)
     if isinstance(contacts, (_Contact, list, tuple)) and type(regularization) in (int, float):
         if len(_PLANS) >= 256:
             _PLANS.clear()
