@@ -318,6 +318,7 @@ def group_contact():
 
 
 def group_parallel():
+    import numpy as np
 
     from dqdyn import parallel as P
 
@@ -335,6 +336,10 @@ def group_parallel():
         rob.evaluate(E)
         if hasattr(rob, "singularity"):
             rob.singularity(E[0], warn=False)
+    # the pose update of the Lie-group Newton steps (`dqdyn.parallel.lie.pose_update`), public
+    from dqdyn.parallel.lie import pose_update
+
+    pose_update(np.array([1.0, 0, 0, 0, 0, 0, 0, 0]), np.zeros(6))
 
 
 def group_graph():
@@ -349,6 +354,9 @@ def group_graph():
     g.add("arm", dqdyn.serial_chain(2), "base", at="tool")
     z = np.zeros(g.nv)
     g.rnea(np.zeros(g.nq), z, z)
+    # the lean Python sweeps (``compiled=False``, and any graph holding a black box)
+    g.rnea(np.zeros(g.nq), z, z, compiled=False)
+    g.evaluate(np.zeros(g.nq), z, z)
 
 
 def group_reproduce():
