@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from dqdyn._engine.boundary import raise_status
+from dqdyn._engine.checks import kernel_rows
 from dqdyn._engine.gate import GATE, gate_address
 from dqdyn.algebra._core import ad6 as _ad6
 from dqdyn.algebra._core import ad6_inv as _ad6_inv
@@ -710,7 +711,8 @@ class InterconnectionGraph:
             f[:] = 0.0
             w = np.empty(6)
             for j, body, to_a, _off in kids:
-                _ad6(to_a, Z[j], w)  # ζ_b at the body origin, body axes
+                _ad6(to_a, kernel_rows(Z[j]), w)  # ζ_b at the body origin, body axes (a black box's
+                # wrench is a read-only broadcast: a writable view, the kernel's type)
                 f[body] -= w  # the successor pushes back on its predecessor
             st = _ne_kernel(m.mi, m.mf, m.gravity, b["qe"], b["ve"], b["ae"], f, b["ws"], b["tau"], b["G"])
             if st:
