@@ -11,6 +11,7 @@ import pytest
 
 import dqdyn
 from dqdyn.algebra.rotations import matrix_from_pose
+from dqdyn._engine.gate import GATE
 
 from _oracle import FEET, HANDS, pin, pin_contacts, pin_state, rel, robot, state
 from pinconv import ROBOTS as ALL
@@ -193,7 +194,7 @@ def test_compiled_and_numpy_eliminations_agree(name, kind, monkeypatch):
 
     def hung_route(*args):
         p = plan(*args)
-        p.args = None
+        p.args = p.layout = None  # (neither the gate nor the compiled calls)
         return p
 
     monkeypatch.setattr(D, "_plan", hung_route)
@@ -254,7 +255,13 @@ def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
             if st[0]:  # (a state the compiled contact dynamics leaves to numpy)
                 continue
             compiled_states += 1
+            gated = dqdyn.contact_dynamics_derivatives(model, q, v, tau, feet, regularization=eps)
+            if GATE is not None:  # (one state through the C call gate: the same kernel's bits)
+                assert plan.layout is not None
+                for x, y in zip([Z[0, 0], Z[0, 1], Z[0, 2], X[0, 0], X[0, 1], X[0, 2]], gated):
+                    assert np.array_equal(x, y)
             monkeypatch.setattr(plan, "args", None)  # the hung model's route
+            monkeypatch.setattr(plan, "layout", None)
             hung = dqdyn.contact_dynamics_derivatives(model, q, v, tau, feet, regularization=eps)
             check([Z[0, 0], Z[0, 1], Z[0, 2], X[0, 0], X[0, 1], X[0, 2]], hung, 1e-10)
     D._PLANS.clear()

@@ -32,13 +32,14 @@ import numba as nb
 import numpy as np
 
 from dqdyn._engine.batching import BLOCKS
-from dqdyn._engine.boundary import OK
+from dqdyn._engine.boundary import BAD_SHAPE, OK
+from dqdyn._engine.gate import gate_address, gate_tables
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import cross6, dq_mul, pose_translation
 from dqdyn.constraints.base import frame_rotation
-from dqdyn.contact._kernels import S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, _kkt_state, kkt_size
+from dqdyn.contact._kernels import SPEC, S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, _kkt_state, kkt_size
 from dqdyn.dynamics.derivatives._sweeps import _carve, _ws_size
 from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
 from dqdyn.dynamics.lagrange import C_NCRBA
@@ -456,6 +457,38 @@ def contact_derivatives_batch(mi, mf, spec, par, fmap, Q, V, T, Z, X, status):
         contact_derivatives_rows(mi, mf, spec, par, fmap, Q, V, T, Z, X, status,
                                  b * N // nblk, (b + 1) * N // nblk)
 
-__all__ = ["centroidal_rows_derivatives", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",
+# ------------------------------------------------------------------------ the call gate
+def _c_contact_derivatives(mip, mfp, nb1, bufs, lens):
+    """One state through the C call gate (`dqdyn._engine.gate`): inputs ``q``, ``v``, ``tau``,
+    the contact table ``spec`` flattened, ``par``, ``fmap`` flattened; the result
+    ``[Z (3, nv, nv), X (3, m, nv)]`` of `contact_derivatives_rows`, ``m`` from its length.
+    Lengths checked (`BAD_SHAPE`); the state's status returned."""
+    mi, mf = gate_tables(mip, mfp, nb1)
+    nq, nv = mi[0, MI_IQ], mi[0, MI_IV]
+    size = lens[6]
+    m = (size - 3 * nv * nv) // (3 * nv)
+    if (lens[0] != nq or lens[1] != nv or lens[2] != nv or lens[3] % SPEC != 0 or lens[3] == 0
+            or lens[4] != 6 or m <= 0 or size != 3 * nv * nv + 3 * m * nv or lens[5] != 6 * nb1 * m):
+        return BAD_SHAPE
+    res = nb.carray(bufs[6], (size,))
+    status = np.empty(1, np.int64)
+    contact_derivatives_rows(mi, mf, nb.carray(bufs[3], (lens[3] // SPEC, SPEC)), nb.carray(bufs[4], (6,)),
+                             nb.carray(bufs[5], (6 * nb1, m)), nb.carray(bufs[0], (1, nq)),
+                             nb.carray(bufs[1], (1, nv)), nb.carray(bufs[2], (1, nv)),
+                             view(res, 0, (1, 3, nv, nv)), view(res, 3 * nv * nv, (1, 3, m, nv)), status,
+                             0, 1)
+    return status[0]
+
+
+_CD_C = 0  # its address, set on first use
+
+
+def contact_derivatives_gate() -> int:
+    """The address of `_c_contact_derivatives` for ``GATE`` (compiled or loaded on the first
+    call)."""
+    return _CD_C or gate_address(globals(), "_CD_C", _c_contact_derivatives)
+
+
+__all__ = ["centroidal_rows_derivatives", "contact_derivatives_gate", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",
            "contact_derivatives_batch", "KKT_OK", "KKT_SINGULAR", "KKT_M_NOT_PD", "KKT_MAX_CONDITION",
            "DERIV_FALLBACK"]

@@ -76,6 +76,7 @@ import numpy as np
 
 from dqdyn._engine.batching import for_batch
 from dqdyn._engine.checks import kernel_rows
+from dqdyn._engine.gate import GATE, SPLIT
 from dqdyn.algebra.rotations import matrix_from_pose, translation_of
 from dqdyn.contact._common import qv_what, skew, states
 from dqdyn.contact._derivative_kernels import (
@@ -84,6 +85,7 @@ from dqdyn.contact._derivative_kernels import (
     KKT_OK,
     centroidal_rows_derivatives,
     contact_derivatives_batch,
+    contact_derivatives_gate,
     contact_derivatives_rows,
     elimination_size,
     kkt_derivatives,
@@ -442,6 +444,11 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
     if p is None or p.edits != EDITS[0] or p.raw is not regularization or (
             p.items is not None and p.items != tuple(contacts)):
         p = _plan(model, contacts, regularization)
+    if p.layout is not None:  # (one state through the C call gate; else None, or a status
+        # that the routes below name)
+        r = GATE(p.addr, model.mi, model.mf, p.size, -1, q, v, tau, p.flat, p.args[3], p.flat_fmap)
+        if type(r) is np.ndarray:
+            return SPLIT(r, p.layout, 1, ContactDynamicsDerivatives)
     cons, hp = p.cons, p.hp
     nv = model.nv
     if (p.args is not None and type(q) is np.ndarray and type(v) is np.ndarray
@@ -499,7 +506,8 @@ class _Plan:
     the checked contacts, their hung model, and the compiled route's leading arguments
     (``None`` where it does not apply)."""
 
-    __slots__ = ("model", "contacts", "edits", "raw", "items", "cons", "hp", "m", "args", "qshape")
+    __slots__ = ("model", "contacts", "edits", "raw", "items", "cons", "hp", "m", "args", "qshape",
+                 "layout", "addr", "size", "flat", "flat_fmap")
 
 
 _PLANS: dict[tuple[int, int], _Plan] = {}
@@ -523,6 +531,12 @@ def _plan(model, contacts, regularization) -> _Plan:
     if (cons and not any(c.dim == 6 and c.kp and c.target is not None for c in cons)
             and not model._index["mimic"] and not (model.mi[1:, MI_JTYPE] == PLANAR).any()):
         p.args = (model.mi, model.mf, spec, _par(eps, None, _MAX_ITER, _TOL, 0.0, False), p.hp.fmap)
+    p.layout = None
+    if p.args is not None and GATE is not None:  # (the gate's flat inputs and result parts)
+        nv, m = model.nv, p.m
+        p.flat, p.flat_fmap = np.ascontiguousarray(spec).reshape(-1), np.ascontiguousarray(p.hp.fmap).reshape(-1)
+        p.size, p.addr = 3 * nv * nv + 3 * m * nv, contact_derivatives_gate()
+        p.layout = ((nv, nv),) * 3 + ((m, nv),) * 3
     if isinstance(contacts, (_Contact, list, tuple)) and type(regularization) in (int, float):
         if len(_PLANS) >= 256:
             _PLANS.clear()
