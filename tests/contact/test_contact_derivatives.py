@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import dqdyn
-from dqdyn.algebra.rotations import matrix_from_pose
 from dqdyn._engine.gate import GATE
+from dqdyn.algebra.rotations import matrix_from_pose
 
 from _oracle import FEET, HANDS, pin, pin_contacts, pin_state, rel, robot, state
 from pinconv import ROBOTS as ALL

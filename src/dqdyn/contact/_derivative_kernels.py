@@ -39,7 +39,7 @@ from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import cross6, dq_mul, pose_translation
 from dqdyn.constraints.base import frame_rotation
-from dqdyn.contact._kernels import SPEC, S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, _kkt_state, kkt_size
+from dqdyn.contact._kernels import S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, SPEC, _kkt_state, kkt_size
 from dqdyn.dynamics.derivatives._sweeps import _carve, _ws_size
 from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
 from dqdyn.dynamics.lagrange import C_NCRBA
