@@ -162,6 +162,68 @@ def test_batches_are_the_states_one_by_one():
     assert single_in_batch.dh_dq.shape == (1, 6, model.nv)
 
 
+def single_root_tree(seed, joint_types=NO_PLANAR):
+    """A revolute root on the world carrying a random tree (its own roots on the root)."""
+    b = dqdyn.ModelBuilder(f"rooted{seed}")
+    b.add_body("root", joint="revolute", mass=2.0, inertia=0.05 * np.eye(3), axis=[0, 0, 1],
+               xyz=[0.3, -0.2, 0.1])
+    b.add_model(dqdyn.random_tree(8, joint_types=joint_types, seed=seed), "root", prefix="t_",
+                xyz=[0.05, 0, 0.1])
+    return b.build()
+
+
+def augmented_route(model, q, v, a):
+    """The result of the augmented model's route (module docstring of
+    `dqdyn.contact.derivatives`), which the compiled route replaces for trees of one root."""
+    from dqdyn.contact import derivatives as D
+
+    saved = D._route(model)
+    model._index["centroidal_derivatives"] = (None, 0)
+    try:
+        return dqdyn.centroidal_dynamics_derivatives(model, q, v, a)
+    finally:
+        model._index["centroidal_derivatives"] = saved
+
+
+@pytest.mark.parametrize("case", ["solo12", "talos", "floating", "rooted"])
+def test_compiled_route_is_the_augmented_model_route(case):
+    """One root (free or not), no planar or mimic joint: the base rows alone
+    (`base_rows_sweep`), equal to the rows of the augmented model's ``rnea_derivatives`` and
+    Coriolis matrix; a batch gives each state's bits."""
+    from dqdyn.contact import derivatives as D
+
+    if case in ROBOTS:
+        model, _ = robot(case)
+    else:
+        model = floating_random_tree(4) if case == "floating" else single_root_tree(4)
+    assert D._route(model)[0] is not None
+    Q, V, A = (np.stack(x) for x in zip(*(random_state(model, 20 + k) for k in range(3))))
+    batch = dqdyn.centroidal_dynamics_derivatives(model, Q, V, A)
+    for k in range(3):
+        one = dqdyn.centroidal_dynamics_derivatives(model, Q[k], V[k], A[k])
+        ref = augmented_route(model, Q[k], V[k], A[k])
+        for x, y, z in zip(one, ref, batch):
+            assert rel(x, y) < 1e-12
+            np.testing.assert_array_equal(z[k], x)
+
+
+def test_models_outside_the_compiled_route_take_the_augmented_model():
+    """Several roots, a planar joint, mimic joints: the augmented model's route (checked
+    against finite differences in `test_finite_differences`)."""
+    from dqdyn.contact import derivatives as D
+
+    two = dqdyn.ModelBuilder("two_roots")
+    two.add_model(single_root_tree(2), "world", prefix="a_")
+    two.add_model(single_root_tree(3), "world", prefix="b_", xyz=[0, 1, 0])
+    two = two.build()
+    q, v, a = random_state(two, 0)
+    check(dqdyn.centroidal_dynamics_derivatives(two, q, v, a), fd_derivatives(two, q, v, a), 1e-7)
+    panda = dqdyn.load_urdf(erd(ALL["panda"][0]))
+    for model in (two, single_root_tree(1, ("planar",)), panda):
+        assert D._route(model)[0] is None, model.name
+    assert D._route(single_root_tree(1))[0] is not None
+
+
 def test_bad_input_is_named():
     model, _ = robot("solo12")
     q, v, a, _ = state(model, 0)

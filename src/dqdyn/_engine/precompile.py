@@ -307,7 +307,10 @@ def group_contact():
         dqdyn.contact_dynamics_derivatives(m, *args, feet)
     held = [dqdyn.FrameContact(feet[1].frame, kp=1.0, target=np.eye(4))]
     dqdyn.contact_dynamics_derivatives(m, Q[0], V[0], T[0], held)
-    dqdyn.centroidal_dynamics_derivatives(m, Q[0], V[0], T[0])
+    # the centroidal-dynamics derivatives' compiled route: one state (the gate), the serial
+    # batch twin and the parallel batch
+    for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
+        dqdyn.centroidal_dynamics_derivatives(m, *args)
     # the centroidal kernels (`dqdyn.contact._centroidal_kernels`): the gate entries, one state as
     # lists, the serial batch twin and the parallel batch
     for f in (lambda q, v, a: dqdyn.centroidal_momentum_matrix(m, q),

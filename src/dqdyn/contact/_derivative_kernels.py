@@ -20,10 +20,13 @@ external wrenches, the contact rows' derivatives from its forward sweep (`contac
 place of the hung model of `dqdyn.contact.derivatives`), and `kkt_derivatives`; a batch runs it
 per block of states on the thread pool (`contact_derivatives_batch`).
 
-**Centroidal dynamics.**  `centroidal_rows_derivatives` turns the base rows ``[n; f]`` of the
-augmented model's ``∂τ/∂q``, ``∂τ/∂v``, ``M`` and ``Ṁ = C + Cᵀ`` (docstring of
-`dqdyn.contact.derivatives`) into ``∂h_g/∂q``, ``∂ḣ_g/∂q``, ``∂ḣ_g/∂v`` and ``A_g``: each moved to
-the CoM, ``[n; f] ↦ [f; n − c × f]``, plus the CoM-motion terms ``[f]× J_c`` and ``−[ċ]× M_f``.
+**Centroidal dynamics.**  `centroidal_derivatives_rows` computes the base rows of the augmented
+model's ``∂τ/∂q``, ``∂τ/∂v``, ``M`` and ``Ṁ`` (docstring of `dqdyn.contact.derivatives`) by the
+forward sweep of `dqdyn.rnea_derivatives` and `dqdyn.dynamics.derivatives._sweeps.base_rows_sweep`
+(those rows alone, O(n): no ancestor visited), and turns them into ``∂h_g/∂q``, ``∂ḣ_g/∂q``,
+``∂ḣ_g/∂v`` and ``A_g``: each moved to the CoM, ``[f; n] ↦ [f; n − c × f]``, plus the CoM-motion
+terms ``[f]× J_c`` and ``−[ċ]× M_f``; a batch per block of states on the thread pool
+(`centroidal_derivatives_batch`), one state through the call gate.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import numba as nb
 import numpy as np
 
 from dqdyn._engine.batching import BLOCKS
-from dqdyn._engine.boundary import BAD_SHAPE, OK
+from dqdyn._engine.boundary import BAD_A_FINITE, BAD_SHAPE, OK, check_state
 from dqdyn._engine.gate import gate_address, gate_tables
 from dqdyn._engine.jit import kernel
 from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
@@ -40,7 +43,7 @@ from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import cross6, dq_mul, pose_translation
 from dqdyn.constraints.base import frame_rotation
 from dqdyn.contact._kernels import S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, SPEC, _kkt_state, kkt_size
-from dqdyn.dynamics.derivatives._sweeps import _carve, _ws_size
+from dqdyn.dynamics.derivatives._sweeps import _carve, _forward_sweep, _ws_size, base_rows_sweep
 from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
 from dqdyn.dynamics.lagrange import C_NCRBA
 from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS
@@ -206,58 +209,78 @@ def kkt_derivatives(R, A, Gq, Gv, eps, par, Z, X, wk, iw):
     return KKT_OK
 
 
-@njit
-def centroidal_rows_derivatives(D, C, f, v, out):
-    """``out`` (4, 6, nv): ``∂h_g/∂q, ∂ḣ_g/∂q, ∂ḣ_g/∂v, A_g`` from ``D`` (≥3, 6 + nv, 6 + nv) the
-    augmented model's ``∂τ/∂q``, ``∂τ/∂v``, ``M`` (its first six rows and columns: the free body
-    ``b``'s), ``C`` (6 + nv, 6 + nv) its Coriolis matrix, ``f`` (3) the base force of its inverse
-    dynamics and ``v`` (nv) the model's velocity (module docstring).  The mass ``m = M[3, 3] > 0``
-    is the caller's to check."""
-    nv = v.shape[0]
-    M = D[2]
-    m = M[3, 3]
-    # −[c]× = −M[:3, 3:6] / m (b's block m[c]×): row r of n − c × f is n_r + Σ_k X[r, k] f_k
-    X = np.empty((3, 3))
-    for r in range(3):
-        for k in range(3):
-            X[r, k] = -M[r, 3 + k] / m
-    cd = np.zeros(3)  # ċ = J_c v = M_f v / m
-    for r in range(3):
-        s = 0.0
-        for j in range(nv):
-            s += M[3 + r, 6 + j] * v[j]
-        cd[r] = s / m
-    fm = np.empty(3)
-    for r in range(3):
-        fm[r] = f[r] / m
-    for j in range(nv):
-        c = 6 + j
-        # the four column blocks [n; f]: ∂τ/∂q, ∂τ/∂v, M and Ṁ = C + Cᵀ
-        for w in range(4):
-            if w < 3:
-                n0, n1, n2 = D[w, 0, c], D[w, 1, c], D[w, 2, c]
-                f0, f1, f2 = D[w, 3, c], D[w, 4, c], D[w, 5, c]
-            else:
-                n0, n1, n2 = C[0, c] + C[c, 0], C[1, c] + C[c, 1], C[2, c] + C[c, 2]
-                f0, f1, f2 = C[3, c] + C[c, 3], C[4, c] + C[c, 4], C[5, c] + C[c, 5]
-            g0 = n0 + X[0, 0] * f0 + X[0, 1] * f1 + X[0, 2] * f2
-            g1 = n1 + X[1, 0] * f0 + X[1, 1] * f1 + X[1, 2] * f2
-            g2 = n2 + X[2, 0] * f0 + X[2, 1] * f1 + X[2, 2] * f2
-            mx, my, mz = M[3, c], M[4, c], M[5, c]  # M_f's column
-            if w == 0:  # ∂ḣ_g/∂q: + [f]× J_c (the CoM moves: −∂c × f)
-                g0 += fm[1] * mz - fm[2] * my
-                g1 += fm[2] * mx - fm[0] * mz
-                g2 += fm[0] * my - fm[1] * mx
-            elif w == 3:  # Ȧ_g: − [ċ]× M_f
-                g0 -= cd[1] * mz - cd[2] * my
-                g1 -= cd[2] * mx - cd[0] * mz
-                g2 -= cd[0] * my - cd[1] * mx
-            o = (1, 2, 3, 0)[w]  # (Ȧ_g into slot 0, where ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g is formed)
-            out[o, 0, j], out[o, 1, j], out[o, 2, j] = f0, f1, f2
-            out[o, 3, j], out[o, 4, j], out[o, 5, j] = g0, g1, g2
-        for r in range(6):
-            out[0, r, j] = out[2, r, j] - out[0, r, j]
+#: `centroidal_derivatives_rows`' status of a state whose moving bodies have no mass
+NO_MASS = 1
 
+
+@njit
+def centroidal_derivatives_rows(mi, mf, Q, V, A, OUT, status, s, e):
+    """``OUT[k]`` (4, 6, nv): ``∂h_g/∂q, ∂ḣ_g/∂q, ∂ḣ_g/∂v, A_g`` at the states ``s ≤ k < e``, for
+    a tree of one root whose joints' body-frame axes are constant and without mimic joints (the
+    caller's to check); ``status[k]``: `dqdyn._engine.boundary`'s code of a bad input, `NO_MASS`
+    or ``OK``.  The forward sweep of `dqdyn.rnea_derivatives` and `base_rows_sweep`
+    give the base rows ``[f; n]`` of the augmented model's ``∂τ/∂q``, ``∂τ/∂v``, ``M`` and ``Ṁ``
+    (docstring of `dqdyn.contact.derivatives`; the free body ``b`` sits at the sweep's origin, the
+    root's), each moved to the CoM, ``[f; n] ↦ [f; n − c × f]``, plus the CoM-motion terms
+    ``[f]× J_c`` and ``−[ċ]× M_f``."""
+    nb1 = mi.shape[0]
+    nv = V.shape[1]
+    ws = np.empty(_ws_size(nb1, nv))
+    fext = np.zeros((1, 6))
+    X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc, cols, tmp = _carve(ws, nb1, nv)
+    S, dVq, dAq, dAv, W = cols[0], cols[1], cols[2], cols[3], cols[4:8]
+    cd = np.empty(3)
+    for k in range(s, e):
+        q, v, a = Q[k], V[k], A[k]
+        st = check_state(mi, q, v, a, BAD_A_FINITE, fext, bool(False))  # (a bool, not a literal)
+        if st != OK:
+            status[k] = st
+            continue
+        _forward_sweep(mi, mf, q, v, a, fext, bool(False), X, Vw, Aw, Pb, Pc, Dc, Hc, Fb, Fc,
+                       S, dVq, dAq, dAv, tmp)
+        base_rows_sweep(mi, Pc, Dc, Hc, Fc, Vw, S, dVq, dAq, dAv, W, tmp)
+        m = Pc[1, 0]
+        if not m > 0.0:
+            status[k] = NO_MASS
+            continue
+        c0, c1, c2 = Pc[1, 1] / m, Pc[1, 2] / m, Pc[1, 3] / m  # the CoM (sweep frame)
+        fm0, fm1, fm2 = Fc[1, 0] / m, Fc[1, 1] / m, Fc[1, 2] / m  # the base force over m
+        for r in range(3):  # ċ = J_c v = M_f v / m
+            x = 0.0
+            for j in range(nv):
+                x += W[2, j, r] * v[j]
+            cd[r] = x / m
+        R = OUT[k]
+        for j in range(nv):
+            mx, my, mz = W[2, j, 0], W[2, j, 1], W[2, j, 2]  # M_f's column
+            for w in range(4):  # ∂τ/∂q, ∂τ/∂v, M, Ṁ
+                f0, f1, f2 = W[w, j, 0], W[w, j, 1], W[w, j, 2]
+                g0 = W[w, j, 3] - (c1 * f2 - c2 * f1)
+                g1 = W[w, j, 4] - (c2 * f0 - c0 * f2)
+                g2 = W[w, j, 5] - (c0 * f1 - c1 * f0)
+                if w == 0:  # ∂ḣ_g/∂q: + [f]× J_c (the CoM moves: −∂c × f)
+                    g0 += fm1 * mz - fm2 * my
+                    g1 += fm2 * mx - fm0 * mz
+                    g2 += fm0 * my - fm1 * mx
+                elif w == 3:  # Ȧ_g: − [ċ]× M_f
+                    g0 -= cd[1] * mz - cd[2] * my
+                    g1 -= cd[2] * mx - cd[0] * mz
+                    g2 -= cd[0] * my - cd[1] * mx
+                o = (1, 2, 3, 0)[w]  # (Ȧ_g into slot 0, where ∂h_g/∂q = ∂ḣ_g/∂v − Ȧ_g is formed)
+                R[o, 0, j], R[o, 1, j], R[o, 2, j] = f0, f1, f2
+                R[o, 3, j], R[o, 4, j], R[o, 5, j] = g0, g1, g2
+            for r in range(6):
+                R[0, r, j] = R[2, r, j] - R[0, r, j]
+        status[k] = OK
+
+
+@pjit
+def centroidal_derivatives_batch(mi, mf, Q, V, A, OUT, status):
+    """`centroidal_derivatives_rows` over a batch, in `BLOCKS` blocks of states (``prange``)."""
+    N = np.int64(Q.shape[0])
+    nblk = min(N, BLOCKS)
+    for b in nb.prange(nblk):
+        centroidal_derivatives_rows(mi, mf, Q, V, A, OUT, status, b * N // nblk, (b + 1) * N // nblk)
 
 
 #: `contact_derivatives_rows`' status of a state the compiled route leaves to the Python one:
@@ -480,7 +503,22 @@ def _c_contact_derivatives(mip, mfp, nb1, bufs, lens):
     return status[0]
 
 
-_CD_C = 0  # its address, set on first use
+def _c_centroidal_derivatives(mip, mfp, nb1, bufs, lens):
+    """One state through the C call gate: inputs ``q``, ``v``, ``a``; the result (4, 6, nv) of
+    `centroidal_derivatives_rows`, flat.  Lengths checked (`BAD_SHAPE`); the state's status
+    returned."""
+    mi, mf = gate_tables(mip, mfp, nb1)
+    nq, nv = mi[0, MI_IQ], mi[0, MI_IV]
+    if lens[0] != nq or lens[1] != nv or lens[2] != nv or lens[3] != 24 * nv:
+        return BAD_SHAPE
+    status = np.empty(1, np.int64)
+    centroidal_derivatives_rows(mi, mf, nb.carray(bufs[0], (1, nq)), nb.carray(bufs[1], (1, nv)),
+                                nb.carray(bufs[2], (1, nv)), nb.carray(bufs[3], (1, 4, 6, nv)),
+                                status, 0, 1)
+    return status[0]
+
+
+_CD_C = _CDD_C = 0  # their addresses, set on first use
 
 
 def contact_derivatives_gate() -> int:
@@ -489,6 +527,11 @@ def contact_derivatives_gate() -> int:
     return _CD_C or gate_address(globals(), "_CD_C", _c_contact_derivatives)
 
 
-__all__ = ["centroidal_rows_derivatives", "contact_derivatives_gate", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",
+def centroidal_derivatives_gate() -> int:
+    """The address of `_c_centroidal_derivatives` for ``GATE``."""
+    return _CDD_C or gate_address(globals(), "_CDD_C", _c_centroidal_derivatives)
+
+
+__all__ = ["centroidal_derivatives_rows", "centroidal_derivatives_batch", "centroidal_derivatives_gate", "NO_MASS", "contact_derivatives_gate", "kkt_derivatives", "elimination_size", "contact_derivatives_rows",
            "contact_derivatives_batch", "KKT_OK", "KKT_SINGULAR", "KKT_M_NOT_PD", "KKT_MAX_CONDITION",
            "DERIV_FALLBACK"]

@@ -28,6 +28,15 @@ augmented state, restricted to the original columns:
   base rows of ``Ṁ = C + Cᵀ`` (`dqdyn.coriolis_matrix`, Christoffel-consistent) and
   ``ċ = J_c v``.
 
+Only those six rows are needed, and each column of them is one wrench of the backward sweep
+(``∂F/∂q_k``, ``∂F/∂q̇_k``, ``ℐ^c 𝒮_k`` and its rate), with no ancestor visited: for a tree of
+one root (free or not) without planar or mimic joints, the compiled route
+(`dqdyn.contact._derivative_kernels.centroidal_derivatives_rows`) runs the forward sweep of
+`dqdyn.rnea_derivatives` on the model itself, with its root at the sweep's origin where ``b``
+sits, and those rows alone (`dqdyn.dynamics.derivatives._sweeps.base_rows_sweep`, O(n)
+instead of the O(n·d) of the whole matrices); one state through the call gate, a batch per
+block of states on the thread pool.  Other models take the augmented model.
+
 Derivatives with respect to ``q`` follow the tangent convention of `dqdyn.integrate` (that of
 `dqdyn.rnea_derivatives`, docstring of `dqdyn.dynamics.derivatives`): for a free or spherical
 joint, the body-frame perturbation ``x ← x exp(½ ε e_k)``, so a free base's columns are
@@ -83,7 +92,8 @@ from dqdyn.contact._derivative_kernels import (
     KKT_M_NOT_PD,
     KKT_MAX_CONDITION,
     KKT_OK,
-    centroidal_rows_derivatives,
+    centroidal_derivatives_batch,
+    centroidal_derivatives_gate,
     contact_derivatives_batch,
     contact_derivatives_gate,
     contact_derivatives_rows,
@@ -102,7 +112,7 @@ from dqdyn.errors import ModelError, ShapeError, SingularError
 from dqdyn.kinematics.jacobians import jacobian_time_derivative
 from dqdyn.multibody.builders import ModelBuilder
 from dqdyn.multibody.joints import PLANAR
-from dqdyn.multibody.model import MI_JTYPE, Model
+from dqdyn.multibody.model import MI_JTYPE, MI_PARENT, Model
 
 
 class CentroidalDynamicsDerivatives(NamedTuple):
@@ -122,9 +132,22 @@ class CentroidalDynamicsDerivatives(NamedTuple):
 
 _AUGMENTED: weakref.WeakKeyDictionary[Model, Model] = weakref.WeakKeyDictionary()
 _IDENTITY = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # b's q: the unit dual quaternion
-_ZERO6 = np.zeros(6)
 _T6 = np.zeros((6, 6))  # [n; f] ↦ [f; n − c × f], its −[c]× block set per call
 _T6[:3, 3:] = _T6[3:, :3] = np.eye(3)
+
+
+def _route(model: Model) -> tuple:
+    """``(layout, address)`` of the compiled route of `centroidal_dynamics_derivatives`
+    (`dqdyn.contact._derivative_kernels.centroidal_derivatives_rows`: the result's four parts
+    and the gate kernel's address), or ``(None, 0)`` for a model it does not take: several
+    roots, a planar joint (its body-frame axes move with its angle) or mimic joints, which the
+    augmented model's route computes.  Kept in the model's index."""
+    mi = model.mi
+    ok = (model.nbodies > 0 and not model._index["mimic"] and not (mi[1:, MI_JTYPE] == PLANAR).any()
+          and int((mi[1:, MI_PARENT] == 0).sum()) == 1)
+    r = (((6, model.nv),) * 4, centroidal_derivatives_gate() if GATE is not None else 0) if ok else (None, 0)
+    model._index["centroidal_derivatives"] = r
+    return r
 
 
 def _augmented(model: Model) -> Model:
@@ -183,13 +206,22 @@ def centroidal_dynamics_derivatives(model: Model, q, v, a) -> CentroidalDynamics
     if not isinstance(model, Model):
         raise ShapeError(f"model must be a dqdyn.Model, got {type(model).__name__}")
     nq, nv = model.nq, model.nv
-    if _one_state(model, q, v, a):
-        return _single(model, q, v, a)  # (one state, checked: the short path)
+    route = model._index.get("centroidal_derivatives") or _route(model)
+    if route[0] is not None and GATE is not None:  # (one state through the C call gate; else
+        # None, or a status that the routes below name)
+        r = GATE(route[1], model.mi, model.mf, 24 * nv, -1, q, v, a)
+        if type(r) is np.ndarray:
+            return SPLIT(r, route[0], 1, CentroidalDynamicsDerivatives)
     w = qv_what(model)
     (Q, V, A), batch = states(model, [("q", q, nq, w[0]), ("v", v, nv, w[1]), ("a", a, nv, w[2])])
     N = Q.shape[0]
-    if N == 1 and not batch:
-        return _single(model, Q[0], V[0], A[0])
+    shape = batch + (6, nv)
+    if route[0] is not None:
+        OUT = np.empty((N, 4, 6, nv))
+        status = np.zeros(N, np.int64)
+        for_batch(centroidal_derivatives_batch, N, model.nbodies + 1)(model.mi, model.mf, Q, V, A, OUT, status)
+        if not status.any():  # (else the route below, which names what is wrong)
+            return CentroidalDynamicsDerivatives(*(OUT[:, k].reshape(shape) for k in range(4)))
     am = _augmented(model)
     Qa = np.concatenate([np.broadcast_to(_IDENTITY, (N, 8)), Q], axis=1)
     Z = np.zeros((N, 6))
@@ -204,7 +236,6 @@ def centroidal_dynamics_derivatives(model: Model, q, v, a) -> CentroidalDynamics
     T6 = np.repeat(_T6[None], N, axis=0)
     T6[:, 3:, 3:] = M[:, :3, 3:6] / -m  # −[c]× (b's block m[c]×)
     R = _finish(W, T6, f, V, m)
-    shape = batch + (6, nv)
     return CentroidalDynamicsDerivatives(*(x.reshape(shape) for x in R))
 
 
@@ -239,21 +270,6 @@ def _finish(W: np.ndarray, T6: np.ndarray, f: np.ndarray, V: np.ndarray, m: floa
 
 
 _NO_FEXT = np.zeros((1, 6))  # (rnea_derivatives' kernel without external wrenches)
-
-
-def _single(model: Model, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> CentroidalDynamicsDerivatives:
-    """One checked state (1-D arrays): the three matrices of `dqdyn.rnea_derivatives` from its
-    kernel, then `_finish`'s steps in one compiled call
-    (`dqdyn.contact._derivative_kernels.centroidal_rows_derivatives`)."""
-    am = _augmented(model)
-    x = np.concatenate((_IDENTITY, q, _ZERO6, v, _ZERO6, a))  # (the augmented q, v, a: views)
-    nqa, nva = am.nq, am.nv
-    qa, va, aa = x[:nqa], x[nqa:nqa + nva], x[nqa + nva:]
-    D = _rnea_derivatives_fext(am, qa, va, aa, None)  # ∂τ/∂q, ∂τ/∂v, M
-    _mass(model, D[2])
-    R = np.empty((4, 6, model.nv))
-    centroidal_rows_derivatives(D, coriolis_matrix(am, qa, va), rnea(am, qa, va, aa)[3:6], v, R)
-    return CentroidalDynamicsDerivatives(R[0], R[1], R[2], R[3])
 
 
 def _rnea_derivatives_fext(model: Model, q, v, a, fext, parts: int = 3):

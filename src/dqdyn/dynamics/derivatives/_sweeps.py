@@ -539,6 +539,62 @@ def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT
 
 
 @fjit
+def base_rows_sweep(mi, Pc, Dc, Hc, Fc, Vw, S, dVq, dAq, dAv, W, tmp):
+    """The rows of a single root's six coordinates in `_derivative_sweep`, as wrenches and
+    without visiting any ancestor (cost O(n)): for each velocity coordinate ``c`` of body ``i``,
+
+    * ``W[0, c] = ∂F/∂q_c = ℐ^c_i Δa_c + ℬ^c_i Δv_c + 𝒮_c × F_i``,
+    * ``W[1, c] = ∂F/∂q̇_c = ℐ^c_i Δw_c + ℬ^c_i 𝒮_c``,
+    * ``W[2, c] = ℐ^c_i 𝒮_c`` (a column of those rows of ``M``),
+    * ``W[3, c] = d(ℐ^c_i 𝒮_c)/dt = ℐ̇^c_i 𝒮_c + ℐ^c_i (𝒱_i × 𝒮_c)`` (of ``Ṁ``; ``𝒮̇ = 𝒱_i × 𝒮``),
+
+    each ``[f, τ]`` in the sweep's world frame, with the composites summed to the root (whose
+    ``Pc``, ``Dc``, ``Hc``, ``Fc`` hold the whole tree's after the sweep).  The force ``F`` of a
+    free body mounted under the root, at rest at the sweep's origin, is the wrench its joint
+    exerts: these are its rows of ``∂τ/∂q``, ``∂τ/∂v``, ``M`` and ``Ṁ``.  Joints whose body-frame
+    axes are constant (every joint but the planar one).  ``tmp``: 24 scratch floats."""
+    nb1 = mi.shape[0]
+    t = tmp[0:6]
+    t2 = tmp[6:12]
+    s = tmp[12:18]
+    z = tmp[18:24]
+    for r in range(6):
+        z[r] = 0.0
+    for i in range(nb1 - 1, 0, -1):
+        iv = mi[i, MI_IV]
+        P = Pc[i]
+        D = Dc[i]
+        H = Hc[i]
+        for m in range(mi[i, MI_NV]):
+            c = iv + m
+            Sc = S[c]
+            _inertia_apply(P, dAq[c], t)
+            _b_apply(D, H, dVq[c], 1.0, t2)
+            cross6(Sc, Fc[i], s)
+            for r in range(6):
+                W[0, c, r] = t[r] + t2[r] + s[r]
+            _inertia_apply(P, dAv[c], t)
+            _b_apply(D, H, Sc, 1.0, t2)
+            for r in range(6):
+                W[1, c, r] = t[r] + t2[r]
+            _inertia_apply(P, Sc, W[2, c])
+            _b_apply(D, z, Sc, 1.0, t)
+            cross6(Vw[i], Sc, t2)
+            _inertia_apply(P, t2, s)
+            for r in range(6):
+                W[3, c, r] = t[r] + s[r]
+        p = mi[i, MI_PARENT]
+        if p > 0:
+            for r in range(10):
+                Pc[p, r] += P[r]
+            for r in range(9):
+                Dc[p, r] += D[r]
+            for r in range(6):
+                Hc[p, r] += H[r]
+                Fc[p, r] += Fc[i, r]
+
+
+@fjit
 def _zero(A):
     for r in range(A.shape[0]):
         for c in range(A.shape[1]):
