@@ -16,7 +16,7 @@ of ``M`` (less the armature: ``A_0`` holds none).  With the whole tree's mass ``
   (`dqdyn.dynamics.newton_euler.ne_core`; base frame, base origin) less the base's armature
   times its acceleration ([Featherstone2008, ch. 5]), moved to the CoM with world axes,
   ``l̇ = R f_b``, ``k̇_g = R τ_b − (c − p_b) × l̇`` (``R``, ``p_b`` the base pose), plus
-  gravity's ``[m g; 0]`` (6).
+  gravity's ``[m g; 0]`` (6); the CoM from dqNE's own CoM poses, without the pass above.
 
 A batch runs `centroidal_rows` per block of states (`centroidal_batch`, through
 `dqdyn._engine.batching.run_chunked`), the code a single state runs, so a batch gives each
@@ -44,14 +44,12 @@ from dqdyn.dynamics.lagrange import (
     C_J,
     C_NCRBA,
     C_Y,
-    X_P,
-    X_R,
     add_rows,
     world_forward,
 )
-from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, ne_core
+from dqdyn.dynamics.newton_euler import NSCRATCH, W_COLS, W_P, W_R, ne_core
 from dqdyn.multibody.joints import FREE, joint_nv
-from dqdyn.multibody.model import MF_ARMATURE, MF_GRAVITY, MF_SCALE, MI_IQ, MI_IV, MI_JTYPE, MI_PARENT
+from dqdyn.multibody.model import MF_ARMATURE, MF_COM, MF_GRAVITY, MF_MASS, MF_SCALE, MI_IQ, MI_IV, MI_JTYPE, MI_PARENT
 
 njit = kernel(error_model="numpy")
 pjit = kernel(parallel=True, error_model="numpy")
@@ -127,6 +125,8 @@ def centroidal_state(mi, mf, q, v, a, out, h, wc, wn, tau, A0):
         return NOT_FLOATING
     rows = out.shape[0]
     n = mi[0, MI_IV]
+    if rows == 0 and a.shape[0] > 0:  # HGDOT: dqNE alone (no composite-rigid-body pass)
+        return _hgdot(mi, mf, q, v, a, h, wc, wn, tau)
     st = momentum_core(mi, mf, q, wc, A0)
     if st != OK:
         return st
@@ -145,38 +145,71 @@ def centroidal_state(mi, mf, q, v, a, out, h, wc, wn, tau, A0):
             for j in range(n):
                 out[r, j] = A0[r, j] / mt
         return OK
-    if a.shape[0] == 0:  # HG: A_0 v moved to the CoM
-        if check_finite(v, BAD_V_FINITE) != OK:
-            return BAD_V_FINITE
-        for r in range(6):
-            s = 0.0
-            for j in range(n):
-                s += A0[r, j] * v[j]
-            h[r] = s
-        l0, l1, l2 = h[0], h[1], h[2]
-        h[3] -= cy * l2 - cz * l1
-        h[4] -= cz * l0 - cx * l2
-        h[5] -= cx * l1 - cy * l0
-    else:  # HGDOT: rnea's base rows [τ_b; f_b] (base frame, base origin) moved to the CoM
-        g = mf[0, MF_GRAVITY : MF_GRAVITY + 3]
-        st = ne_core(mi, mf, g, q, v, a, _EMPTY2, wn, tau)
-        if st != OK:
-            return st
-        iv = mi[1, MI_IV]
-        F = A0[0]
-        for k in range(6):
-            F[k] = tau[iv + k] - mf[1, MF_ARMATURE + k] * a[iv + k]
-        dx, dy, dz = cx - wc[1, X_P], cy - wc[1, X_P + 1], cz - wc[1, X_P + 2]  # c − p_b
-        for r in range(3):
-            R0, R1, R2 = wc[1, X_R + 3 * r], wc[1, X_R + 3 * r + 1], wc[1, X_R + 3 * r + 2]
-            h[r] = R0 * F[3] + R1 * F[4] + R2 * F[5]  # R f_b
-            h[3 + r] = R0 * F[0] + R1 * F[1] + R2 * F[2]  # R τ_b
-        l0, l1, l2 = h[0], h[1], h[2]
-        h[3] -= dy * l2 - dz * l1
-        h[4] -= dz * l0 - dx * l2
-        h[5] -= dx * l1 - dy * l0
-        for k in range(3):
-            h[k] += mt * g[k]
+    # HG: A_0 v moved to the CoM
+    if check_finite(v, BAD_V_FINITE) != OK:
+        return BAD_V_FINITE
+    for r in range(6):
+        s = 0.0
+        for j in range(n):
+            s += A0[r, j] * v[j]
+        h[r] = s
+    l0, l1, l2 = h[0], h[1], h[2]
+    h[3] -= cy * l2 - cz * l1
+    h[4] -= cz * l0 - cx * l2
+    h[5] -= cx * l1 - cy * l0
+    return _finite(h)
+
+
+@njit
+def _hgdot(mi, mf, q, v, a, h, wc, wn, tau):
+    """`HGDOT`: the base rows ``[τ_b; f_b]`` of ``rnea(q, v, a)`` (`ne_core`; base frame, base
+    origin) less the base's armature times its acceleration, moved to the CoM with world axes,
+    ``l̇ = R f_b``, ``k̇_g = R τ_b − (c − p_b) × l̇``, plus gravity's ``[m g; 0]``.  The CoM
+    comes from dqNE's own CoM poses (``x_{c_i}^{c_λ}``, rotation and position in ``wn``): the
+    subtrees' masses and first moments about each CoM, summed children first,
+    ``H_λ += m_i p_i + R_i H_i``, so that ``c − p_b = R (H_1 / m + c_1)`` (``c_1`` the base's
+    CoM in its frame); ``wc``'s first four columns hold ``(m_i, H_i)``."""
+    g = mf[0, MF_GRAVITY : MF_GRAVITY + 3]
+    st = ne_core(mi, mf, g, q, v, a, _EMPTY2, wn, tau)
+    if st != OK:
+        return st
+    nb1 = mi.shape[0]
+    for i in range(1, nb1):
+        wc[i, 0] = mf[i, MF_MASS]
+        wc[i, 1] = wc[i, 2] = wc[i, 3] = 0.0
+    for i in range(nb1 - 1, 1, -1):  # (body 1 is the root: floating)
+        lam = mi[i, MI_PARENT]
+        mi_, H0, H1, H2 = wc[i, 0], wc[i, 1], wc[i, 2], wc[i, 3]
+        wc[lam, 0] += mi_
+        for r in range(3):  # m_i p_i + R_i H_i (R row-major, F_{c_i} → F_{c_λ})
+            o = W_R + 3 * r
+            wc[lam, 1 + r] += mi_ * wn[i, W_P + r] + (wn[i, o] * H0 + wn[i, o + 1] * H1 + wn[i, o + 2] * H2)
+    mt = max(wc[1, 0], 1e-300)
+    e0 = wc[1, 1] / mt + mf[1, MF_COM]
+    e1 = wc[1, 2] / mt + mf[1, MF_COM + 1]
+    e2 = wc[1, 3] / mt + mf[1, MF_COM + 2]
+    iv = mi[1, MI_IV]
+    F = wc[nb1]
+    for k in range(6):
+        F[k] = tau[iv + k] - mf[1, MF_ARMATURE + k] * a[iv + k]
+    for r in range(3):
+        R0, R1, R2 = wn[1, W_R + 3 * r], wn[1, W_R + 3 * r + 1], wn[1, W_R + 3 * r + 2]
+        h[r] = R0 * F[3] + R1 * F[4] + R2 * F[5]  # R f_b
+        h[3 + r] = R0 * F[0] + R1 * F[1] + R2 * F[2]  # R τ_b
+        wc[0, r] = R0 * e0 + R1 * e1 + R2 * e2  # c − p_b
+    dx, dy, dz = wc[0, 0], wc[0, 1], wc[0, 2]
+    l0, l1, l2 = h[0], h[1], h[2]
+    h[3] -= dy * l2 - dz * l1
+    h[4] -= dz * l0 - dx * l2
+    h[5] -= dx * l1 - dy * l0
+    for k in range(3):
+        h[k] += mt * g[k]
+    return _finite(h)
+
+
+@njit
+def _finite(h):
+    """``OK``, or `BAD_OVERFLOW` where finite inputs overflowed."""
     for r in range(6):
         if not math.isfinite(h[r]):
             return BAD_OVERFLOW
