@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import dqdyn
 from dqdyn._engine.gate import GATE
@@ -114,11 +115,15 @@ def test_finite_differences(case):
         model, _ = robot("solo12")
         contacts = _contacts("6d", FEET["solo12"][:2])
         kw = {"regularization": 1e-3}
-    elif case == "floating_tree":  # every joint type; a point on the tree and a welded offset frame,
-        # both with a kd (a mixed set whose terms ∂ν/∂q are taken together)
+    elif case == "floating_tree":  # every joint type (the hung model's route: a planar joint);
+        # a point on the tree and a welded offset frame, both with a kd (a mixed set whose terms
+        # ∂ν/∂q are taken together), the frame with a kp and a target (its error log(x*⁻¹ x))
         model = _floating_tree()
+        target = np.eye(4)
+        target[:3, :3] = Rotation.from_rotvec([0.3, 0.2, -0.4]).as_matrix()
+        target[:3, 3] = [0.2, -0.1, 0.3]
         contacts = [dqdyn.PointContact(model.nbodies, kd=1.0),
-                    dqdyn.FrameContact((4, [0.05, -0.02, 0.1]), kd=2.0)]
+                    dqdyn.FrameContact((4, [0.05, -0.02, 0.1]), kd=2.0, kp=5.0, target=target)]
     else:  # a fixed-base arm with its tool welded: all six rows, 6 DoF
         model = dqdyn.load_urdf(erd(ALL["ur5"][0]))
         contacts = [dqdyn.FrameContact(model.nbodies)]
@@ -227,7 +232,7 @@ def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
     `dqdyn.contact.derivatives`) give the same six matrices, regularised or not, on a floating
     base with trees of each joint type (points, a frame contact on the tree, Baumgarte gains and
     a point's target) and on the quadrupeds (point feet, with gains) and Talos (welded soles,
-    with a kd)."""
+    with a kd, and with a kp and targets)."""
     from dqdyn.contact import derivatives as D
 
     cases = [_tree_with_feet(types, seed) for seed in range(3)]
@@ -238,8 +243,15 @@ def test_compiled_route_is_the_hung_model_route(types, monkeypatch):
     cases += [(robot(r)[0], _contacts("3d", FEET[r])) for r in ("solo12", "anymal")]
     cases += [(robot("solo12")[0], _contacts("3d", FEET["solo12"], kp=10.0, kd=1.0,
                                              target=[0.1, 0.0, -0.3]))]
-    cases += [(robot("talos")[0], _contacts("6d", FEET["talos"])),
-              (robot("talos")[0], _contacts("6d", FEET["talos"], kd=4.0))]
+    talos = robot("talos")[0]
+    q0 = dqdyn.random_configuration(talos, seed=np.random.default_rng(5))
+    off = np.eye(4)
+    off[:3, :3] = Rotation.from_rotvec([0.2, -0.1, 0.3]).as_matrix()
+    off[:3, 3] = [0.05, -0.02, 0.03]
+    cases += [(talos, _contacts("6d", FEET["talos"])), (talos, _contacts("6d", FEET["talos"], kd=4.0)),
+              (talos, [dqdyn.FrameContact(f, kp=30.0, kd=4.0,
+                                          target=matrix_from_pose(dqdyn.frame_pose(talos, q0, f)) @ off)
+                       for f in FEET["talos"]])]  # (a frame's target off its pose: log(x*⁻¹ x))
     compiled_states = 0
     for model, feet in cases:
         rng = np.random.default_rng(5)

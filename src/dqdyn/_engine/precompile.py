@@ -301,12 +301,21 @@ def group_contact():
             dqdyn.contact_dynamics(m, *args, feet, proximal=proximal)
             dqdyn.impulse_dynamics(m, *args[:2], feet, 0.5, proximal=proximal)
     # the contact-dynamics derivatives (`dqdyn.contact._derivative_kernels`): the compiled route,
-    # one state, the serial batch twin and the parallel batch; the hung model's route (a frame
-    # contact with kp and a target) and its block elimination
+    # one state, the serial batch twin and the parallel batch (a frame contact with kp and a
+    # target too); the hung model's route (a planar joint) and its block elimination
+    held = [dqdyn.FrameContact(feet[1].frame, kp=1.0, target=np.eye(4))]
     for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
         dqdyn.contact_dynamics_derivatives(m, *args, feet)
-    held = [dqdyn.FrameContact(feet[1].frame, kp=1.0, target=np.eye(4))]
-    dqdyn.contact_dynamics_derivatives(m, Q[0], V[0], T[0], held)
+        dqdyn.contact_dynamics_derivatives(m, *args, held)
+    pb = dqdyn.ModelBuilder("planar")
+    pb.add_body("base", joint="planar", mass=2.0, inertia=0.1 * np.eye(3))
+    pb.add_body("arm", "base", "spherical", mass=1.0, inertia=I3, com=[0, 0, -0.2])
+    pb.add_body("fore", "arm", "revolute", mass=1.0, inertia=I3, axis=[0, 1, 0], com=[0, 0, -0.2],
+                xyz=[0, 0, -0.4])
+    pl = pb.build()
+    Qp, Vp, Tp = _states(pl, 3)
+    dqdyn.contact_dynamics_derivatives(pl, Qp[0], Vp[0], Tp[0],
+                                       [dqdyn.FrameContact(("fore", [0, 0, -0.4]), kp=1.0, target=np.eye(4))])
     # the centroidal-dynamics derivatives' compiled route: one state (the gate), the serial
     # batch twin and the parallel batch
     for args in ((Q[0], V[0], T[0]), (Q, V, T), big):

@@ -13,8 +13,7 @@ r"""The compiled steps of the contact- and centroidal-dynamics derivatives: one 
 ``m`` contact rows) in one call, where the numpy route took a dozen matrix products, each with
 its call's cost; ``S⁻¹`` is `dqdyn._engine.linalg.spd_inverse` (exactly symmetric).
 
-**The whole route in one call.**  For contacts but frame contacts with ``kp`` and a target,
-`contact_derivatives_rows` runs every step at each state: the contact dynamics
+**The whole route in one call.**  `contact_derivatives_rows` runs every step at each state: the contact dynamics
 (`dqdyn.contact._kernels`), the sweeps of `dqdyn.rnea_derivatives` with the contact forces as
 external wrenches, the contact rows' derivatives from its forward sweep (`contact_rows`, in
 place of the hung model of `dqdyn.contact.derivatives`), and `kkt_derivatives`; a batch runs it
@@ -31,6 +30,8 @@ terms ``[f]× J_c`` and ``−[ċ]× M_f``; a batch per block of states on the th
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -42,7 +43,19 @@ from dqdyn._engine.linalg import spd_inverse, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import cross6, dq_mul, pose_translation
 from dqdyn.constraints.base import frame_rotation
-from dqdyn.contact._kernels import S_BODY, S_DIM, S_HAS_T, S_KD, S_KP, S_PL, S_T, SPEC, _kkt_state, kkt_size
+from dqdyn.contact._kernels import (
+    S_BODY,
+    S_DIM,
+    S_HAS_T,
+    S_KD,
+    S_KP,
+    S_PL,
+    S_T,
+    SPEC,
+    _kkt_state,
+    frame_error,
+    kkt_size,
+)
 from dqdyn.dynamics.derivatives._sweeps import _carve, _forward_sweep, _ws_size, base_rows_sweep
 from dqdyn.dynamics.derivatives.kernels import BLAS_FROM, _rnea_derivatives_on
 from dqdyn.dynamics.lagrange import C_NCRBA
@@ -289,6 +302,65 @@ def centroidal_derivatives_batch(mi, mf, Q, V, A, OUT, status):
 DERIV_FALLBACK = 1
 
 
+@njit
+def _mul3(A, B, C):
+    """``C = A B`` (3 × 3)."""
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@njit
+def _skew(x0, x1, x2, X):
+    X[0, 0] = X[1, 1] = X[2, 2] = 0.0
+    X[0, 1], X[0, 2], X[1, 2] = -x2, x1, -x0
+    X[1, 0], X[2, 0], X[2, 1] = x2, -x1, x0
+
+
+@njit
+def jr_inv_se3(e, out):
+    """``out = J_r⁻¹(e)`` (6, 6) of SE(3) for ``e = [ρ; φ]``: ``log(exp(e) exp(δ)) ≈ e + J_r⁻¹(e)
+    δ``.  ``J_r(e) = J_l(−e)`` and ``J_l⁻¹ = [[J⁻¹, −J⁻¹ Q J⁻¹], [0, J⁻¹]]`` with ``J`` the left
+    Jacobian of SO(3) and ``Q(ρ, φ)`` the closed form of its translation coupling (the series of
+    the SE(3) left Jacobian summed)."""
+    W = np.empty((12, 3, 3))
+    P, Rx, PR, RP, PRP, T, U, Q, Ji = W[0], W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8]
+    _skew(-e[3], -e[4], -e[5], P)
+    _skew(-e[0], -e[1], -e[2], Rx)
+    t2 = e[3] * e[3] + e[4] * e[4] + e[5] * e[5]
+    t = math.sqrt(t2)
+    if t < 1e-4:  # (series of the coefficients below)
+        c1, c2, c3 = 1.0 / 6.0 - t2 / 120.0, 1.0 / 24.0 - t2 / 720.0, 1.0 / 120.0 - t2 / 2520.0
+        cj = 1.0 / 12.0 + t2 / 720.0
+    else:
+        sn, cs = math.sin(t), math.cos(t)
+        c1 = (t - sn) / (t * t2)
+        c2 = (t2 + 2.0 * cs - 2.0) / (2.0 * t2 * t2)
+        c3 = (2.0 * t - 3.0 * sn + t * cs) / (2.0 * t2 * t2 * t)
+        cj = 1.0 / t2 - (1.0 + cs) / (2.0 * t * sn)
+    _mul3(P, Rx, PR)
+    _mul3(Rx, P, RP)
+    _mul3(PR, P, PRP)
+    _mul3(P, PR, T)  # P P Rx
+    _mul3(RP, P, U)  # Rx P P
+    A, B, PP = W[9], W[10], W[11]
+    _mul3(PRP, P, A)  # P Rx P P
+    _mul3(P, PRP, B)  # P P Rx P
+    _mul3(P, P, PP)
+    for i in range(3):
+        for j in range(3):
+            Q[i, j] = (0.5 * Rx[i, j] + c1 * (PR[i, j] + RP[i, j] + PRP[i, j])
+                       + c2 * (T[i, j] + U[i, j] - 3.0 * PRP[i, j]) + c3 * (A[i, j] + B[i, j]))
+            Ji[i, j] = (1.0 if i == j else 0.0) - 0.5 * P[i, j] + cj * PP[i, j]  # J_l⁻¹(φ) of SO(3)
+    _mul3(Ji, Q, T)
+    _mul3(T, Ji, U)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = out[3 + i, 3 + j] = Ji[i, j]
+            out[i, 3 + j] = -U[i, j]
+            out[3 + i, j] = 0.0
+
+
 @ijit
 def _lin(R, p, w, vp, dV, dA, out):
     """``out = Rᵀ (δa_o + δω̇ × p + δω × v_p + ω × (δv_o + δω × p))``: the change of the classical
@@ -325,8 +397,7 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
     (`_sweeps._carve`: poses ``x_i`` (a root's position left out), twists ``𝒱_i``,
     accelerations ``𝒜_i`` (with the base acceleration ``−g``), axes ``𝒮_k``,
     ``Δv_k = 𝒱_λ × 𝒮_k``, ``Δw_k = (𝒱_λ + 𝒱_i) × 𝒮_k``), for a model of revolute, prismatic,
-    helical, cylindrical, spherical and free joints (body-fixed joint axes), without a frame
-    contact with ``kp`` and a target (the caller's to check).
+    helical, cylindrical, spherical and free joints (body-fixed joint axes).
 
     A point contact holds the classical acceleration of its point in its frame, ``g = Rᵀ a_p``;
     a frame contact the spatial acceleration of its frame, ``Ad(x_c⁻¹) 𝒜`` (rows ``[linear;
@@ -338,8 +409,8 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
     ``(𝒮_k, Δw_k − 𝒱_i × 𝒮_k)`` for ``∂/∂q̇_k`` and ``(Δv_k, 𝒜_λ × 𝒮_k + Δv_k × (𝒱_i − 𝒱_λ))``
     for ``∂/∂q_k``; the other columns are zero.  The Baumgarte terms ``kd ν + kp e`` of the rows
     (``ν = A v`` the frame's velocity, the same invariance: ``∂ν/∂q_k = Ad(x_c⁻¹) Δv_k``; a point
-    contact's ``e = Rᵀ (p − p*)``: ``∂e/∂q = A + [e]× J_ω``, ``J_ω`` the frame's angular rows)
-    are added."""
+    contact's ``e = Rᵀ (p − p*)``: ``∂e/∂q = A + [e]× J_ω``, ``J_ω`` the frame's angular rows; a
+    frame contact's ``e = log(x*⁻¹ x)``: ``∂e/∂q = J_r⁻¹(e) A``, `jr_inv_se3`) are added."""
     mi, mf, q, ws, spec = unmanaged(mi), unmanaged(mf), unmanaged(q), unmanaged(ws), unmanaged(spec)
     A, Gq, Gv = unmanaged(A), unmanaged(Gq), unmanaged(Gv)  # (views without reference counts)
     nb1, nv = mi.shape[0], mi[0, MI_IV]
@@ -352,6 +423,8 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
     zero, e, xr = view(ws, o + 44, (6,)), view(ws, o + 50, (3,)), view(ws, o + 53, (8,))
     for r in range(6):
         zero[r] = 0.0
+    b6 = np.empty(60)  # a frame contact's error e6, J_r⁻¹(e6), a column of A, scratch
+    e6, J6, a6, Rr, t3 = view(b6, 0, (6,)), view(b6, 6, (6, 6)), view(b6, 42, (6,)), view(b6, 48, (3, 3)), view(b6, 57, (3,))
     o = 0
     for c in range(spec.shape[0]):
         i, dim = np.int64(spec[c, S_BODY]), np.int64(spec[c, S_DIM])
@@ -364,8 +437,8 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
         vp[0] = vo[0] + (w[1] * p[2] - w[2] * p[1])
         vp[1] = vo[1] + (w[2] * p[0] - w[0] * p[2])
         vp[2] = vo[2] + (w[0] * p[1] - w[1] * p[0])
-        kp = kp if spec[c, S_HAS_T] != 0.0 and not six else 0.0
-        if kp != 0.0:  # e = Rᵀ (p − p*), p in the world: the sweep's p plus its root's position
+        kp = kp if spec[c, S_HAS_T] != 0.0 else 0.0
+        if kp != 0.0:  # the error e, p in the world: the sweep's p plus its root's position
             r = i
             while mi[r, MI_PARENT] > 0:
                 r = mi[r, MI_PARENT]
@@ -373,10 +446,15 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
                             mf[r, MF_SCALE], mf[r, MF_OFFSET], xr)
             dq_mul(mf[r, MF_PLACEMENT : MF_PLACEMENT + 8], xr, xr)  # (dq_mul reads both before it writes)
             pose_translation(xr, dV)
-            for k in range(3):
-                dA[k] = p[k] + dV[k] - spec[c, S_T + k]
-            for k in range(3):
-                e[k] = R[0, k] * dA[0] + R[1, k] * dA[1] + R[2, k] * dA[2]
+            if six:  # log(x*⁻¹ x)
+                for k in range(3):
+                    dV[k] += p[k]
+                frame_error(spec[c], R, dV, Rr, t3, e6)
+            else:  # Rᵀ (p − p*)
+                for k in range(3):
+                    dA[k] = p[k] + dV[k] - spec[c, S_T + k]
+                for k in range(3):
+                    e[k] = R[0, k] * dA[0] + R[1, k] * dA[1] + R[2, k] * dA[2]
         for r in range(dim):
             for k in range(nv):
                 A[o + r, k] = 0.0
@@ -412,13 +490,23 @@ def contact_rows(mi, mf, q, ws, spec, A, Gq, Gv):
                         for r in range(3):
                             Gq[o + 3 + r, col] += kd * (R[0, r] * dVq[col, 0] + R[1, r] * dVq[col, 1]
                                                         + R[2, r] * dVq[col, 2])
-                if kp != 0.0:  # kp e: ∂e/∂q = A + e × J_ω
+                if kp != 0.0 and not six:  # kp e: ∂e/∂q = A + e × J_ω
                     for r in range(3):
                         out[r] = R[0, r] * sc[0] + R[1, r] * sc[1] + R[2, r] * sc[2]
                     Gq[o, col] += kp * (A[o, col] + (e[1] * out[2] - e[2] * out[1]))
                     Gq[o + 1, col] += kp * (A[o + 1, col] + (e[2] * out[0] - e[0] * out[2]))
                     Gq[o + 2, col] += kp * (A[o + 2, col] + (e[0] * out[1] - e[1] * out[0]))
             j = lam
+        if kp != 0.0 and six:  # kp e: ∂e/∂q = J_r⁻¹(e) A (A's rows: the frame's body twist)
+            jr_inv_se3(e6, J6)
+            for col in range(nv):
+                for r in range(6):
+                    a6[r] = A[o + r, col]
+                for r in range(6):
+                    x = 0.0
+                    for k in range(6):
+                        x += J6[r, k] * a6[k]
+                    Gq[o + r, col] += kp * x
         o += dim
 
 

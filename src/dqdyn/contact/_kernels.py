@@ -119,6 +119,21 @@ def _log6(Rr, t, e):
 
 
 @njit
+def frame_error(sp, R, p, Rr, t, e):
+    """A frame contact's error ``e = log(x*⁻¹ x)`` (6, ``[v; ω]``) from its pose ``(R, p)`` in the
+    world and the target ``(R*, p*)`` of its row ``sp`` of the contact table: `_log6` of
+    ``(R*ᵀ R, R*ᵀ (p − p*))``; ``Rr`` (3, 3) and ``t`` (3) scratch."""
+    Rt = sp[S_T : S_T + 9]
+    d0, d1, d2 = p[0] - sp[S_T + 9], p[1] - sp[S_T + 10], p[2] - sp[S_T + 11]
+    for i in range(3):
+        for j in range(3):
+            Rr[i, j] = Rt[i] * R[0, j] + Rt[3 + i] * R[1, j] + Rt[6 + i] * R[2, j]
+    for i in range(3):
+        t[i] = Rt[i] * d0 + Rt[3 + i] * d1 + Rt[6 + i] * d2
+    _log6(Rr, t, e)
+
+
+@njit
 def _rows_from_sweeps(mi, mf, wc, wn, body, pl, impulse, J, jdv, sm):
     """A contact frame's body Jacobian ``J`` (6 × nv, rows ``[ω; v]`` in the frame's axes; zeroed
     by the caller) and, unless ``impulse``, ``jdv = J̇ v`` (its spatial acceleration at ``v̇ = 0``
@@ -235,17 +250,8 @@ def _contact_rows(mi, mf, q, v, spec, impulse, A, b, J, jdv, xf, X, R, p, sm, wc
                     d0, d1, d2 = p[0] - sp[S_T], p[1] - sp[S_T + 1], p[2] - sp[S_T + 2]
                     for i in range(3):
                         e[i] = R[0, i] * d0 + R[1, i] * d1 + R[2, i] * d2
-                else:  # log(x*⁻¹ x): (R*ᵀ R, R*ᵀ (p − p*))
-                    Rt = sp[S_T : S_T + 9]
-                    d0, d1, d2 = p[0] - sp[S_T + 9], p[1] - sp[S_T + 10], p[2] - sp[S_T + 11]
-                    Rr = view(sm, 12, (3, 3))
-                    for i in range(3):
-                        for j in range(3):
-                            Rr[i, j] = Rt[i] * R[0, j] + Rt[3 + i] * R[1, j] + Rt[6 + i] * R[2, j]
-                    t = sm[21:24]
-                    for i in range(3):
-                        t[i] = Rt[i] * d0 + Rt[3 + i] * d1 + Rt[6 + i] * d2
-                    _log6(Rr, t, e)
+                else:
+                    frame_error(sp, R, p, view(sm, 12, (3, 3)), sm[21:24], e)
                 for k in range(dim):
                     b[r0 + k] -= kp * e[k]
         r0 += dim

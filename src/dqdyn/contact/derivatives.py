@@ -70,8 +70,8 @@ differentiated by the product rule.  Baumgarte terms: ``kd ν_c`` (``∂ν/∂q`
 
 The compiled route needs no hung model: the contact rows' derivatives come from the forward
 sweep of `dqdyn.rnea_derivatives` itself (`dqdyn.contact._derivative_kernels.contact_rows`, which
-the hung model's route is tested against), and the whole route is one compiled call; a frame
-contact with ``kp`` and a target (whose error is ``log(x*⁻¹ x)``) keeps the hung model's route.
+the hung model's route is tested against), and the whole route is one compiled call; models
+with mimic or planar joints keep the hung model's route.
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ from dqdyn.contact._derivative_kernels import (
     contact_derivatives_gate,
     contact_derivatives_rows,
     elimination_size,
+    jr_inv_se3,
     kkt_derivatives,
 )
 from dqdyn.contact._kkt import _par, check_settings, contact_table
@@ -382,35 +383,6 @@ def _hung(model: Model, frames, dims) -> _Hung:
     return hit
 
 
-def _jr_inv_se3(e: np.ndarray) -> np.ndarray:
-    """``J_r⁻¹(e)`` (6, 6) of SE(3) for ``e = [ρ; φ]``: ``log(exp(e) exp(δ)) ≈ e + J_r⁻¹(e) δ``.
-
-    ``J_r(e) = J_l(−e)`` and ``J_l⁻¹ = [[J⁻¹, −J⁻¹ Q J⁻¹], [0, J⁻¹]]`` with ``J`` the left
-    Jacobian of SO(3) and ``Q(ρ, φ)`` the closed form of its translation coupling (the series
-    of the SE(3) left Jacobian summed)."""
-    rho, phi = -e[:3], -e[3:]
-    P, Rx = skew(phi), skew(rho)
-    t2 = float(phi @ phi)
-    t = np.sqrt(t2)
-    if t < 1e-4:  # (series of the coefficients below)
-        c1, c2, c3 = 1 / 6 - t2 / 120, 1 / 24 - t2 / 720, 1 / 120 - t2 / 2520
-        cj = 1 / 12 + t2 / 720
-    else:
-        s, c = np.sin(t), np.cos(t)
-        c1 = (t - s) / t ** 3
-        c2 = (t2 + 2 * c - 2) / (2 * t2 * t2)
-        c3 = (2 * t - 3 * s + t * c) / (2 * t2 * t2 * t)
-        cj = 1 / t2 - (1 + c) / (2 * t * s)
-    PR, RP, PRP = P @ Rx, Rx @ P, P @ Rx @ P
-    Q = (0.5 * Rx + c1 * (PR + RP + PRP) + c2 * (P @ PR + RP @ P - 3 * PRP)
-         + c3 * (PRP @ P + P @ PRP))
-    Ji = np.eye(3) - 0.5 * P + cj * (P @ P)  # J_l⁻¹(φ) of SO(3)
-    out = np.zeros((6, 6))
-    out[:3, :3] = out[3:, 3:] = Ji
-    out[:3, 3:] = -Ji @ Q @ Ji
-    return out
-
-
 def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
                                  regularization: float = 0.0) -> ContactDynamicsDerivatives:
     """Analytic derivatives of `dqdyn.contact_dynamics` with respect to ``q``, ``v`` and ``τ``.
@@ -452,9 +424,8 @@ def contact_dynamics_derivatives(model: Model, q, v, tau, contacts, *,
     Notes
     -----
     On a model without mimic or planar joints, one compiled call per state
-    (`dqdyn.contact._derivative_kernels`; a batch on the thread pool), but where a frame contact
-    has ``kp`` and a target: that set takes the hung model of the module docstring, and a batch
-    of it a Python loop over its states.
+    (`dqdyn.contact._derivative_kernels`; a batch on the thread pool); a model with them takes
+    the hung model of the module docstring, and a batch a Python loop over its states.
     """
     p = _PLANS.get((id(model), id(contacts)))
     if p is None or p.edits != EDITS[0] or p.raw is not regularization or (
@@ -542,10 +513,9 @@ def _plan(model, contacts, regularization) -> _Plan:
     p.hp = _hung(model, [c._frame(model) for c in cons], tuple(c.dim for c in cons))
     p.args = None
     spec, p.m = contact_table(model, cons)
-    # the compiled route (`contact_rows`): no frame contact with kp and a target, no mimic
-    # joint, no planar joint (its axes turn with its own angle)
-    if (cons and not any(c.dim == 6 and c.kp and c.target is not None for c in cons)
-            and not model._index["mimic"] and not (model.mi[1:, MI_JTYPE] == PLANAR).any()):
+    # the compiled route (`contact_rows`): no mimic joint, no planar joint (its axes turn with
+    # its own angle)
+    if cons and not model._index["mimic"] and not (model.mi[1:, MI_JTYPE] == PLANAR).any():
         p.args = (model.mi, model.mf, spec, _par(eps, None, _MAX_ITER, _TOL, 0.0, False), p.hp.fmap)
     p.layout = None
     if p.args is not None and GATE is not None:  # (the gate's flat inputs and result parts)
@@ -619,7 +589,9 @@ def _contact_one(model, hp: _Hung, cons, q, v, a, lam, eps):
             if c.dim == 3:
                 Gq[o:o + 3] += kp * (Mh[i + 3:i + 6, :nv] + skew(e) @ Mh[i:i + 3, :nv])
             else:
-                Gq[o:o + 6] += kp * (_jr_inv_se3(e) @ A[o:o + 6])
+                J6 = np.empty((6, 6))
+                jr_inv_se3(np.ascontiguousarray(e, dtype=float), J6)
+                Gq[o:o + 6] += kp * (J6 @ A[o:o + 6])
     o = A.shape[0]
     fext = (hp.fmap @ lam).reshape(model.nbodies + 1, 6)
     R = _rnea_derivatives_fext(model, q, v, a, fext)  # (3, nv, nv): ∂ID/∂q, ∂ID/∂v, M

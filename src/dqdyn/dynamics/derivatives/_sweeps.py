@@ -381,6 +381,22 @@ def sweep_views(ws, nb1, nv):
 PAIR_FROM = 12
 
 
+@ijit
+def _to_parent(mi, Pc, Dc, Hc, Fc, i, composite_inertia):
+    """Body ``i``'s composites into its parent's (plain sums in the world frame); ``ℐ^c`` only
+    when ``composite_inertia``."""
+    p = mi[i, MI_PARENT]
+    if p > 0:
+        if composite_inertia:
+            for r in range(10):
+                Pc[p, r] += Pc[i, r]
+        for r in range(9):
+            Dc[p, r] += Dc[i, r]
+        for r in range(6):
+            Hc[p, r] += Hc[i, r]
+            Fc[p, r] += Fc[i, r]
+
+
 @fjit
 def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT,
                       dq, dv, M, composite_inertia, tmp):
@@ -526,16 +542,7 @@ def _derivative_sweep(mi, q, X, Pc, Dc, Hc, Fc, S, dVq, dAq, dAv, Fa, Fv, Fq, BT
                     dq[c, ca] = ((w[0] * fa3 + w[1] * fa4 + w[2] * fa5 + w[3] * fa0 + w[4] * fa1 + w[5] * fa2)
                                  + (u[0] * b3 + u[1] * b4 + u[2] * b5 + u[3] * b0 + u[4] * b1 + u[5] * b2))
                 p = mi[p, MI_PARENT]
-        p = mi[i, MI_PARENT]
-        if p > 0:
-            if composite_inertia:
-                for r in range(10):
-                    Pc[p, r] += P[r]
-            for r in range(9):
-                Dc[p, r] += D[r]
-            for r in range(6):
-                Hc[p, r] += H[r]
-                Fc[p, r] += Fc[i, r]
+        _to_parent(mi, Pc, Dc, Hc, Fc, i, composite_inertia)
 
 
 @fjit
@@ -583,15 +590,7 @@ def base_rows_sweep(mi, Pc, Dc, Hc, Fc, Vw, S, dVq, dAq, dAv, W, tmp):
             _inertia_apply(P, t2, s)
             for r in range(6):
                 W[3, c, r] = t[r] + s[r]
-        p = mi[i, MI_PARENT]
-        if p > 0:
-            for r in range(10):
-                Pc[p, r] += P[r]
-            for r in range(9):
-                Dc[p, r] += D[r]
-            for r in range(6):
-                Hc[p, r] += H[r]
-                Fc[p, r] += Fc[i, r]
+        _to_parent(mi, Pc, Dc, Hc, Fc, i, bool(True))
 
 
 @fjit
