@@ -5,9 +5,8 @@
 ``dqdyn.centroidal_dynamics_derivatives`` against ``pinocchio.computeCentroidalDynamicsDerivatives``
 interleaved A/B in one process (benchmarks/harness.interleaved; medians) on Solo-12, ANYmal and
 Talos (free base) and UR5 (fixed base).  Each ratio dqdyn / Pinocchio is measured ``--repeat``
-times: the median and [min–max] are printed.  Also timed: ``rnea_derivatives`` of the model on
-the massless free base that the function differentiates (its largest share), and a batch of
-``--batch`` states in one dqdyn call against a Python loop of Pinocchio calls.  ``--contacts``
+times: the median and [min–max] are printed.  Also timed: a batch of ``--batch`` states in one
+dqdyn call (the thread pool) against a Python loop of Pinocchio calls.  ``--contacts``
 adds ``dqdyn.contact_dynamics_derivatives`` against ``constraintDynamics`` followed by
 ``computeConstraintDynamicsDerivatives`` (both solve the contact dynamics first) on Solo-12 and
 ANYmal (four point feet) and Talos (two welded soles), per call and for a batch of ``--batch``
@@ -31,7 +30,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import dqdyn  # noqa: E402
-from dqdyn.contact.derivatives import _augmented  # noqa: E402
 
 from harness import interleaved, write_results  # noqa: E402
 
@@ -82,10 +80,6 @@ def main(argv=None):
         for x, y in zip(ours(), theirs()):
             assert np.abs(x - np.asarray(y) @ T).max() <= 1e-9 * (1 + np.abs(y).max())
         ta, tb, r, lo, hi = _measure(ours, theirs, args.repeat, args.rounds)
-        am = _augmented(m)
-        qa = np.concatenate([[1.0, 0, 0, 0, 0, 0, 0, 0], q])
-        va, aa = np.concatenate([np.zeros(6), v]), np.concatenate([np.zeros(6), a])
-        t_rd, _ = interleaved(lambda: dqdyn.rnea_derivatives(am, qa, va, aa), theirs, rounds=args.rounds)
         N = args.batch
         Q = dqdyn.random_configuration(m, size=N, seed=rng)
         V, A = rng.normal(size=(2, N, m.nv))
@@ -96,11 +90,10 @@ def main(argv=None):
         tb_pin = min(_timed(lambda: [pin.computeCentroidalDynamicsDerivatives(pm, pd, QP[k], VP[k], AP[k])
                                      for k in range(N)]) for _ in range(3))
         rows.append({"robot": label, "dqdyn_us": ta, "pin_us": tb, "ratio": r, "ratio_min": lo,
-                     "ratio_max": hi, "rnea_derivatives_us": t_rd,
+                     "ratio_max": hi,
                      f"batch{N}_dqdyn_us_per_state": tb_ours / N * 1e6,
                      f"batch{N}_pin_loop_us_per_state": tb_pin / N * 1e6})
-        print(f"{label:18s} {ta:8.2f} µs {tb:8.2f} µs  ratio {r:.2f} [{lo:.2f}–{hi:.2f}]  "
-              f"(rnea_derivatives on the free base {t_rd:.2f} µs); batch of {N}: "
+        print(f"{label:18s} {ta:8.2f} µs {tb:8.2f} µs  ratio {r:.2f} [{lo:.2f}–{hi:.2f}];  batch of {N}: "
               f"{tb_ours / N * 1e6:.2f} vs {tb_pin / N * 1e6:.2f} µs per state", flush=True)
     meta = {"repeat": args.repeat, "rounds": args.rounds, "batch": args.batch}
     js, md = write_results("centroidal_derivatives", rows, meta)
