@@ -126,8 +126,8 @@ def group_dynamics():
     dqdyn.algebra.dualquat.log(np.stack([x, x]))
     # the lanes' serial twin (`_each_form`'s large batch: the parallel), and both on a floating base
     for m in (dqdyn.serial_chain(3), dqdyn.random_tree(4, ("free", "revolute"), seed=0)):
-        dqdyn.rnea(m, *_states(m, n=16))
-        dqdyn.mass_matrix(m, _states(m, n=16)[0].tolist())  # (a list passes the gate by)
+        dqdyn.rnea(m, *[x.tolist() for x in _states(m, n=16)])  # (a list passes the gate by)
+        dqdyn.mass_matrix(m, _states(m, n=16)[0].tolist())
     dqdyn.rnea(m, *_big(m, *_states(m)))
     _entries("dqdyn.dynamics.newton_euler", ("rnea_entry", "RNEA_SIG"))
     _entries("dqdyn.dynamics.lagrange", ("crba_entry", "CRBA_SIG"), ("gravity_entry", "GRAVITY_SIG"))
@@ -304,7 +304,7 @@ def group_contact():
     # one state, the serial batch twin and the parallel batch (a frame contact with kp and a
     # target too); the hung model's route (a planar joint) and its block elimination
     held = [dqdyn.FrameContact(feet[1].frame, kp=1.0, target=np.eye(4))]
-    for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
+    for args in ((Q[0], V[0], T[0]), (Q, V, T), (Q.tolist(), V, T), big):
         dqdyn.contact_dynamics_derivatives(m, *args, feet)
         dqdyn.contact_dynamics_derivatives(m, *args, held)
     pb = dqdyn.ModelBuilder("planar")
@@ -317,8 +317,8 @@ def group_contact():
     dqdyn.contact_dynamics_derivatives(pl, Qp[0], Vp[0], Tp[0],
                                        [dqdyn.FrameContact(("fore", [0, 0, -0.4]), kp=1.0, target=np.eye(4))])
     # the centroidal-dynamics derivatives' compiled route: one state (the gate), the serial
-    # batch twin and the parallel batch
-    for args in ((Q[0], V[0], T[0]), (Q, V, T), big):
+    # batch twin (a batch of lists passes the gate by) and the parallel batch
+    for args in ((Q[0], V[0], T[0]), (Q, V, T), (Q.tolist(), V, T), big):
         dqdyn.centroidal_dynamics_derivatives(m, *args)
     # the centroidal kernels (`dqdyn.contact._centroidal_kernels`): the gate entries, one state as
     # lists, the serial batch twin and the parallel batch

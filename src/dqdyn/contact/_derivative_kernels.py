@@ -13,9 +13,9 @@ r"""The compiled steps of the contact- and centroidal-dynamics derivatives: one 
 ``m`` contact rows) in one call, where the numpy route took a dozen matrix products, each with
 its call's cost; ``S⁻¹`` is `dqdyn._engine.linalg.spd_inverse` (exactly symmetric).
 
-**The whole route in one call.**  `contact_derivatives_rows` runs every step at each state: the contact dynamics
-(`dqdyn.contact._kernels`), the sweeps of `dqdyn.rnea_derivatives` with the contact forces as
-external wrenches, the contact rows' derivatives from its forward sweep (`contact_rows`, in
+**The whole route in one call.**  `contact_derivatives_rows` runs every step at each state:
+the contact dynamics (`dqdyn.contact._kernels`), the sweeps of `dqdyn.rnea_derivatives` with the
+contact forces as external wrenches, the contact rows' derivatives from its forward sweep (`contact_rows`, in
 place of the hung model of `dqdyn.contact.derivatives`), and `kkt_derivatives`; a batch runs it
 per block of states on the thread pool (`contact_derivatives_batch`).
 
@@ -587,7 +587,7 @@ def _c_contact_derivatives(mip, mfp, nb1, bufs, lens):
                              nb.carray(bufs[5], (6 * nb1, m)), nb.carray(bufs[0], (1, nq)),
                              nb.carray(bufs[1], (1, nv)), nb.carray(bufs[2], (1, nv)),
                              view(res, 0, (1, 3, nv, nv)), view(res, 3 * nv * nv, (1, 3, m, nv)), status,
-                             0, 1)
+                             np.int64(0), np.int64(1))  # (not literals: the batch's signature)
     return status[0]
 
 
@@ -602,7 +602,7 @@ def _c_centroidal_derivatives(mip, mfp, nb1, bufs, lens):
     status = np.empty(1, np.int64)
     centroidal_derivatives_rows(mi, mf, nb.carray(bufs[0], (1, nq)), nb.carray(bufs[1], (1, nv)),
                                 nb.carray(bufs[2], (1, nv)), nb.carray(bufs[3], (1, 4, 6, nv)),
-                                status, 0, 1)
+                                status, np.int64(0), np.int64(1))  # (not literals: the batch's signature)
     return status[0]
 
 
