@@ -33,7 +33,7 @@ from dqdyn._engine.gate import (
     gate_tables,
     gate_vector,
 )
-from dqdyn._engine.linalg import chol_solve
+from dqdyn._engine.linalg import chol_solve, spd_inverse
 from dqdyn._engine.views import unmanaged
 from dqdyn.dynamics.articulated import (  # (and the decorators of the articulated-body kernels)
     K_COLS,
@@ -74,6 +74,7 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
     njit,
     pjit,
 )
+from dqdyn.multibody.joints import FREE
 from dqdyn.multibody.model import (
     MF_ARMATURE,
     MF_COM,
@@ -89,12 +90,14 @@ from dqdyn.multibody.model import (
 
 
 @ijit
-def _world_pose(W, i, lam):
+def _world_pose(W, i, lam, free):
     """``W[i, K_R0…], W[i, K_P0…]``: ``x_i^0 = x_λ^0 x_i^λ`` from the local (R, p) of body i."""
-    if lam == 0:  # a root body: the fixed frame of the sweeps is put at its origin (world
-        # axes); M⁻¹ is the same in any fixed frame, and no precision is lost far from the origin
+    if lam == 0:  # a root body: the fixed frame of the sweeps is put at its origin; M⁻¹ is the
+        # same in any fixed frame, and no precision is lost far from the origin.  A free root's
+        # own frame (its pose then is not needed), where its motion axes S are the identity
+        # (`_free_root_rows`); world axes for any other root.
         for k in range(9):
-            W[i, K_R0 + k] = W[i, K_R + k]
+            W[i, K_R0 + k] = (1.0 if k % 4 == 0 else 0.0) if free else W[i, K_R + k]
         for k in range(3):
             W[i, K_P0 + k] = 0.0
         return
@@ -132,6 +135,38 @@ def _add_inertia(W, lam, sc):
     """``Î_λ += Π`` for ``Π`` at ``sc[SC_IA…]`` when both are in the same frame (the world)."""
     for k in range(21):
         W[lam, K_I + k] += sc[SC_IA + k]
+
+
+@ijit
+def _free_root_rows(mf, i, r, c1, W, sc, F, Mi):
+    """Pass 2 of `minv_kernel` for a free root, in its own frame (`_world_pose`), where
+    ``S = 1``: ``U = Î``, ``D = Î`` + armature, ``M⁻¹_rr = D⁻¹`` and, for the columns ``c`` below
+    it, ``M⁻¹_rc = −D⁻¹ F_c`` (the general step's ``S D⁻¹`` is ``D⁻¹``, and a root has no parent
+    to pass ``Π`` or ``U D⁻¹`` to).  The six columns of S and the 36 products of each of ``U``,
+    ``D``, ``S D⁻¹`` and ``U D⁻¹`` of the general step are skipped."""
+    D = sc[SC_P : SC_P + 36].reshape((6, 6))
+    Dinv = sc[SC_DM : SC_DM + 36].reshape((6, 6))
+    o = K_I  # Î packed as in `_ia_apply`: [I (6, upper), H (9, row-major), M (6, upper)]
+    for a, b, k in ((0, 0, 0), (0, 1, 1), (0, 2, 2), (1, 1, 3), (1, 2, 4), (2, 2, 5)):
+        D[a, b] = D[b, a] = W[i, o + k]
+        D[3 + a, 3 + b] = D[3 + b, 3 + a] = W[i, o + 15 + k]
+    for a in range(3):
+        for b in range(3):
+            D[a, 3 + b] = D[3 + b, a] = W[i, o + 6 + 3 * a + b]
+    for a in range(6):
+        D[a, a] += mf[i, MF_ARMATURE + a]  # + armature [Featherstone2008, §7.3]
+    if not spd_inverse(D, int(6), W[i, K_L : K_L + 36].reshape((6, 6)), Dinv):
+        return SINGULAR + i
+    for a in range(6):
+        ra = r + a
+        for b in range(6):
+            Mi[ra, r + b] = Dinv[a, b]
+        e0, e1, e2 = Dinv[a, 0], Dinv[a, 1], Dinv[a, 2]
+        e3, e4, e5 = Dinv[a, 3], Dinv[a, 4], Dinv[a, 5]
+        for c in range(U64(r + 6), U64(c1)):
+            Mi[ra, c] = -(e0 * F[0, c] + e1 * F[1, c] + e2 * F[2, c] + e3 * F[3, c]
+                          + e4 * F[4, c] + e5 * F[5, c])
+    return OK
 
 
 # rows of the integer table of minv_kernel
@@ -196,6 +231,11 @@ def _minv_backward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
         lam = mi[i, MI_PARENT]
         r = T[T_DV, i]
         c1 = r + T[T_NSUB, i]
+        if lam == 0 and jt == FREE:
+            st = _free_root_rows(mf, i, r, c1, W, sc, F, Mi)
+            if st != OK:
+                return st
+            continue
         if _one_dof(jt):
             s0, s1, s2, s3, s4, s5 = _axis6(mf, i, jt)
             s0, s1, s2, s3, s4, s5 = _twist_to_world(W, i, s0, s1, s2, s3, s4, s5)
@@ -354,6 +394,12 @@ def _minv_forward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty):
                     buf[ai + 4, c] = s4 * x
                     buf[ai + 5, c] = s5 * x
             continue
+        if lam == 0 and mi[i, MI_JTYPE] == FREE:  # S = 1 (`_free_root_rows`): A_i,c = M⁻¹_ic
+            if kids:
+                for k in range(6):
+                    for c in range(cr, ce):
+                        buf[ai + k, c] = Mi[r + k, c]
+            continue
         if lam > 0:
             for a in range(nvi):
                 uo = K_UD + 6 * a
@@ -393,8 +439,9 @@ def minv_kernel(mi, mf, q, Minv):
     Pinocchio's ``computeMinverse``), i.e. the articulated-body algorithm of [Kim2012, Table 3]
     ([Kim2012, §2.2, eqs. (41), (45), (49), (50)]) run for the unit forces ``τ = e_c`` of all columns at
     once, with ``q̇ = 0`` and no gravity (so ``η = 0`` and ``B̂`` is the sum of the children's
-    ``β``).  Inertias, motion axes, wrenches and accelerations are expressed in the world frame,
-    where every ``Ad(x_k^i)`` of eqs. 49–50 is the identity:
+    ``β``).  Inertias, motion axes, wrenches and accelerations are expressed in one fixed frame
+    (world axes at the root's origin; a free root's own frame, where its ``S`` is the identity
+    and its step is `_free_root_rows`), where every ``Ad(x_k^i)`` of eqs. 49–50 is the identity:
 
     * pass 1 (root → leaves): ``x_i^λ`` (R, p) from the joint pose, ``x_i^0 = x_λ^0 x_i^λ``,
       the rigid inertia of body i in the world frame;
@@ -435,8 +482,11 @@ def minv_kernel(mi, mf, q, Minv):
     # ---------------------------------------------------------------- pass 1: poses, inertias
     ax3, xj8, xl8 = sc[SC_AX : SC_AX + 3], sc[SC_XJ : SC_XJ + 8], sc[SC_XL : SC_XL + 8]
     for i in range(1, nb1):
-        _body_pose(mi, mf, i, q, W, ax3, xj8, xl8)
-        _world_pose(W, i, mi[i, MI_PARENT])
+        lam = mi[i, MI_PARENT]
+        free = lam == 0 and mi[i, MI_JTYPE] == FREE
+        if not free:
+            _body_pose(mi, mf, i, q, W, ax3, xj8, xl8)
+        _world_pose(W, i, lam, free)
         _rigid_inertia_world(mf, i, W)
     st = _minv_backward(mi, mf, q, T, W, sc, buf, F, Mi, zeros, empty)
     if st != OK:
