@@ -538,6 +538,35 @@ def _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt, 
 
 
 @ijit
+def _free_factor(mf, i, tau, iv, W):
+    """`_generic_factor` for a free joint with no prescribed DoF, in the body's frame, where its
+    motion axes are ``S = 1`` (`dqdyn.multibody.joints.joint_column`): ``U = Î``, ``u = τ − B̂``
+    and ``D = Î`` + armature, factored in place at ``K_L`` by `chol_factor` — the general
+    step's numbers without its products by the unit axes.  (``K_S`` is not written: the
+    acceleration pass adds ``q̈`` itself.)  Returns a status."""
+    o = K_I  # Î packed as in `_ia_apply`: [I (6, upper), H (9, row-major), M (6, upper)]
+    Lc = W[i, K_L : K_L + 36].reshape((6, 6))
+    for a, b, k in ((0, 0, 0), (1, 0, 1), (2, 0, 2), (1, 1, 3), (2, 1, 4), (2, 2, 5)):
+        x = W[i, o + k]
+        W[i, K_U + 6 * a + b] = W[i, K_U + 6 * b + a] = x
+        Lc[a, b] = x
+        y = W[i, o + 15 + k]
+        W[i, K_U + 6 * (3 + a) + 3 + b] = W[i, K_U + 6 * (3 + b) + 3 + a] = y
+        Lc[3 + a, 3 + b] = y
+    for a in range(3):
+        for b in range(3):
+            h = W[i, o + 6 + 3 * a + b]  # Î[a, 3 + b] = Î[3 + b, a]
+            W[i, K_U + 6 * (3 + b) + a] = W[i, K_U + 6 * a + 3 + b] = h
+            Lc[3 + b, a] = h
+    for a in range(6):
+        Lc[a, a] += mf[i, MF_ARMATURE + a]  # + armature [Featherstone2008, §7.3]
+        W[i, K_UU + a] = tau[iv + a] - W[i, K_PA + a]
+    if not chol_factor(Lc, int(6), Lc):
+        return SINGULAR + i
+    return OK
+
+
+@ijit
 def _pi_1dof(W, i, d, od, add, U0, U1, U2, U3, U4, U5, dinv):
     """``Π = Î − U D⁻¹ Uᵀ`` for a single free axis, written to ``W[d, od…]`` (``add``: added
     there — the parent's ``Î`` when both are in the same frame); returns ``U D⁻¹``."""

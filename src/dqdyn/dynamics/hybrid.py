@@ -51,6 +51,7 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
     _axis6,
     _body_pose,
     _fext_in,
+    _free_factor,
     _generic_factor,
     _ia_apply,
     _inertia_to_parent,
@@ -70,6 +71,7 @@ from dqdyn.dynamics.articulated import (  # (and the decorators of the articulat
 )
 from dqdyn.errors import ShapeError
 from dqdyn.multibody.joints import (
+    FREE,
     joint_nv,
     joint_velocity,
     joint_velocity_bias,
@@ -202,8 +204,12 @@ def _inertia_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_in, q
             b4 = W[i, K_PA + 4] + P4 + V4 * u
             b5 = W[i, K_PA + 5] + P5 + V5 * u
         else:
-            st, nf = _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv, jt,
-                                     False)
+            if jt == FREE and not has_presc:  # S = 1 in the body's frame
+                st = _free_factor(mf, i, tau, iv, W)
+                nf = int(6)
+            else:
+                st, nf = _generic_factor(mi, mf, i, q, W, sc, has_presc, presc, qdd_in, tau, iv,
+                                         jt, False)
             if st != OK:
                 return st
             if lam == 0:
@@ -270,6 +276,23 @@ def _acceleration_pass(mi, mf, q, v, tau, fext, use_fext, presc, has_presc, qdd_
             a3 += s3 * x
             a4 += s4 * x
             a5 += s5 * x
+        elif jt == FREE and not has_presc:  # (`_free_factor`) V̇ = a' + q̈, S = 1
+            uu = sc[SC_UU : SC_UU + 6]
+            sol = sc[SC_SOL : SC_SOL + 6]
+            for a in range(6):
+                uu[a] = W[i, K_UU + a] - (W[i, K_U + 6 * a] * a0 + W[i, K_U + 6 * a + 1] * a1
+                                          + W[i, K_U + 6 * a + 2] * a2 + W[i, K_U + 6 * a + 3] * a3
+                                          + W[i, K_U + 6 * a + 4] * a4 + W[i, K_U + 6 * a + 5] * a5)
+            chol_solve(W[i, K_L : K_L + 36].reshape((6, 6)), int(6), uu, sol)
+            for a in range(6):
+                qdd[iv + a] = sol[a]
+                tau_out[iv + a] = tau[iv + a]
+            a0 += sol[0]
+            a1 += sol[1]
+            a2 += sol[2]
+            a3 += sol[3]
+            a4 += sol[4]
+            a5 += sol[5]
         else:
             nvj = joint_nv(jt)
             nf = int(0)  # (int64 from the start: see dqdyn._engine.jit, "Literals")

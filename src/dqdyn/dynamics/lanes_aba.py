@@ -236,44 +236,26 @@ def _velocity(mi, mf, qT, vT, ws, S, RI):
 
 @jit
 def _factor_free(mf, i, tT, iv, ws, S, bst):
-    """A free joint's block, `articulated._generic_factor` lane by lane: ``U = Î S`` with
-    ``S = 1``, ``u = τ − Sᵀ B̂``, ``D = Sᵀ U`` + armature and its Cholesky factor (the loops of
+    """A free joint's block, `articulated._free_factor` lane by lane (``S = 1``): ``U = Î``,
+    ``u = τ − B̂``, ``D = Î`` + armature and its Cholesky factor (the loops of
     `dqdyn._engine.linalg.chol_factor`, in place)."""
     for l in range(L):
         o = BR + A_I * L + l
-        I00, I01, I02 = S[o], S[o + L], S[o + 2 * L]
-        I11, I12, I22 = S[o + 3 * L], S[o + 4 * L], S[o + 5 * L]
-        H00, H01, H02 = S[o + 6 * L], S[o + 7 * L], S[o + 8 * L]
-        H10, H11, H12 = S[o + 9 * L], S[o + 10 * L], S[o + 11 * L]
-        H20, H21, H22 = S[o + 12 * L], S[o + 13 * L], S[o + 14 * L]
-        M00, M01, M02 = S[o + 15 * L], S[o + 16 * L], S[o + 17 * L]
-        M11, M12, M22 = S[o + 18 * L], S[o + 19 * L], S[o + 20 * L]
+        for a, b, k in ((0, 0, 0), (1, 0, 1), (2, 0, 2), (1, 1, 3), (2, 1, 4), (2, 2, 5)):
+            x = S[o + k * L]
+            S[(X_FU + 6 * a + b) * L + l] = S[(X_FU + 6 * b + a) * L + l] = x
+            S[(X_FL + 6 * a + b) * L + l] = x
+            y = S[o + (15 + k) * L]
+            S[(X_FU + 6 * (3 + a) + 3 + b) * L + l] = S[(X_FU + 6 * (3 + b) + 3 + a) * L + l] = y
+            S[(X_FL + 6 * (3 + a) + 3 + b) * L + l] = y
+        for a in range(3):
+            for b in range(3):
+                h = S[o + (6 + 3 * a + b) * L]
+                S[(X_FU + 6 * (3 + b) + a) * L + l] = S[(X_FU + 6 * a + 3 + b) * L + l] = h
+                S[(X_FL + 6 * (3 + b) + a) * L + l] = h
         for a in range(6):
-            c0 = 1.0 if a == 0 else 0.0
-            c1 = 1.0 if a == 1 else 0.0
-            c2 = 1.0 if a == 2 else 0.0
-            c3 = 1.0 if a == 3 else 0.0
-            c4 = 1.0 if a == 4 else 0.0
-            c5 = 1.0 if a == 5 else 0.0
-            ou = (X_FU + 6 * a) * L + l
-            S[ou] = I00 * c0 + I01 * c1 + I02 * c2 + H00 * c3 + H01 * c4 + H02 * c5
-            S[ou + L] = I01 * c0 + I11 * c1 + I12 * c2 + H10 * c3 + H11 * c4 + H12 * c5
-            S[ou + 2 * L] = I02 * c0 + I12 * c1 + I22 * c2 + H20 * c3 + H21 * c4 + H22 * c5
-            S[ou + 3 * L] = H00 * c0 + H10 * c1 + H20 * c2 + M00 * c3 + M01 * c4 + M02 * c5
-            S[ou + 4 * L] = H01 * c0 + H11 * c1 + H21 * c2 + M01 * c3 + M11 * c4 + M12 * c5
-            S[ou + 5 * L] = H02 * c0 + H12 * c1 + H22 * c2 + M02 * c3 + M12 * c4 + M22 * c5
-            acc = 0.0
-            for r in range(6):
-                acc += (1.0 if r == a else 0.0) * S[BR + (A_PA + r) * L + l]
-            S[(X_FUU + a) * L + l] = tT[iv + a, l] - acc
-        for a in range(6):
-            for b in range(a + 1):
-                acc = 0.0
-                for r in range(6):
-                    acc += (1.0 if r == a else 0.0) * S[(X_FU + 6 * b + r) * L + l]
-                if b == a:
-                    acc += mf[i, MF_ARMATURE + a]
-                S[(X_FL + 6 * a + b) * L + l] = acc
+            S[(X_FL + 7 * a) * L + l] += mf[i, MF_ARMATURE + a]
+            S[(X_FUU + a) * L + l] = tT[iv + a, l] - S[BR + (A_PA + a) * L + l]
         for r in range(6):
             for c in range(r + 1):
                 s = S[(X_FL + 6 * r + c) * L + l]
@@ -644,14 +626,13 @@ def _acceleration(mi, mf, ws, qddT, S):
                         s -= S[(X_FL + 6 * k + r) * L + l] * S[(X_FX + k) * L + l]
                     S[(X_FX + r) * L + l] = s / S[(X_FL + 6 * r + r) * L + l]
                 for a in range(6):
-                    x = S[(X_FX + a) * L + l]
-                    qddT[iv + a, l] = x
-                    a0 += (1.0 if a == 0 else 0.0) * x
-                    a1 += (1.0 if a == 1 else 0.0) * x
-                    a2 += (1.0 if a == 2 else 0.0) * x
-                    a3 += (1.0 if a == 3 else 0.0) * x
-                    a4 += (1.0 if a == 4 else 0.0) * x
-                    a5 += (1.0 if a == 5 else 0.0) * x
+                    qddT[iv + a, l] = S[(X_FX + a) * L + l]
+                a0 += S[X_FX * L + l]  # (S = 1: `hybrid._acceleration_pass`)
+                a1 += S[(X_FX + 1) * L + l]
+                a2 += S[(X_FX + 2) * L + l]
+                a3 += S[(X_FX + 3) * L + l]
+                a4 += S[(X_FX + 4) * L + l]
+                a5 += S[(X_FX + 5) * L + l]
                 S[oa], S[oa + L], S[oa + 2 * L] = a0, a1, a2
                 S[oa + 3 * L], S[oa + 4 * L], S[oa + 5 * L] = a3, a4, a5
         else:
