@@ -484,18 +484,29 @@ ROUTE_CASES = [(6, ("revolute",)), (7, ("spherical", "revolute")), (14, ("revolu
                (18, ("revolute", "prismatic")), (9, NO_PLANAR)]
 
 
-def test_route_cases_cover_both_inverse_routes():
+def test_route_cases_cover_the_three_inverse_routes():
+    """The dense inverse (nv ≤ CHOL_MINV_UPTO), the solves on the tree-sparse factor
+    (nv · nnz(L) ≤ TREE_MINV_WORK) and the recursive inverse (above it) each take a case."""
+    from dqdyn._engine.linalg import tree_nnz
     from dqdyn.dynamics.derivatives import kernels as DV
+    from dqdyn.multibody.model import dof_parents
 
-    nvs = [dqdyn.random_tree(n, joint_types=t, seed=n).nv for n, t in ROUTE_CASES]
-    assert min(nvs) <= DV.CHOL_MINV_UPTO < max(nvs)
+    routes = set()
+    for n, t in ROUTE_CASES:
+        m = dqdyn.random_tree(n, joint_types=t, seed=n)
+        par = np.empty(m.nv, dtype=np.int64)
+        assert dof_parents(m.mi, par)
+        routes.add("dense" if m.nv <= DV.CHOL_MINV_UPTO else
+                   "tree" if m.nv * tree_nnz(par, m.nv) <= DV.TREE_MINV_WORK else "recursive")
+    assert routes == {"dense", "tree", "recursive"}
 
 
 @pytest.mark.parametrize("nbodies, types", ROUTE_CASES)
-def test_aba_derivatives_both_inverse_routes_match_pinocchio(nbodies, types):
-    """``M⁻¹`` from the sweep's own ``M`` by ``linalg.spd_inverse`` (nv ≤ CHOL_MINV_UPTO) and from
-    the recursive inverse (above it): both routes equal Pinocchio's ``computeABADerivatives``;
-    the cases cover both sides of the bound."""
+def test_aba_derivatives_all_inverse_routes_match_pinocchio(nbodies, types):
+    """``M⁻¹`` from the sweep's own ``M`` by ``linalg.spd_inverse`` (nv ≤ CHOL_MINV_UPTO), the
+    right-hand sides solved on that ``M``'s tree-sparse factor (small trees) and the recursive
+    inverse (above): each route equals Pinocchio's ``computeABADerivatives``, ``∂q̈/∂τ`` exactly
+    symmetric; the cases cover the three (`test_route_cases_cover_the_three_inverse_routes`)."""
     m = dqdyn.random_tree(nbodies, joint_types=types, seed=nbodies)
     pm, _ = pin_from_model(m)
     pd = pm.createData()

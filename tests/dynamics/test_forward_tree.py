@@ -122,6 +122,43 @@ def test_mass_matrix_inverse_any_numbering(seed):
     np.testing.assert_allclose(mass_matrix_inverse(m, q) @ dqdyn.mass_matrix(m, q), np.eye(60), atol=1e-8)
 
 
+def _floating_pair():
+    """Two free roots far from the origin (a four-legged tree with armature on its free joint,
+    and a box), and a free joint under a body: the free-root steps of ``M⁻¹`` and the ABA."""
+    b = dqdyn.ModelBuilder("floating_pair")
+    kw = dict(mass=1.5, com=(0.05, -0.02, 0.01), inertia=np.diag([0.02, 0.03, 0.04]))
+    b.add_body("base", joint="free", xyz=(40.0, -25.0, 3.0), armature=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+               mass=12.0, com=(0.1, 0.0, 0.02), inertia=np.diag([0.3, 0.5, 0.6]))
+    for k, (x, y) in enumerate([(0.3, 0.2), (0.3, -0.2), (-0.3, 0.2), (-0.3, -0.2)]):
+        b.add_body(f"hip{k}", "base", "revolute", axis=(1, 0, 0), xyz=(x, y, 0), **kw)
+        b.add_body(f"thigh{k}", f"hip{k}", "revolute", axis=(0, 1, 0), xyz=(0, 0.05, 0), **kw)
+        b.add_body(f"shank{k}", f"thigh{k}", "revolute", axis=(0, 1, 0), xyz=(0, 0, -0.3), **kw)
+    b.add_body("box", joint="free", xyz=(-3.0, 2.0, 1.0), **kw)
+    b.add_body("lid", "box", "free", xyz=(0.1, 0.0, 0.2), **kw)
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_free_roots_in_their_own_frame(seed):
+    """Oracle: the CRBA's ``M`` (checked against Pinocchio elsewhere) and the RNEA's bias.
+    ``M⁻¹`` sweeps each free root in its own frame (its motion axes the identity) and the ABA
+    factors a free joint with ``S = 1``; both must give ``inv(M)`` and ``M⁻¹ (τ − h)``, with
+    armature on the free joint, two floating trees and a free joint that is not a root."""
+    m = _floating_pair()
+    rng = np.random.default_rng(seed)
+    q = dqdyn.random_configuration(m, seed=seed)
+    v, tau = rng.normal(size=(2, m.nv))
+    M = dqdyn.mass_matrix(m, q)
+    Mi = mass_matrix_inverse(m, q)
+    np.testing.assert_array_equal(Mi, Mi.T)
+    np.testing.assert_allclose(Mi, np.linalg.inv(M), rtol=0, atol=1e-11 * np.abs(Mi).max())
+    h = dqdyn.rnea(m, q, v, np.zeros(m.nv))
+    qdd = aba(m, q, v, tau)
+    np.testing.assert_allclose(qdd, np.linalg.solve(M, tau - h), rtol=0,
+                               atol=1e-10 * (1 + np.abs(qdd).max()))
+    np.testing.assert_allclose(dqdyn.rnea(m, q, v, qdd), tau, rtol=0, atol=1e-9 * (1 + np.abs(tau).max()))
+
+
 def test_batch_equals_single(tree):
     m, pm = tree
     rng = np.random.default_rng(4)
