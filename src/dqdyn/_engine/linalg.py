@@ -206,38 +206,6 @@ def tree_l_solve_r(L, d, par, n, x):
 
 
 @njit
-def tree_solve_rows(L, d, par, n, X, unit):
-    """In place ``X ← A⁻¹ X`` for ``A = Lᵀ L`` (`tree_factor_r`) and ``X`` (n, m): the two
-    solves of `tree_lt_solve_r` and `tree_l_solve_r` on every column at once, each step an
-    operation on whole rows of ``X`` (contiguous, vectorisable).  About ``2 m (n + nnz(L))``
-    multiply-adds: on a quadruped (n = 18) less than half of a dense ``A⁻¹ X``.  ``unit``:
-    ``X`` is the identity (``A⁻¹`` itself), whose row ``i`` is zero left of ``i`` until the
-    second solve (the descendants of a DoF come after it): the first solve skips those zeros."""
-    m = X.shape[1]
-    for i in range(n - 1, -1, -1):
-        di = d[i]
-        c0 = i if unit else 0
-        for c in range(c0, m):
-            X[i, c] *= di
-        j = par[i]
-        while j >= 0:
-            lij = L[i, j]
-            for c in range(c0, m):
-                X[j, c] -= lij * X[i, c]
-            j = par[j]
-    for i in range(n):
-        j = par[i]
-        while j >= 0:
-            lij = L[i, j]
-            for c in range(m):
-                X[i, c] -= lij * X[j, c]
-            j = par[j]
-        di = d[i]
-        for c in range(m):
-            X[i, c] *= di
-
-
-@njit
 def dot4(x, y, n):
     """``Σ_{j<n} x[j] y[j]`` in four interleaved partial sums (a fixed order, so the same bits on
     every call): four independent addition chains instead of the one that strict IEEE

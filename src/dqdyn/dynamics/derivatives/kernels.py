@@ -8,9 +8,7 @@ Forward-dynamics derivatives use ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` evaluate
 ``M⁻¹`` by the recursive inverse of `minverse` (O(n·d), without forming ``M``) — or, up to
 ``CHOL_MINV_UPTO`` velocities, from the ``M`` of the sweep's own composite inertias
 (`_mass_sweep`) by `linalg.spd_inverse` (n³/2 multiply-adds, cheaper there than a
-second pass over the tree); on a small tree (a quadruped) that ``M`` is factored on the tree's
-pattern and ``−∂τ/∂q``, ``−∂τ/∂v`` and ``1`` are solved on the factor, row by row
-(`linalg.tree_solve_rows`), instead of forming ``M⁻¹`` and multiplying by it; the forward sweep of `_sweeps` with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and
+second pass over the tree); the forward sweep of `_sweeps` with ``q̈ = 0`` gives the bias ``τ(q, v, 0)`` and
 ``q̈ = M⁻¹ (τ − bias)``; the accelerations are then updated in place, the backward sweep fills
 ``∂τ/∂(q, v)``, and the two products by ``M⁻¹`` go to BLAS (large n).  (The first version factored ``M`` by Cholesky and built ``M⁻¹``
 column by column from triangular solves: 2n³ scalar operations with strided reads, 12 ms of the
@@ -33,14 +31,7 @@ from dqdyn._engine.boundary import (
     check_state,
 )
 from dqdyn._engine.jit import kernel
-from dqdyn._engine.linalg import (
-    spd_inverse,
-    tree_factor_r,
-    tree_l_solve_r,
-    tree_lt_solve_r,
-    tree_nnz,
-    tree_solve_rows,
-)
+from dqdyn._engine.linalg import spd_inverse, tree_nnz, tree_spd_inverse
 from dqdyn._engine.views import unmanaged, view
 from dqdyn.algebra._core import ad6, cross6
 from dqdyn.dynamics.articulated import MIMIC, SINGULAR, _has_mimic
@@ -73,11 +64,9 @@ SINGULAR_M = 3000
 #: recursive inverse (O(n·d), `minverse`)
 CHOL_MINV_UPTO = 16
 
-#: above it, the same ``M`` factored on the tree's sparsity pattern (`linalg.tree_factor_r`) and
-#: the right-hand sides solved on it (`linalg.tree_solve_rows`) where ``n · nnz(L)`` is at most
-#: this (a quadruped: 18 · 117; ANYmal 8.7 µs a call, against 10.3 µs with ``M⁻¹`` formed on the
-#: same pattern and multiplied), else the recursive inverse (Talos, 38 · 369: 24.8 µs, the
-#: solves 26.7 µs)
+#: above it, the same ``M`` inverted on the tree's sparsity pattern (`linalg.tree_spd_inverse`)
+#: where ``n · nnz(L)`` is at most this (a quadruped: 18 · 117; its time there is half the
+#: recursive inverse's), else the recursive inverse
 TREE_MINV_WORK = 4000
 
 #: from this size on, ``M⁻¹ ∂τ/∂x`` goes to BLAS (below it a call costs more than the loops)
@@ -206,7 +195,7 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, use_fext, out):
     if st != OK:
         return st
     return _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out,
-                               np.empty(_ws_size(mi.shape[0], nv) + 4 * nv * nv + 3 * nv))
+                               np.empty(_ws_size(mi.shape[0], nv) + 4 * nv * nv + 2 * nv))
 
 
 @fjit
@@ -219,7 +208,8 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     nv = v.shape[0]
     Mi = out[2]
     small = nv <= CHOL_MINV_UPTO
-    par = unmanaged(np.empty(max(nv, 1), dtype=np.int64))
+    par = np.empty(max(nv, 1), dtype=np.int64)
+    ends = np.empty(max(nv, 1), dtype=np.int64)
     tree = (not small) and dof_parents(mi, par) and nv * tree_nnz(par, nv) <= TREE_MINV_WORK
     # 1. M⁻¹ by the recursive inverse (minverse.py, O(n·d); Pinocchio's computeMinverse) — or,
     # on small models and small trees, from the sweep's M (step 2)
@@ -234,7 +224,6 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     dq, dv, M, L = mats[0], mats[1], mats[2], mats[3]
     qdd = ws[o + 4 * nv * nv : o + 4 * nv * nv + nv]
     col = ws[o + 4 * nv * nv + nv : o + 4 * nv * nv + 2 * nv]
-    dd = ws[o + 4 * nv * nv + 2 * nv : o + 4 * nv * nv + 3 * nv]  # (the tree route: 1 / diag(L))
     for k in range(nv):
         qdd[k] = 0.0
     _zero(dq)
@@ -246,23 +235,21 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
     if small or tree:
         _mass_sweep(mi, Pc, S, Fa, M)
         armature_diag(mi, mf, M)
-        ok = tree_factor_r(M, nv, par, L, dd) if tree else spd_inverse(M, nv, L, Mi)  # (M = Lᵀ L)
+        if tree:
+            ok = tree_spd_inverse(M, nv, unmanaged(par), L, qdd, col, unmanaged(ends), Mi)  # (qdd,
+            # col: scratch here, overwritten below)
+        else:
+            ok = spd_inverse(M, nv, L, Mi)
         if not ok:
             return SINGULAR_M
     _bias_sweep(mi, Fc, S, col)
     for k in range(nv):
         col[k] = tau[k] - col[k]
-    if tree:
+    for r in range(nv):
+        acc = 0.0
         for k in range(nv):
-            qdd[k] = col[k]
-        tree_lt_solve_r(L, dd, par, nv, qdd)
-        tree_l_solve_r(L, dd, par, nv, qdd)
-    else:
-        for r in range(nv):
-            acc = 0.0
-            for k in range(nv):
-                acc += Mi[r, k] * col[k]
-            qdd[r] = acc
+            acc += Mi[r, k] * col[k]
+        qdd[r] = acc
     # 3. accelerations at q̈
     _accelerations_at(mi, q, X, Aw, Pb, Fb, Fc, S, dAq, qdd, tmp)
     # 4. the derivative sweep at q̈ (the composite inertias are summed here unless step 2 did)
@@ -270,19 +257,6 @@ def _aba_derivatives_on(mi, mf, q, v, tau, fext, use_fext, out, ws):
                       dq, dv, M, not (small or tree), tmp)
     # 5. ∂q̈/∂x = −M⁻¹ ∂τ/∂x, ∂q̈/∂τ = M⁻¹
     dqo, dvo = out[0], out[1]
-    if tree:  # the three right-hand sides −∂τ/∂q, −∂τ/∂v and 1 solved on the factor, row by row
-        for r in range(nv):
-            for c in range(nv):
-                dqo[r, c] = -dq[r, c]
-                dvo[r, c] = -dv[r, c]
-                Mi[r, c] = 1.0 if r == c else 0.0
-        tree_solve_rows(L, dd, par, nv, dqo, bool(False))
-        tree_solve_rows(L, dd, par, nv, dvo, bool(False))
-        tree_solve_rows(L, dd, par, nv, Mi, bool(True))
-        for r in range(nv):  # (exactly symmetric: the upper triangle from the lower)
-            for c in range(r + 1, nv):
-                Mi[r, c] = Mi[c, r]
-        return OK
     _neg_product(Mi, dq, dqo)
     _neg_product(Mi, dv, dvo)
     return OK
