@@ -485,7 +485,7 @@ ROUTE_CASES = [(6, ("revolute",)), (7, ("spherical", "revolute")), (14, ("revolu
 
 
 def test_route_cases_cover_the_three_inverse_routes():
-    """The dense inverse (nv ≤ CHOL_MINV_UPTO), the solves on the tree-sparse factor
+    """The dense inverse (nv ≤ CHOL_MINV_UPTO), the inverse on the tree's sparsity pattern
     (nv · nnz(L) ≤ TREE_MINV_WORK) and the recursive inverse (above it) each take a case."""
     from dqdyn._engine.linalg import tree_nnz
     from dqdyn.dynamics.derivatives import kernels as DV
@@ -503,9 +503,9 @@ def test_route_cases_cover_the_three_inverse_routes():
 
 @pytest.mark.parametrize("nbodies, types", ROUTE_CASES)
 def test_aba_derivatives_all_inverse_routes_match_pinocchio(nbodies, types):
-    """``M⁻¹`` from the sweep's own ``M`` by ``linalg.spd_inverse`` (nv ≤ CHOL_MINV_UPTO), the
-    right-hand sides solved on that ``M``'s tree-sparse factor (small trees) and the recursive
-    inverse (above): each route equals Pinocchio's ``computeABADerivatives``, ``∂q̈/∂τ`` exactly
+    """``M⁻¹`` from the sweep's own ``M`` by ``linalg.spd_inverse`` (nv ≤ CHOL_MINV_UPTO) or
+    ``linalg.tree_spd_inverse`` (small trees), and from the recursive inverse (above): each
+    route equals Pinocchio's ``computeABADerivatives``, ``∂q̈/∂τ`` exactly
     symmetric; the cases cover the three (`test_route_cases_cover_the_three_inverse_routes`)."""
     m = dqdyn.random_tree(nbodies, joint_types=types, seed=nbodies)
     pm, _ = pin_from_model(m)

@@ -1,7 +1,6 @@
 """The tree-sparse ``M = Lᵀ L`` factor and its solves ([Featherstone2008, §6.5]) against numpy's
 dense factor and solve, on the mass matrices of a chain, a branched tree with a floating base and
-a humanoid, and on right-hand sides that live on one path (a contact row); the solves on
-many right-hand sides at once (``tree_solve_rows``) against ``numpy.linalg.solve`` and ``inv``."""
+a humanoid, and on right-hand sides that live on one path (a contact row)."""
 
 import numba
 import numpy as np
@@ -15,7 +14,6 @@ from dqdyn._engine.linalg import (
     tree_l_solve_r,
     tree_lt_solve_r,
     tree_nnz,
-    tree_solve_rows,
     tree_spd_inverse,
 )
 from dqdyn.multibody.model import dof_parents
@@ -128,33 +126,3 @@ def test_tree_inverse_matches_numpy(seed):
         assert ok and nnz >= model.nv
         np.testing.assert_array_equal(Mi, Mi.T)
         np.testing.assert_allclose(Mi, np.linalg.inv(M), rtol=1e-10, atol=1e-12 * np.abs(Mi).max())
-
-
-@numba.njit(cache=False)
-def _solve_rows(mi, M, B, no, yes):  # (the flags typed bool, as the kernels pass them)
-    n = M.shape[0]
-    par = np.empty(n, np.int64)
-    ok = dof_parents(mi, par)
-    L = np.full((n, n), np.nan)
-    d = np.empty(n)
-    ok = ok and tree_factor_r(M, n, par, L, d)
-    X = B.copy()
-    tree_solve_rows(L, d, par, n, X, no)
-    U = np.eye(n)
-    tree_solve_rows(L, d, par, n, U, yes)
-    return ok, X, U
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_solves_on_rows_match_numpy(seed):
-    """``X ← M⁻¹ X`` on all columns at once (the right-hand sides of ``aba_derivatives``), and the
-    identity's variant that skips its known zeros, on trees numbered depth first or not."""
-    rng = np.random.default_rng(seed)
-    for model in _models() + [dqdyn.random_tree(12, seed=seed, branching=0.3 + 0.2 * seed)]:
-        q = dqdyn.random_configuration(model, seed=seed)
-        M = dqdyn.mass_matrix(model, q)
-        B = rng.standard_normal((model.nv, 2 * model.nv + 1))
-        ok, X, U = _solve_rows(model.mi, M, B, False, True)
-        assert ok
-        np.testing.assert_allclose(X, np.linalg.solve(M, B), rtol=1e-10, atol=1e-11 * np.abs(X).max())
-        np.testing.assert_allclose(U, np.linalg.inv(M), rtol=1e-10, atol=1e-12 * np.abs(U).max())
